@@ -1,0 +1,478 @@
+/**
+ * Turns tracer records into CNI calls: exec → stdin/stdout/stderr → exit,
+ * with delegated plugin calls linked to their parent call and helper
+ * processes to the call they work for. Pure: no I/O, no clock of its own
+ * (callers pass `nowMs`), so it can be replayed from recorded tracer output.
+ */
+
+import path from 'node:path';
+import { ChunkedBuffer } from './chunked-buffer.js';
+import { isInCniPath, podFromCniArgs } from './cni-env.js';
+import { decodeExecBlock, newExecBlock } from './exec-block.js';
+import { decodeWaitStatus } from './wait-status.js';
+import { EMPTY_STREAM, StreamCapture } from './stream-capture.js';
+import { PAYLOAD_CAP_BYTES, type CaptureMode, type TracerRecord } from './tracer-protocol.js';
+import type { CniCall, CollectorEvent, HelperProcess, ParentProcess, ProcessOutcome } from './types.js';
+
+/** Env value of CNI_COMMAND that marks the collector's own readiness probe, never a call. */
+export const CANARY_COMMAND = '__cnirec_canary__';
+
+export interface AssemblerOptions {
+  /** Kernel monotonic µs to Unix epoch µs. */
+  monoToEpochUs(monoUs: number): number;
+  /** Names the untraced process that exec'd a top-level plugin (a port: reads /proc in the daemon). */
+  describeParent?(pid: number): ParentProcess | null;
+  /** How long to wait after a plugin's exit for records its other CPUs delivered late. */
+  finalizeGraceMs?: number;
+  /** Per call stream; beyond it bytes are dropped and the stream marked truncated. */
+  maxStreamBytes?: number;
+  /** Per helper stream. */
+  maxHelperStreamBytes?: number;
+  captureMode?: CaptureMode;
+}
+
+export interface AssemblerCounters {
+  records: number;
+  lostEvents: number;
+  orphanChunks: number;
+  callsStarted: number;
+  callsFinished: number;
+  canaries: number;
+}
+
+type Role = 'plugin' | 'helper' | 'fork';
+
+interface Proc {
+  readonly pid: number;
+  ppid: number;
+  start: string | null;
+  callId: string | null;
+  role: Role;
+  helper: HelperState | null;
+  exited: boolean;
+}
+
+interface HelperState {
+  pid: number;
+  ppid: number;
+  path: string;
+  argv: string[];
+  startedAtUs: number;
+  endedAtUs: number | null;
+  outcome: ProcessOutcome | null;
+  stdout: StreamCapture;
+  stderr: StreamCapture;
+}
+
+interface CallState {
+  base: Omit<CniCall, 'endedAtUs' | 'durationUs' | 'outcome' | 'status' | 'incompleteReason' | 'stdin' | 'stdout' | 'stderr' | 'helpers' | 'lostRecords'>;
+  start: string;
+  stdioInodes: readonly [string, string, string];
+  stdin: StreamCapture;
+  stdout: StreamCapture;
+  stderr: StreamCapture;
+  helpers: HelperState[];
+  pids: Set<number>;
+  endedAtUs: number | null;
+  outcome: ProcessOutcome | null;
+  lostRecords: boolean;
+  finalizeDueMs: number | null;
+  incompleteReason: string | null;
+}
+
+interface PendingExec {
+  record: Extract<TracerRecord, { kind: 'exec' }>;
+  block: ChunkedBuffer;
+}
+
+interface IoInFlight {
+  pid: number;
+  kind: 'read' | 'write';
+  fd: 0 | 1 | 2;
+  inode: string;
+  ts: number;
+  buf: ChunkedBuffer;
+}
+
+export class CallAssembler {
+  readonly counters: AssemblerCounters = {
+    records: 0,
+    lostEvents: 0,
+    orphanChunks: 0,
+    callsStarted: 0,
+    callsFinished: 0,
+    canaries: 0,
+  };
+  private readonly procs = new Map<number, Proc>();
+  private readonly calls = new Map<string, CallState>();
+  private readonly pendingExecs = new Map<number, PendingExec>();
+  private readonly ioByTid = new Map<number, IoInFlight>();
+  private seq = 0;
+  private mode: CaptureMode;
+  private readonly graceMs: number;
+  private readonly maxStreamBytes: number;
+  private readonly maxHelperStreamBytes: number;
+
+  constructor(private readonly opts: AssemblerOptions) {
+    this.mode = opts.captureMode ?? 'full';
+    this.graceMs = opts.finalizeGraceMs ?? 250;
+    this.maxStreamBytes = opts.maxStreamBytes ?? 4 * 1024 * 1024;
+    this.maxHelperStreamBytes = opts.maxHelperStreamBytes ?? 64 * 1024;
+  }
+
+  /** Feeds one record; returns the events it completes. */
+  push(rec: TracerRecord, nowMs: number): CollectorEvent[] {
+    this.counters.records++;
+    const events: CollectorEvent[] = [];
+    switch (rec.kind) {
+      case 'hello':
+        this.mode = rec.mode;
+        break;
+      case 'exec':
+        this.flushPendingExec(rec.pid, events);
+        this.pendingExecs.set(rec.pid, { record: rec, block: newExecBlock(rec.blockBytes) });
+        this.completeExecIfWhole(rec.pid, events);
+        break;
+      case 'exec-chunk': {
+        const pending = this.pendingExecs.get(rec.pid);
+        if (!pending) {
+          this.counters.orphanChunks++;
+          break;
+        }
+        pending.block.add(rec.off, rec.data);
+        this.completeExecIfWhole(rec.pid, events);
+        break;
+      }
+      case 'fork':
+        this.flushPendingExec(rec.ppid, events);
+        this.onFork(rec.ppid, rec.pid);
+        break;
+      case 'read':
+      case 'write': {
+        this.flushPendingExec(rec.pid, events);
+        this.commitIo(rec.tid);
+        const fd = rec.kind === 'read' ? 0 : rec.fd;
+        this.ioByTid.set(rec.tid, {
+          pid: rec.pid,
+          kind: rec.kind,
+          fd,
+          inode: rec.inode,
+          ts: rec.ts,
+          buf: new ChunkedBuffer(rec.len, PAYLOAD_CAP_BYTES),
+        });
+        break;
+      }
+      case 'data-chunk': {
+        const io = this.ioByTid.get(rec.tid);
+        if (!io) {
+          this.counters.orphanChunks++;
+          break;
+        }
+        io.buf.add(rec.off, rec.data);
+        if (io.buf.complete()) this.commitIo(rec.tid);
+        break;
+      }
+      case 'exit':
+        this.flushPendingExec(rec.pid, events);
+        this.onExit(rec, nowMs);
+        break;
+      case 'thread-exit': {
+        this.commitIo(rec.tid);
+        // A clone() of a thread looks like a fork to the tracer; drop that phantom.
+        const proc = this.procs.get(rec.tid);
+        if (proc && proc.role === 'fork' && proc.start === null) this.procs.delete(rec.tid);
+        break;
+      }
+      case 'lost':
+        this.counters.lostEvents += rec.count;
+        for (const call of this.calls.values()) call.lostRecords = true;
+        break;
+      case 'noise':
+        break;
+    }
+    return events;
+  }
+
+  /** Finalizes calls whose grace period after exit has passed. */
+  tick(nowMs: number): CollectorEvent[] {
+    const events: CollectorEvent[] = [];
+    for (const [id, call] of this.calls) {
+      if (call.finalizeDueMs !== null && call.finalizeDueMs <= nowMs) events.push(this.finalize(id, call));
+    }
+    return events;
+  }
+
+  /** The daemon found a traced plugin process gone without its exit record (lost, or tracer restarted). */
+  processGone(pid: number, start: string, reason: string): CollectorEvent[] {
+    for (const [id, call] of this.calls) {
+      if (call.base.pid === pid && call.start === start && call.endedAtUs === null) {
+        call.incompleteReason = reason;
+        return [this.finalize(id, call)];
+      }
+    }
+    return [];
+  }
+
+  /** Ends every open call, e.g. when the tracer stops: those still running become incomplete. */
+  flushAll(reason: string): CollectorEvent[] {
+    const events: CollectorEvent[] = [];
+    for (const pid of [...this.pendingExecs.keys()]) this.flushPendingExec(pid, events);
+    for (const [id, call] of this.calls) {
+      if (call.endedAtUs === null) call.incompleteReason = reason;
+      events.push(this.finalize(id, call));
+    }
+    this.procs.clear();
+    this.ioByTid.clear();
+    return events;
+  }
+
+  /** Running plugin processes, for the daemon's liveness sweep. */
+  runningCalls(): Array<{ id: string; pid: number; start: string; startedAtUs: number }> {
+    const out = [];
+    for (const [id, call] of this.calls) {
+      if (call.endedAtUs === null) out.push({ id, pid: call.base.pid, start: call.start, startedAtUs: call.base.startedAtUs });
+    }
+    return out;
+  }
+
+  get openCallCount(): number {
+    return this.calls.size;
+  }
+
+  private completeExecIfWhole(pid: number, events: CollectorEvent[]): void {
+    const pending = this.pendingExecs.get(pid);
+    if (pending && pending.block.complete()) this.flushPendingExec(pid, events);
+  }
+
+  /** Completes an exec record, with whatever chunks arrived. */
+  private flushPendingExec(pid: number, events: CollectorEvent[]): void {
+    const pending = this.pendingExecs.get(pid);
+    if (!pending) return;
+    this.pendingExecs.delete(pid);
+    const rec = pending.record;
+    const decoded = decodeExecBlock(pending.block, rec.argBytes);
+    if (decoded.env.CNI_COMMAND === CANARY_COMMAND) {
+      this.counters.canaries++;
+      return;
+    }
+    let existing = this.procs.get(rec.pid);
+    if (existing && existing.start !== null && existing.start !== rec.start) {
+      // The pid was reused and the old process's exit never arrived.
+      this.retire(existing, 'the process exit was not seen (pid reused)', events);
+      existing = undefined;
+    }
+    const parent = existing ?? this.procs.get(rec.ppid);
+    const parentCallId = parent?.callId ?? null;
+    const startedAtUs = this.opts.monoToEpochUs(rec.ts);
+    const execPath = rec.path || decoded.argv[0] || '';
+    const isPlugin = parentCallId === null || !this.calls.has(parentCallId) || isInCniPath(execPath, decoded.env.CNI_PATH);
+    if (existing?.role === 'plugin' && existing.callId && this.calls.has(existing.callId) && !isPlugin) {
+      // A plugin process exec'd another program in place: note it as a helper step of the same call.
+      this.calls.get(existing.callId)!.helpers.push(this.newHelper(rec.pid, rec.ppid, execPath, decoded.argv, startedAtUs));
+      existing.start = rec.start;
+      return;
+    }
+    const proc: Proc = existing ?? { pid: rec.pid, ppid: rec.ppid, start: null, callId: null, role: 'fork', helper: null, exited: false };
+    proc.start = rec.start;
+    proc.ppid = rec.ppid;
+    this.procs.set(rec.pid, proc);
+    if (isPlugin) {
+      const call = this.newCall(rec, execPath, decoded.argv, decoded.env, parentCallId, startedAtUs);
+      proc.role = 'plugin';
+      proc.callId = call.base.id;
+      proc.helper = null;
+      call.pids.add(rec.pid);
+      this.calls.set(call.base.id, call);
+      this.counters.callsStarted++;
+      events.push({ type: 'call.started', call: this.snapshot(call) });
+    } else {
+      const helper = this.newHelper(rec.pid, rec.ppid, execPath, decoded.argv, startedAtUs);
+      const call = this.calls.get(parentCallId!)!;
+      call.helpers.push(helper);
+      call.pids.add(rec.pid);
+      proc.role = 'helper';
+      proc.callId = parentCallId;
+      proc.helper = helper;
+    }
+  }
+
+  private newCall(
+    rec: Extract<TracerRecord, { kind: 'exec' }>,
+    execPath: string,
+    argv: string[],
+    env: Record<string, string>,
+    parentId: string | null,
+    startedAtUs: number,
+  ): CallState {
+    const command = env.CNI_COMMAND ?? null;
+    const parentProcess = parentId === null ? (this.opts.describeParent?.(rec.ppid) ?? { pid: rec.ppid, comm: null, exe: null }) : null;
+    return {
+      base: {
+        id: callId(startedAtUs, rec.pid),
+        pid: rec.pid,
+        ppid: rec.ppid,
+        parentId,
+        parentProcess,
+        path: execPath,
+        plugin: path.posix.basename(execPath),
+        argv,
+        env,
+        command,
+        containerId: env.CNI_CONTAINERID || null,
+        netns: env.CNI_NETNS || null,
+        ifname: env.CNI_IFNAME || null,
+        cniArgs: env.CNI_ARGS ?? null,
+        pod: podFromCniArgs(env.CNI_ARGS),
+        traceParent: env.TRACEPARENT ?? null,
+        isVersionProbe: command === 'VERSION',
+        startedAtUs,
+        captureMode: this.mode,
+      },
+      start: rec.start,
+      stdioInodes: rec.stdioInodes,
+      stdin: new StreamCapture(this.maxStreamBytes),
+      stdout: new StreamCapture(this.maxStreamBytes),
+      stderr: new StreamCapture(this.maxStreamBytes),
+      helpers: [],
+      pids: new Set(),
+      endedAtUs: null,
+      outcome: null,
+      lostRecords: false,
+      finalizeDueMs: null,
+      incompleteReason: null,
+    };
+  }
+
+  private newHelper(pid: number, ppid: number, execPath: string, argv: string[], startedAtUs: number): HelperState {
+    return {
+      pid,
+      ppid,
+      path: execPath,
+      argv,
+      startedAtUs,
+      endedAtUs: null,
+      outcome: null,
+      stdout: new StreamCapture(this.maxHelperStreamBytes),
+      stderr: new StreamCapture(this.maxHelperStreamBytes),
+    };
+  }
+
+  private onFork(ppid: number, pid: number): void {
+    const parent = this.procs.get(ppid);
+    if (!parent) return;
+    const existing = this.procs.get(pid);
+    // The child's exec may have been delivered first (another CPU's buffer); keep what it said.
+    if (existing && !existing.exited) return;
+    this.procs.set(pid, { pid, ppid, start: null, callId: parent.callId, role: 'fork', helper: null, exited: false });
+    if (parent.callId) this.calls.get(parent.callId)?.pids.add(pid);
+  }
+
+  private onExit(rec: Extract<TracerRecord, { kind: 'exit' }>, nowMs: number): void {
+    for (const [tid, io] of this.ioByTid) if (io.pid === rec.pid) this.commitIo(tid);
+    const proc = this.procs.get(rec.pid);
+    if (!proc || (proc.start !== null && proc.start !== rec.start)) return;
+    proc.start = rec.start;
+    proc.exited = true;
+    const endedAtUs = this.opts.monoToEpochUs(rec.ts);
+    const outcome = decodeWaitStatus(rec.exitCode, rec.groupExitCode, rec.signalFlags);
+    if (proc.role === 'helper' && proc.helper) {
+      proc.helper.endedAtUs = endedAtUs;
+      proc.helper.outcome = outcome;
+    }
+    if (proc.role === 'plugin' && proc.callId) {
+      const call = this.calls.get(proc.callId);
+      if (call && call.base.pid === rec.pid && call.endedAtUs === null) {
+        call.endedAtUs = endedAtUs;
+        call.outcome = outcome;
+        call.finalizeDueMs = nowMs + this.graceMs;
+      }
+    }
+  }
+
+  /** Moves a finished read/write into the stream it belongs to. */
+  private commitIo(tid: number): void {
+    const io = this.ioByTid.get(tid);
+    if (!io) return;
+    this.ioByTid.delete(tid);
+    const proc = this.procs.get(io.pid);
+    const call = proc?.callId ? this.calls.get(proc.callId) : undefined;
+    if (!proc || !call) {
+      this.counters.orphanChunks++;
+      return;
+    }
+    const isMain = proc.role === 'plugin' && call.base.pid === proc.pid;
+    const stream = this.streamFor(call, proc, io, isMain);
+    stream?.add(io.ts, this.seq++, io.buf.bytes(), io.buf.length, io.buf.complete());
+  }
+
+  private streamFor(call: CallState, proc: Proc, io: IoInFlight, isMain: boolean): StreamCapture | null {
+    // Helpers and subshells share the plugin's pipes: the inode tells whose stream it is.
+    const callStreams = [call.stdin, call.stdout, call.stderr] as const;
+    if (isMain || io.inode === call.stdioInodes[io.fd]) return callStreams[io.fd];
+    if (proc.role === 'helper' && proc.helper && io.kind === 'write') {
+      return io.fd === 1 ? proc.helper.stdout : proc.helper.stderr;
+    }
+    return null;
+  }
+
+  private retire(proc: Proc, reason: string, events: CollectorEvent[]): void {
+    this.procs.delete(proc.pid);
+    if (proc.role !== 'plugin' || !proc.callId) return;
+    const call = this.calls.get(proc.callId);
+    if (call && call.base.pid === proc.pid && call.endedAtUs === null) {
+      call.incompleteReason = reason;
+      events.push(this.finalize(proc.callId, call));
+    }
+  }
+
+  private finalize(id: string, call: CallState): CollectorEvent {
+    for (const [tid, io] of this.ioByTid) if (call.pids.has(io.pid)) this.commitIo(tid);
+    this.calls.delete(id);
+    for (const pid of call.pids) {
+      const proc = this.procs.get(pid);
+      if (proc && proc.callId === id && (proc.exited || proc.role === 'fork' || proc.pid === call.base.pid)) {
+        this.procs.delete(pid);
+      }
+    }
+    this.counters.callsFinished++;
+    return { type: 'call.finished', call: this.snapshot(call) };
+  }
+
+  private snapshot(call: CallState): CniCall {
+    const ended = call.endedAtUs;
+    const full = call.base.captureMode === 'full';
+    const incomplete = call.incompleteReason !== null;
+    return {
+      ...call.base,
+      endedAtUs: ended,
+      durationUs: ended === null ? null : Math.max(0, ended - call.base.startedAtUs),
+      outcome: call.outcome,
+      status: incomplete ? 'incomplete' : ended === null ? 'running' : 'finished',
+      incompleteReason: call.incompleteReason,
+      lostRecords: call.lostRecords,
+      stdin: full ? call.stdin.snapshot() : EMPTY_STREAM,
+      stdout: full ? call.stdout.snapshot() : EMPTY_STREAM,
+      stderr: full ? call.stderr.snapshot() : EMPTY_STREAM,
+      helpers: call.helpers.map(helperSnapshot),
+    };
+  }
+}
+
+function helperSnapshot(h: HelperState): HelperProcess {
+  return {
+    pid: h.pid,
+    ppid: h.ppid,
+    path: h.path,
+    argv: h.argv,
+    startedAtUs: h.startedAtUs,
+    endedAtUs: h.endedAtUs,
+    outcome: h.outcome,
+    stdout: h.stdout.snapshot(),
+    stderr: h.stderr.snapshot(),
+  };
+}
+
+/** Sortable by start time, unique per process exec: `<epoch µs base36>-<pid base36>`. */
+export function callId(startedAtUs: number, pid: number): string {
+  return `${Math.floor(startedAtUs).toString(36).padStart(11, '0')}-${pid.toString(36)}`;
+}

@@ -1,0 +1,262 @@
+/**
+ * The line protocol spoken by bpf/cnirec.bt: one record a line, its kind in
+ * the first column, fields separated by single spaces. This file is the one
+ * place that defines it; the .bt file's header points here.
+ *
+ * | kind | fields                                                              | meaning |
+ * |------|---------------------------------------------------------------------|---------|
+ * | H    | version mode ts                                                     | tracer up (BEGIN) |
+ * | X    | ts pid ppid start in_ino out_ino err_ino arg_bytes block_bytes path… | traced exec; path is the rest of the line |
+ * | B    | pid off hex                                                         | 200 bytes of the exec's argv+env block from off (off may be < 0) |
+ * | F    | ts ppid child                                                       | fork/clone by a traced process (child may be a thread) |
+ * | R    | ts pid tid ino len                                                  | read() of len bytes from fd 0; D lines follow |
+ * | W    | ts pid tid fd ino len                                               | write() of len bytes to fd 1/2; D lines follow |
+ * | D    | tid off hex                                                         | 200 bytes of the thread's current R/W payload from off |
+ * | Q    | ts pid start exit_code group_exit_code signal_flags                 | last thread of a traced process exited |
+ * | T    | tid                                                                 | a traced non-leader thread exited |
+ * | Lost N events                                                              || bpftrace dropped N records |
+ *
+ * ts are the kernel's monotonic nanoseconds (CLOCK_MONOTONIC); start is the
+ * process's start time on the same clock and, with pid, names a process
+ * across pid reuse. hex is `\xNN` per byte (bpftrace's %rx). A chunk always
+ * holds 200 bytes; where a payload is shorter, only its first `len - off`
+ * bytes count. Payloads are captured up to 64 KiB per syscall and exec
+ * blocks up to 16 KiB: a larger `len` means the rest was cut.
+ */
+
+export const PROTOCOL_VERSION = 1;
+export const CHUNK_BYTES = 200;
+export const PAYLOAD_CAP_BYTES = 65_536;
+export const EXEC_BLOCK_CAP_BYTES = 16_384;
+
+export type CaptureMode = 'full' | 'light';
+
+/** Microseconds on the kernel's monotonic clock, with the ns as a fraction. */
+export type MonoMicros = number;
+
+export type TracerRecord =
+  | { kind: 'hello'; version: number; mode: CaptureMode; ts: MonoMicros }
+  | {
+      kind: 'exec';
+      ts: MonoMicros;
+      pid: number;
+      ppid: number;
+      start: string;
+      stdioInodes: readonly [string, string, string];
+      argBytes: number;
+      blockBytes: number;
+      path: string;
+    }
+  | { kind: 'exec-chunk'; pid: number; off: number; data: Buffer }
+  | { kind: 'fork'; ts: MonoMicros; ppid: number; pid: number }
+  | { kind: 'read'; ts: MonoMicros; pid: number; tid: number; inode: string; len: number }
+  | { kind: 'write'; ts: MonoMicros; pid: number; tid: number; fd: 1 | 2; inode: string; len: number }
+  | { kind: 'data-chunk'; tid: number; off: number; data: Buffer }
+  | {
+      kind: 'exit';
+      ts: MonoMicros;
+      pid: number;
+      start: string;
+      exitCode: number;
+      groupExitCode: number;
+      signalFlags: number;
+    }
+  | { kind: 'thread-exit'; tid: number }
+  | { kind: 'lost'; count: number }
+  | { kind: 'noise' };
+
+export type ParseErrorReason =
+  | 'unknown-kind'
+  | 'field-count'
+  | 'bad-number'
+  | 'bad-hex'
+  | 'bad-mode';
+
+/** A line that does not follow the protocol. Carries no line content: env blocks may hold secrets. */
+export class TracerLineError extends Error {
+  constructor(
+    readonly reason: ParseErrorReason,
+    readonly recordKind: string,
+    readonly lineLength: number,
+  ) {
+    super(`malformed tracer line (${reason}, kind ${JSON.stringify(recordKind)}, ${lineLength} bytes)`);
+    this.name = 'TracerLineError';
+  }
+}
+
+export type ParseResult = { ok: true; record: TracerRecord } | { ok: false; error: TracerLineError };
+
+const UNSIGNED = /^\d{1,20}$/;
+const SIGNED = /^-?\d{1,20}$/;
+const LOST = /^Lost (\d+) events$/;
+
+// bpftrace's own chatter on stdout, not records.
+const NOISE_PREFIXES = ['Attaching ', 'WARNING:'];
+
+/**
+ * Parses one line of tracer output. Pure and total: every input gives a
+ * record or a typed error, never an exception.
+ *
+ * Hand-validated rather than through zod: this runs for every 200-byte chunk
+ * (hundreds of thousands of lines a second under load); the checks are the
+ * same a schema would make.
+ */
+export function parseTracerLine(line: string): ParseResult {
+  const kind = line.length > 0 ? line[0]! : '';
+  const fail = (reason: ParseErrorReason): ParseResult => ({
+    ok: false,
+    error: new TracerLineError(reason, kind, line.length),
+  });
+  if (line.length === 0) return { ok: true, record: { kind: 'noise' } };
+  if (line.length > 1 && line[1] !== ' ') {
+    const lost = LOST.exec(line);
+    if (lost) return { ok: true, record: { kind: 'lost', count: Number(lost[1]) } };
+    if (NOISE_PREFIXES.some((p) => line.startsWith(p))) return { ok: true, record: { kind: 'noise' } };
+    return fail('unknown-kind');
+  }
+  try {
+    return { ok: true, record: parseFields(kind, line) };
+  } catch (err) {
+    if (err instanceof FieldError) return fail(err.reason);
+    throw err;
+  }
+}
+
+class FieldError extends Error {
+  constructor(readonly reason: ParseErrorReason) {
+    super(reason);
+  }
+}
+
+function parseFields(kind: string, line: string): TracerRecord {
+  switch (kind) {
+    case 'D':
+    case 'B': {
+      const [id, off, hex] = splitN(line, 3);
+      const data = decodeHex(hex);
+      return kind === 'D'
+        ? { kind: 'data-chunk', tid: uint(id), off: uint(off), data }
+        : { kind: 'exec-chunk', pid: uint(id), off: int(off), data };
+    }
+    case 'R': {
+      const f = exact(line, 5);
+      return { kind: 'read', ts: micros(f[0]!), pid: uint(f[1]), tid: uint(f[2]), inode: inode(f[3]), len: uint(f[4]) };
+    }
+    case 'W': {
+      const f = exact(line, 6);
+      const fd = uint(f[3]);
+      if (fd !== 1 && fd !== 2) throw new FieldError('bad-number');
+      return {
+        kind: 'write',
+        ts: micros(f[0]!),
+        pid: uint(f[1]),
+        tid: uint(f[2]),
+        fd,
+        inode: inode(f[4]),
+        len: uint(f[5]),
+      };
+    }
+    case 'X': {
+      const f = splitN(line, 10);
+      const path = f[9];
+      if (path === undefined || path.length === 0) throw new FieldError('field-count');
+      return {
+        kind: 'exec',
+        ts: micros(f[0]!),
+        pid: uint(f[1]),
+        ppid: uint(f[2]),
+        start: inode(f[3]),
+        stdioInodes: [inode(f[4]), inode(f[5]), inode(f[6])],
+        argBytes: uint(f[7]),
+        blockBytes: uint(f[8]),
+        path,
+      };
+    }
+    case 'F': {
+      const f = exact(line, 3);
+      return { kind: 'fork', ts: micros(f[0]!), ppid: uint(f[1]), pid: uint(f[2]) };
+    }
+    case 'Q': {
+      const f = exact(line, 6);
+      return {
+        kind: 'exit',
+        ts: micros(f[0]!),
+        pid: uint(f[1]),
+        start: inode(f[2]),
+        exitCode: int(f[3]),
+        groupExitCode: int(f[4]),
+        signalFlags: uint(f[5]),
+      };
+    }
+    case 'T': {
+      const f = exact(line, 1);
+      return { kind: 'thread-exit', tid: uint(f[0]) };
+    }
+    case 'H': {
+      const f = exact(line, 3);
+      const mode = f[1];
+      if (mode !== 'full' && mode !== 'light') throw new FieldError('bad-mode');
+      return { kind: 'hello', version: uint(f[0]), mode, ts: micros(f[2]!) };
+    }
+    default:
+      throw new FieldError('unknown-kind');
+  }
+}
+
+/** The n space-separated fields after the kind; the last one takes the rest of the line. */
+function splitN(line: string, n: number): string[] {
+  const out: string[] = [];
+  let pos = 2;
+  for (let i = 0; i < n - 1; i++) {
+    const sp = line.indexOf(' ', pos);
+    if (sp < 0) throw new FieldError('field-count');
+    out.push(line.slice(pos, sp));
+    pos = sp + 1;
+  }
+  out.push(line.slice(pos));
+  return out;
+}
+
+function exact(line: string, n: number): string[] {
+  const f = line.slice(2).split(' ');
+  if (f.length !== n) throw new FieldError('field-count');
+  return f;
+}
+
+function uint(s: string | undefined): number {
+  if (s === undefined || !UNSIGNED.test(s)) throw new FieldError('bad-number');
+  const n = Number(s);
+  if (!Number.isSafeInteger(n)) throw new FieldError('bad-number');
+  return n;
+}
+
+function int(s: string | undefined): number {
+  if (s === undefined || !SIGNED.test(s)) throw new FieldError('bad-number');
+  const n = Number(s);
+  if (!Number.isSafeInteger(n)) throw new FieldError('bad-number');
+  return n;
+}
+
+/** Opaque 64-bit identifiers (inodes, start times) stay exact as strings. */
+function inode(s: string | undefined): string {
+  if (s === undefined || !UNSIGNED.test(s)) throw new FieldError('bad-number');
+  return s;
+}
+
+/** Nanoseconds as text to microseconds: exact to the microsecond for any uptime. */
+function micros(s: string): MonoMicros {
+  if (!UNSIGNED.test(s)) throw new FieldError('bad-number');
+  if (s.length <= 3) return Number(s) / 1000;
+  return Number(s.slice(0, -3)) + Number(s.slice(-3)) / 1000;
+}
+
+const HEX_ESCAPE = /\\x/g;
+
+function decodeHex(hex: string | undefined): Buffer {
+  if (hex === undefined || hex.length % 4 !== 0) throw new FieldError('bad-hex');
+  const plain = hex.replace(HEX_ESCAPE, '');
+  if (plain.length * 2 !== hex.length) throw new FieldError('bad-hex');
+  const data = Buffer.from(plain, 'hex');
+  if (data.length * 2 !== plain.length) throw new FieldError('bad-hex');
+  return data;
+}

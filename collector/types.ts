@@ -1,0 +1,105 @@
+/**
+ * What the collector publishes: CNI plugin calls as they start and finish.
+ * Times are microseconds since the Unix epoch; durations microseconds.
+ */
+
+import type { CaptureMode } from './tracer-protocol.js';
+
+export type CniCommand = 'ADD' | 'DEL' | 'CHECK' | 'VERSION' | 'GC' | 'STATUS' | (string & {});
+
+/** Bytes a process moved through one of its standard streams, in order. */
+export interface CapturedStream {
+  /** The bytes captured, exactly as read or written. */
+  readonly bytes: Buffer;
+  /** Bytes the syscalls moved in all: more than `bytes.length` when something was cut. */
+  readonly totalBytes: number;
+  /** Some bytes are missing: a syscall above the capture cap, or records lost by the tracer. */
+  readonly truncated: boolean;
+}
+
+export interface PodRef {
+  readonly namespace: string;
+  readonly name: string;
+  readonly uid: string | null;
+  readonly infraContainerId: string | null;
+}
+
+/** How a process ended. `exitCode` is set for a normal exit, `signal` for a kill. */
+export interface ProcessOutcome {
+  readonly exitCode: number | null;
+  readonly signal: number | null;
+  readonly coreDumped: boolean;
+}
+
+/** A non-plugin program run on behalf of a call (iptables, ip, tc, jq, cat…). */
+export interface HelperProcess {
+  readonly pid: number;
+  readonly ppid: number;
+  readonly path: string;
+  readonly argv: readonly string[];
+  readonly startedAtUs: number;
+  readonly endedAtUs: number | null;
+  readonly outcome: ProcessOutcome | null;
+  /** What the helper wrote to its own stdout/stderr when those were not the plugin's. */
+  readonly stdout: CapturedStream;
+  readonly stderr: CapturedStream;
+}
+
+export type CallStatus = 'running' | 'finished' | 'incomplete';
+
+/** The runtime (or other untraced process) that exec'd a top-level plugin. */
+export interface ParentProcess {
+  readonly pid: number;
+  readonly comm: string | null;
+  readonly exe: string | null;
+}
+
+export interface CniCall {
+  readonly id: string;
+  readonly pid: number;
+  readonly ppid: number;
+  /** Delegating call (bridge for its host-local), null for a call made by a runtime. */
+  readonly parentId: string | null;
+  readonly parentProcess: ParentProcess | null;
+  readonly path: string;
+  /** The binary's name: `bridge`, `host-local`… */
+  readonly plugin: string;
+  readonly argv: readonly string[];
+  /** CNI_* and trace-context variables only; nothing else of the environment is kept. */
+  readonly env: Readonly<Record<string, string>>;
+  readonly command: CniCommand | null;
+  readonly containerId: string | null;
+  readonly netns: string | null;
+  readonly ifname: string | null;
+  readonly cniArgs: string | null;
+  readonly pod: PodRef | null;
+  readonly traceParent: string | null;
+  readonly isVersionProbe: boolean;
+  readonly startedAtUs: number;
+  readonly endedAtUs: number | null;
+  readonly durationUs: number | null;
+  readonly outcome: ProcessOutcome | null;
+  readonly status: CallStatus;
+  /** Why a call is `incomplete`: its exit was never seen, records were lost… */
+  readonly incompleteReason: string | null;
+  readonly captureMode: CaptureMode;
+  /** The tracer reported lost records while this call ran: some of its bytes or helpers may be missing. */
+  readonly lostRecords: boolean;
+  readonly stdin: CapturedStream;
+  readonly stdout: CapturedStream;
+  readonly stderr: CapturedStream;
+  readonly helpers: readonly HelperProcess[];
+}
+
+export type CollectorEvent =
+  | { readonly type: 'call.started'; readonly call: CniCall }
+  | { readonly type: 'call.finished'; readonly call: CniCall };
+
+/** The port through which store and live tail receive calls (see collector.ts). */
+export interface CallListener {
+  onEvents(events: readonly CollectorEvent[]): void;
+}
+
+export function callSucceeded(call: Pick<CniCall, 'outcome'>): boolean {
+  return call.outcome !== null && call.outcome.exitCode === 0 && call.outcome.signal === null;
+}
