@@ -29,6 +29,12 @@ export interface AssemblerOptions {
   /** Per helper stream. */
   maxHelperStreamBytes?: number;
   captureMode?: CaptureMode;
+  /**
+   * Whether a top-level plugin exec (its parent untraced here) becomes a call.
+   * While two tracers overlap (a capture mode switch), the new one turns away
+   * processes the old one already follows.
+   */
+  admitTopLevel?(ppid: number): boolean;
 }
 
 export interface AssemblerCounters {
@@ -108,6 +114,7 @@ export class CallAssembler {
   private readonly pendingExecs = new Map<number, PendingExec>();
   private readonly ioByTid = new Map<number, IoInFlight>();
   private seq = 0;
+  private acceptsNewCalls = true;
   private mode: CaptureMode;
   private readonly graceMs: number;
   private readonly maxStreamBytes: number;
@@ -177,7 +184,8 @@ export class CallAssembler {
         this.onExit(rec, nowMs);
         break;
       case 'thread-exit': {
-        this.commitIo(rec.tid);
+        // Its last chunks may still come through another CPU's buffer: wait for them (or the finalize).
+        if (this.ioByTid.get(rec.tid)?.buf.complete()) this.commitIo(rec.tid);
         // A clone() of a thread looks like a fork to the tracer; drop that phantom.
         const proc = this.procs.get(rec.tid);
         if (proc && proc.role === 'fork' && proc.start === null) this.procs.delete(rec.tid);
@@ -239,6 +247,17 @@ export class CallAssembler {
     return this.calls.size;
   }
 
+  /** From now on only the calls already started are followed (another tracer takes the new ones). */
+  closeToNewCalls(): void {
+    this.acceptsNewCalls = false;
+  }
+
+  /** Whether a live traced process has this pid. */
+  knowsProcess(pid: number): boolean {
+    const proc = this.procs.get(pid);
+    return proc !== undefined && !proc.exited;
+  }
+
   private completeExecIfWhole(pid: number, events: CollectorEvent[]): void {
     const pending = this.pendingExecs.get(pid);
     if (pending && pending.block.complete()) this.flushPendingExec(pid, events);
@@ -256,6 +275,11 @@ export class CallAssembler {
       return;
     }
     let existing = this.procs.get(rec.pid);
+    if (existing && existing.start === null && existing.ppid !== rec.ppid) {
+      // A stale fork entry (a thread's clone whose end was not seen) under a pid now used by another process.
+      this.procs.delete(rec.pid);
+      existing = undefined;
+    }
     if (existing && existing.start !== null && existing.start !== rec.start) {
       // The pid was reused and the old process's exit never arrived.
       this.retire(existing, 'the process exit was not seen (pid reused)', events);
@@ -263,6 +287,7 @@ export class CallAssembler {
     }
     const parent = existing ?? this.procs.get(rec.ppid);
     const parentCallId = parent?.callId ?? null;
+    if (parentCallId === null && (!this.acceptsNewCalls || (this.opts.admitTopLevel && !this.opts.admitTopLevel(rec.ppid)))) return;
     const startedAtUs = this.opts.monoToEpochUs(rec.ts);
     const execPath = rec.path || decoded.argv[0] || '';
     const isPlugin = parentCallId === null || !this.calls.has(parentCallId) || isInCniPath(execPath, decoded.env.CNI_PATH);
@@ -310,6 +335,7 @@ export class CallAssembler {
       base: {
         id: callId(startedAtUs, rec.pid),
         pid: rec.pid,
+        processStart: rec.start,
         ppid: rec.ppid,
         parentId,
         parentProcess,
@@ -368,7 +394,8 @@ export class CallAssembler {
   }
 
   private onExit(rec: Extract<TracerRecord, { kind: 'exit' }>, nowMs: number): void {
-    for (const [tid, io] of this.ioByTid) if (io.pid === rec.pid) this.commitIo(tid);
+    // An incomplete read/write stays open: its last chunks may come after the exit (another CPU's buffer).
+    for (const [tid, io] of this.ioByTid) if (io.pid === rec.pid && io.buf.complete()) this.commitIo(tid);
     const proc = this.procs.get(rec.pid);
     if (!proc || (proc.start !== null && proc.start !== rec.start)) return;
     proc.start = rec.start;
@@ -406,9 +433,16 @@ export class CallAssembler {
   }
 
   private streamFor(call: CallState, proc: Proc, io: IoInFlight, isMain: boolean): StreamCapture | null {
-    // Helpers and subshells share the plugin's pipes: the inode tells whose stream it is.
+    // Helpers and subshells share the plugin's pipes, and a shell redirects its own fds
+    // (`>&2`, `< file`): the inode tells whose stream it is, for the plugin process too.
     const callStreams = [call.stdin, call.stdout, call.stderr] as const;
-    if (isMain || io.inode === call.stdioInodes[io.fd]) return callStreams[io.fd];
+    if (io.inode === call.stdioInodes[io.fd]) return callStreams[io.fd];
+    if (io.kind === 'write') {
+      const other = io.fd === 1 ? 2 : 1;
+      if (io.inode === call.stdioInodes[other]) return callStreams[other];
+    }
+    // The exec saw no file on that fd (inode 0): the plugin's own fd is all there is to go by.
+    if (isMain && call.stdioInodes[io.fd] === '0') return callStreams[io.fd];
     if (proc.role === 'helper' && proc.helper && io.kind === 'write') {
       return io.fd === 1 ? proc.helper.stdout : proc.helper.stderr;
     }

@@ -90,8 +90,8 @@ const UNSIGNED = /^\d{1,20}$/;
 const SIGNED = /^-?\d{1,20}$/;
 const LOST = /^Lost (\d+) events$/;
 
-// bpftrace's own chatter on stdout, not records.
-const NOISE_PREFIXES = ['Attaching ', 'WARNING:'];
+// bpftrace's own chatter on stdout, not records; `@` starts the map dump it prints as it stops.
+const NOISE_PREFIXES = ['Attaching ', 'WARNING:', '@'];
 
 /**
  * Parses one line of tracer output. Pure and total: every input gives a

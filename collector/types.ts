@@ -57,6 +57,8 @@ export interface ParentProcess {
 export interface CniCall {
   readonly id: string;
   readonly pid: number;
+  /** The plugin process's start time (kernel monotonic ns): with pid, names the process across pid reuse. */
+  readonly processStart: string;
   readonly ppid: number;
   /** Delegating call (bridge for its host-local), null for a call made by a runtime. */
   readonly parentId: string | null;

@@ -1,0 +1,23 @@
+/**
+ * GET /healthz: "ok" when the tracer records and the store writes,
+ * "degraded" otherwise, with the numbers that say why.
+ */
+
+import type { FastifyInstance } from 'fastify';
+import type { ApiDeps } from '../app.js';
+
+export function registerHealth(app: FastifyInstance, deps: ApiDeps): void {
+  app.get('/healthz', async () => {
+    const tracer = deps.tracerStatus();
+    const store = deps.storeStatus();
+    const stats = deps.collectorStats();
+    const ok = tracer.running && tracer.ready && store.writable;
+    const lastRecordAgeMs = tracer.lastRecordAt === null ? null : Date.now() - Date.parse(tracer.lastRecordAt);
+    return {
+      status: ok ? 'ok' : 'degraded',
+      tracer: { ...tracer, lastEventAgeMs: lastRecordAgeMs },
+      calls: stats,
+      store,
+    };
+  });
+}

@@ -1,0 +1,129 @@
+/**
+ * The daemon's configuration: one zod schema, read once at startup from
+ * flags and CNIREC_* environment variables (flags win), handed down as a
+ * typed object. Every setting has both a flag and a variable; the README's
+ * configuration reference is generated from this table (`cnirec config-doc`).
+ */
+
+import { accessSync, constants } from 'node:fs';
+import { z } from 'zod';
+
+const listenAddress = z
+  .string()
+  .regex(/^(\[[0-9a-fA-F:]+\]|[^:\s]+):(\d{1,5})$/, 'must be HOST:PORT, e.g. 127.0.0.1:7070')
+  .transform((s) => {
+    const sep = s.lastIndexOf(':');
+    return { host: s.slice(0, sep).replace(/^\[|\]$/g, ''), port: Number(s.slice(sep + 1)), text: s };
+  })
+  .refine((l) => l.port >= 0 && l.port < 65536, 'port must be 0-65535 (0: any free port)');
+
+const booleanText = z.union([z.boolean(), z.enum(['true', 'false', '1', '0', 'yes', 'no'])]).transform((v) => v === true || v === 'true' || v === '1' || v === 'yes');
+
+const positiveInt = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+
+export const settings = {
+  db: {
+    schema: z.string().min(1),
+    default: defaultDatabasePath,
+    help: 'SQLite database file (created 0600 in a 0700 directory).',
+  },
+  listen: {
+    schema: listenAddress,
+    default: () => '127.0.0.1:7070',
+    help: 'HOST:PORT for the HTTP API and /healthz. Other than loopback requires --token.',
+  },
+  capture: {
+    schema: z.enum(['full', 'light']),
+    default: () => 'full',
+    help: 'full: exec, env, exit, timing, helpers and stdin/stdout/stderr bytes. light: the same without payloads, and no syscall tracepoints.',
+  },
+  bpftrace: {
+    schema: z.string().min(1),
+    default: () => 'bpftrace',
+    help: 'bpftrace binary (0.17 or newer).',
+  },
+  perfBufferPages: {
+    schema: positiveInt(8, 65536).refine((n) => (n & (n - 1)) === 0, 'must be a power of two'),
+    default: () => '1024',
+    help: 'Per-CPU perf buffer pages for bpftrace: room for bursts before records are lost.',
+  },
+  finalizeGraceMs: {
+    schema: positiveInt(0, 60_000),
+    default: () => '250',
+    help: 'Wait after a plugin exits for records other CPUs deliver late, before the call is final.',
+  },
+  maxStreamBytes: {
+    schema: positiveInt(1024, 1 << 30),
+    default: () => String(4 * 1024 * 1024),
+    help: 'Bytes kept per call stream (stdin, stdout, stderr); beyond that the stream is marked truncated.',
+  },
+  mountTracefs: {
+    schema: booleanText,
+    default: () => 'true',
+    help: 'Mount tracefs at /sys/kernel/tracing when it is missing.',
+  },
+  logLevel: {
+    schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+    default: () => 'info',
+    help: 'pino log level (JSON logs on stdout).',
+  },
+} as const;
+
+export type SettingName = keyof typeof settings;
+
+const configSchema = z.object(
+  Object.fromEntries(Object.entries(settings).map(([k, s]) => [k, s.schema])) as { [K in SettingName]: (typeof settings)[K]['schema'] },
+);
+
+export type DaemonConfig = z.output<typeof configSchema>;
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+/** `perfBufferPages` → `--perf-buffer-pages` and `CNIREC_PERF_BUFFER_PAGES`. */
+export function flagName(name: SettingName): string {
+  return name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+}
+
+export function envName(name: SettingName): string {
+  return `CNIREC_${flagName(name).replace(/-/g, '_').toUpperCase()}`;
+}
+
+/** Builds the config from flag values (already split by the CLI) and the environment. */
+export function loadConfig(flags: Partial<Record<SettingName, string | boolean>>, env: NodeJS.ProcessEnv): DaemonConfig {
+  const raw: Record<string, unknown> = {};
+  for (const name of Object.keys(settings) as SettingName[]) {
+    raw[name] = flags[name] ?? env[envName(name)] ?? settings[name].default();
+  }
+  const parsed = configSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => {
+      const name = String(i.path[0]) as SettingName;
+      return `--${flagName(name)} (${envName(name)}): ${i.message}`;
+    });
+    throw new ConfigError(`invalid configuration: ${issues.join('; ')}`);
+  }
+  return parsed.data;
+}
+
+/** Markdown table of every setting, for the README. */
+export function configReference(): string {
+  const rows = (Object.keys(settings) as SettingName[]).map((name) => {
+    const def = name === 'db' ? '`/var/lib/cnirec/cnirec.db` as root, else `./cnirec.db`' : `\`${settings[name].default()}\``;
+    return `| \`--${flagName(name)}\` | \`${envName(name)}\` | ${def} | ${settings[name].help} |`;
+  });
+  return ['| flag | environment | default | meaning |', '|---|---|---|---|', ...rows].join('\n');
+}
+
+function defaultDatabasePath(): string {
+  try {
+    accessSync('/var/lib', constants.W_OK);
+    return '/var/lib/cnirec/cnirec.db';
+  } catch {
+    return './cnirec.db';
+  }
+}

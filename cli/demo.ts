@@ -1,0 +1,125 @@
+/**
+ * `cnirec demo`: behaves like a container runtime for one pod — VERSION,
+ * ADD, CHECK and DEL of the reference bridge plugin with host-local IPAM in
+ * a throwaway network namespace — then shows what the running daemon
+ * recorded. The bridge gets no host address and no routes (isGateway off),
+ * so the node's own networking is untouched.
+ */
+
+import { spawnSync } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { runPlugin } from './plugin-runner.js';
+
+export class DemoError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'DemoError';
+  }
+}
+
+const PLUGIN_DIRS = ['/opt/cni/bin', '/usr/lib/cni', '/usr/libexec/cni'];
+
+export async function runDemo(opts: { api: string }): Promise<number> {
+  await requireDaemon(opts.api);
+  const cniPath = PLUGIN_DIRS.filter((d) => existsSync(path.join(d, 'bridge'))).join(':');
+  if (!cniPath) throw new DemoError(`the CNI reference plugins were not found in ${PLUGIN_DIRS.join(', ')}: apt-get install -y containernetworking-plugins`);
+  const bridge = path.join(cniPath.split(':')[0]!, 'bridge');
+
+  const tag = randomBytes(3).toString('hex');
+  const netnsName = `cnirec-demo-${tag}`;
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'cnirec-demo-'));
+  const pod = { namespace: 'cnirec-demo', name: `web-${tag}`, uid: randomUUID() };
+  const containerId = randomBytes(32).toString('hex');
+  const cniArgs = `IgnoreUnknown=1;K8S_POD_NAMESPACE=${pod.namespace};K8S_POD_NAME=${pod.name};K8S_POD_UID=${pod.uid};K8S_POD_INFRA_CONTAINER_ID=${containerId}`;
+  const config = {
+    cniVersion: '1.0.0',
+    name: 'cnirec-demo',
+    type: 'bridge',
+    bridge: `cnirecdemo${tag.slice(0, 4)}`,
+    isGateway: false,
+    ipMasq: false,
+    ipam: { type: 'host-local', dataDir, ranges: [[{ subnet: '10.254.254.0/24' }]] },
+  };
+  const base = { plugin: bridge, containerId, netns: `/var/run/netns/${netnsName}`, ifname: 'eth0', cniArgs, cniPath };
+
+  sh('ip', ['netns', 'add', netnsName]);
+  try {
+    say(`pod ${pod.namespace}/${pod.name}, netns ${netnsName}, plugins from ${cniPath}`);
+    await step('VERSION', () => runPlugin({ ...base, command: 'VERSION', stdin: JSON.stringify(config) }));
+    const add = await step('ADD', () => runPlugin({ ...base, command: 'ADD', stdin: JSON.stringify(config) }));
+    const prevResult = JSON.parse(add.stdout.toString('utf8')) as unknown;
+    await step('CHECK', () => runPlugin({ ...base, command: 'CHECK', stdin: JSON.stringify({ ...config, prevResult }) }));
+    await step('DEL', () => runPlugin({ ...base, command: 'DEL', stdin: JSON.stringify(config) }));
+  } finally {
+    sh('ip', ['netns', 'del', netnsName]);
+    sh('ip', ['link', 'del', config.bridge]);
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+
+  await new Promise((r) => setTimeout(r, 1000));
+  const url = `${opts.api}/api/v1/pods/${encodeURIComponent(pod.namespace)}/${encodeURIComponent(pod.name)}`;
+  const res = await fetch(url);
+  if (!res.ok) throw new DemoError(`the daemon answered ${res.status} for ${url}`);
+  const story = (await res.json()) as { calls: DemoCall[] };
+  say(`\ncnirec recorded ${countCalls(story.calls)} calls for this pod:`);
+  printTree(story.calls, '');
+  say(`\nsee them all: curl '${url}'`);
+  return 0;
+}
+
+interface DemoCall {
+  id: string;
+  command: string | null;
+  plugin: string;
+  durationMs: number | null;
+  exitCode: number | null;
+  signal: number | null;
+  stdin?: { bytes: number };
+  stdout?: { bytes: number };
+  children?: DemoCall[];
+  helpers?: unknown[];
+}
+
+function printTree(calls: DemoCall[], indent: string): void {
+  for (const c of calls) {
+    const outcome = c.signal !== null ? `signal ${c.signal}` : `exit ${c.exitCode ?? '?'}`;
+    const ms = c.durationMs === null ? '?' : c.durationMs.toFixed(1);
+    say(`${indent}${(c.command ?? '?').padEnd(8)} ${c.plugin.padEnd(12)} ${outcome.padEnd(9)} ${ms.padStart(7)} ms  id ${c.id}`);
+    printTree(c.children ?? [], `${indent}  └ `);
+  }
+}
+
+function countCalls(calls: DemoCall[]): number {
+  return calls.reduce((n, c) => n + 1 + countCalls(c.children ?? []), 0);
+}
+
+async function requireDaemon(api: string): Promise<void> {
+  try {
+    const res = await fetch(`${api}/healthz`);
+    const health = (await res.json()) as { tracer?: { ready?: boolean } };
+    if (!health.tracer?.ready) throw new DemoError(`the cnirec daemon at ${api} is not recording yet (see its /healthz)`);
+  } catch (err) {
+    if (err instanceof DemoError) throw err;
+    throw new DemoError(`no cnirec daemon answers at ${api}: start it first (sudo npx cnirec run), or pass --api URL`);
+  }
+}
+
+async function step<T extends { exitCode: number | null; stdout: Buffer; stderr: Buffer }>(name: string, run: () => Promise<T>): Promise<T> {
+  const res = await run();
+  if (res.exitCode !== 0) {
+    throw new DemoError(`${name} failed (exit ${res.exitCode}): ${res.stdout.toString('utf8').trim() || res.stderr.toString('utf8').trim()}`);
+  }
+  say(`  ${name.padEnd(8)} ok`);
+  return res;
+}
+
+function sh(cmd: string, args: string[]): void {
+  spawnSync(cmd, args, { stdio: 'ignore' });
+}
+
+function say(line: string): void {
+  process.stdout.write(`${line}\n`);
+}

@@ -1,0 +1,101 @@
+/**
+ * `cnirec run`: the daemon. Checks the machine, opens the store, starts the
+ * API (so /healthz answers from the start), then the tracer; stops in that
+ * order's reverse on SIGTERM/SIGINT.
+ */
+
+import type { Logger } from 'pino';
+import { buildApp } from '../api/app.js';
+import { createCollector } from '../collector/collector.js';
+import { runPreflight } from '../collector/preflight.js';
+import { createCallStore } from '../store/call-store.js';
+import { openDatabase } from '../store/open-database.js';
+import { createStoreListener } from '../store/store-listener.js';
+import type { DaemonConfig } from './config.js';
+
+const SHUTDOWN_BUDGET_MS = 5000;
+
+export async function runDaemon(config: DaemonConfig, log: Logger): Promise<number> {
+  const problems = runPreflight({ bpftracePath: config.bpftrace, mountTracefs: config.mountTracefs });
+  if (problems.length > 0) {
+    for (const p of problems) log.fatal({ check: p.check }, p.message);
+    return 2;
+  }
+
+  const db = openDatabase(config.db);
+  const store = createCallStore(db);
+  const recovered = store.markRunningAsIncomplete('cnirec stopped while the call ran');
+  if (recovered > 0) log.warn({ calls: recovered }, 'calls left running by the previous run are marked incomplete');
+
+  let storeError: string | null = null;
+  const storeListener = createStoreListener(store, (err) => {
+    storeError = err.message;
+    log.error({ err: err.message }, 'cannot write calls to the database; keeping them in memory and retrying');
+  });
+
+  const collector = createCollector({
+    tracer: { bpftracePath: config.bpftrace, mode: config.capture, perfBufferPages: config.perfBufferPages },
+    logger: log.child({ component: 'collector' }),
+    finalizeGraceMs: config.finalizeGraceMs,
+    maxStreamBytes: config.maxStreamBytes,
+  });
+  collector.subscribe({
+    onEvents(events) {
+      storeListener.onEvents(events);
+      if (storeListener.pendingCount === 0) storeError = null;
+    },
+  });
+
+  const app = await buildApp({
+    tracerStatus: () => collector.status(),
+    collectorStats: () => collector.stats(),
+    storeStatus: () => ({
+      writable: storeError === null,
+      lastError: storeError,
+      pendingWrites: storeListener.pendingCount,
+      droppedWrites: storeListener.droppedCount,
+      databaseBytes: store.databaseSizeBytes(),
+    }),
+    logger: log.child({ component: 'api' }),
+  });
+  const url = await app.listen({ host: config.listen.host, port: config.listen.port });
+  log.info({ url, db: config.db, capture: config.capture }, 'cnirec API listening');
+
+  let stopping: Promise<void> | null = null;
+  const stop = () => {
+    stopping ??= (async () => {
+      log.info('stopping');
+      const deadline = setTimeout(() => {
+        log.error('shutdown took too long; exiting');
+        process.exit(1);
+      }, SHUTDOWN_BUDGET_MS);
+      await app.close();
+      await collector.stop();
+      storeListener.flush();
+      store.recordTracerEvent('stopped', {}, Date.now() * 1000);
+      store.close();
+      clearTimeout(deadline);
+    })();
+    return stopping;
+  };
+
+  const stopped = new Promise<void>((resolve) => {
+    const onSignal = (signal: NodeJS.Signals) => {
+      log.info({ signal }, 'signal received');
+      void stop().then(resolve);
+    };
+    process.once('SIGTERM', onSignal);
+    process.once('SIGINT', onSignal);
+  });
+
+  try {
+    await collector.start();
+    store.recordTracerEvent('started', { mode: config.capture }, Date.now() * 1000);
+  } catch (err) {
+    log.fatal({ err: err instanceof Error ? err.message : String(err) }, 'the tracer could not start');
+    await stop();
+    return 3;
+  }
+  await stopped;
+  return 0;
+}

@@ -1,0 +1,300 @@
+/**
+ * The collector: supervises the tracer (restarts it with backoff), feeds its
+ * lines through the parser and the call assembler, and publishes call events
+ * to subscribers (the store, the live tail) in small batches. Knows nothing
+ * of HTTP or SQL.
+ *
+ * Switching the capture mode starts a second tracer before the first stops:
+ * the new one takes every call that starts from then on, the old one keeps
+ * following the calls it already had until they end, so none is lost.
+ */
+
+import type { Logger } from 'pino';
+import type { AssemblerOptions } from './assembler.js';
+import { describeProcess, isProcessAlive, monotonicToEpochOffsetUs } from './proc-info.js';
+import type { TracerExit, TracerSettings } from './tracer-process.js';
+import type { CaptureMode } from './tracer-protocol.js';
+import { describeExit, TracerRun } from './tracer-run.js';
+import type { CallListener, CollectorEvent } from './types.js';
+
+export { TracerStartError } from './tracer-run.js';
+
+export interface CollectorOptions {
+  readonly tracer: TracerSettings;
+  readonly logger: Logger;
+  readonly finalizeGraceMs?: number;
+  readonly maxStreamBytes?: number;
+  /** How often events are handed to subscribers (and grace periods checked). */
+  readonly flushIntervalMs?: number;
+  /** How often running calls are checked against /proc, for exits the tracer never reported. */
+  readonly livenessIntervalMs?: number;
+  /** How long bpftrace may take to compile, load and prove it sees execs. */
+  readonly readyTimeoutMs?: number;
+  /** After a mode switch, how long the old tracer may keep following its calls. */
+  readonly handoffTimeoutMs?: number;
+}
+
+export interface TracerStatus {
+  readonly running: boolean;
+  /** The tracer has seen the collector's own probe exec: calls are being recorded. */
+  readonly ready: boolean;
+  readonly mode: CaptureMode;
+  readonly pid: number | null;
+  readonly restarts: number;
+  readonly lostEvents: number;
+  readonly malformedLines: number;
+  readonly lastRecordAt: string | null;
+  readonly startedAt: string | null;
+  readonly lastError: string | null;
+  /** A previous tracer still finishing the calls it had before a mode switch. */
+  readonly handoffInProgress: boolean;
+}
+
+export interface CollectorStats {
+  readonly openCalls: number;
+  readonly callsStarted: number;
+  readonly callsFinished: number;
+  readonly records: number;
+  readonly orphanChunks: number;
+}
+
+export interface Collector {
+  subscribe(listener: CallListener): () => void;
+  /** Starts bpftrace and resolves once it records; rejects with bpftrace's own words if it cannot. */
+  start(): Promise<void>;
+  /** Switches capture mode without losing calls in flight; resolves when the new tracer records. */
+  setMode(mode: CaptureMode): Promise<void>;
+  /** Stops the tracer; calls still running are published as incomplete. */
+  stop(): Promise<void>;
+  status(): TracerStatus;
+  stats(): CollectorStats;
+}
+
+const RESTART_BACKOFF_MS = [250, 500, 1000, 2000];
+const HEALTHY_AFTER_MS = 30_000;
+
+export function createCollector(opts: CollectorOptions): Collector {
+  const log = opts.logger;
+  const listeners = new Set<CallListener>();
+  const offsetUs = monotonicToEpochOffsetUs();
+  const readyTimeoutMs = opts.readyTimeoutMs ?? 60_000;
+  let settings = opts.tracer;
+  let pending: CollectorEvent[] = [];
+  let current: TracerRun | null = null;
+  let retiring: { run: TracerRun; deadline: number } | null = null;
+  let stopping = false;
+  let consecutiveFailures = 0;
+  let restartCount = 0;
+  let lastError: string | null = null;
+  let timers: NodeJS.Timeout[] = [];
+  // Totals of runs that have ended, so counters do not go back on a restart.
+  const past = { lostEvents: 0, malformedLines: 0, callsStarted: 0, callsFinished: 0, records: 0, orphanChunks: 0 };
+
+  const assemblerOptions = (admitTopLevel?: (ppid: number) => boolean): AssemblerOptions => ({
+    monoToEpochUs: (mono) => mono + offsetUs,
+    describeParent: describeProcess,
+    ...(opts.finalizeGraceMs !== undefined ? { finalizeGraceMs: opts.finalizeGraceMs } : {}),
+    ...(opts.maxStreamBytes !== undefined ? { maxStreamBytes: opts.maxStreamBytes } : {}),
+    ...(admitTopLevel ? { admitTopLevel } : {}),
+  });
+
+  // While two tracers overlap, both may see a call that starts at the switch: the first to report it keeps it.
+  const owners = new Map<string, TracerRun>();
+  const suppressed = new Set<string>();
+  const emitFrom = (run: TracerRun, events: readonly CollectorEvent[]) => {
+    for (const ev of events) {
+      const key = `${ev.call.pid}:${ev.call.processStart}`;
+      if (retiring === null && owners.size === 0) {
+        pending.push(ev);
+        continue;
+      }
+      const owner = owners.get(key);
+      if (ev.type === 'call.started') {
+        if (owner && owner !== run) suppressed.add(ev.call.id);
+        else owners.set(key, run);
+      }
+      if (suppressed.has(ev.call.id)) {
+        if (ev.type === 'call.finished') suppressed.delete(ev.call.id);
+        continue;
+      }
+      if (ev.type === 'call.finished' && owner === run) owners.delete(key);
+      pending.push(ev);
+    }
+  };
+
+  const publish = () => {
+    const now = Date.now();
+    current?.releaseIfQuiet(now);
+    retiring?.run.releaseIfQuiet(now);
+    if (current) emitFrom(current, current.assembler.tick(now));
+    if (retiring) {
+      emitFrom(retiring.run, retiring.run.assembler.tick(now));
+      if (retiring.run.assembler.openCallCount === 0 || now >= retiring.deadline) void retire();
+    }
+    if (pending.length === 0) return;
+    const batch = pending;
+    pending = [];
+    for (const l of listeners) {
+      try {
+        l.onEvents(batch);
+      } catch (err) {
+        log.error({ err }, 'a call subscriber failed; its events are dropped');
+      }
+    }
+  };
+
+  const checkLiveness = () => {
+    const nowUs = Date.now() * 1000;
+    for (const run of [current, retiring?.run]) {
+      if (!run) continue;
+      for (const call of run.assembler.runningCalls()) {
+        if (nowUs - call.startedAtUs < 2_000_000 || isProcessAlive(call.pid, call.start)) continue;
+        emitFrom(run, run.assembler.processGone(call.pid, call.start, 'the plugin process is gone but its exit was not recorded'));
+      }
+    }
+  };
+
+  const absorb = (run: TracerRun) => {
+    const c = run.assembler.counters;
+    past.lostEvents += c.lostEvents;
+    past.malformedLines += run.malformedLines;
+    past.callsStarted += c.callsStarted;
+    past.callsFinished += c.callsFinished;
+    past.records += c.records;
+    past.orphanChunks += c.orphanChunks;
+  };
+
+  const retire = async () => {
+    if (!retiring) return;
+    const { run } = retiring;
+    retiring = null;
+    log.info({ mode: run.settings.mode, unfinished: run.assembler.openCallCount }, 'previous tracer stopped after the mode switch');
+    await run.stop();
+    absorb(run);
+    owners.clear();
+    suppressed.clear();
+  };
+
+  const launch = async (admitTopLevel?: (ppid: number) => boolean): Promise<TracerRun> => {
+    const run: TracerRun = new TracerRun(
+      settings,
+      assemblerOptions(admitTopLevel),
+      {
+        emit: (events) => emitFrom(run, events),
+        onUnexpectedExit: (exit) => onUnexpectedExit(run, exit),
+      },
+      log,
+    );
+    await run.start(readyTimeoutMs);
+    log.info({ mode: settings.mode, pid: run.pid }, 'tracer is recording');
+    return run;
+  };
+
+  const onUnexpectedExit = (run: TracerRun, exit: TracerExit) => {
+    if (retiring?.run === run) {
+      retiring = null;
+      absorb(run);
+      return;
+    }
+    if (run !== current) return;
+    absorb(run);
+    current = null;
+    lastError = describeExit(exit);
+    consecutiveFailures = Date.now() - run.startedAt > HEALTHY_AFTER_MS ? 1 : consecutiveFailures + 1;
+    scheduleRestart(lastError);
+  };
+
+  const scheduleRestart = (why: string) => {
+    restartCount++;
+    const delay = RESTART_BACKOFF_MS[Math.min(consecutiveFailures - 1, RESTART_BACKOFF_MS.length - 1)]!;
+    log.error({ why, restartInMs: delay }, 'bpftrace exited; restarting');
+    const t = setTimeout(() => {
+      if (stopping) return;
+      launch()
+        .then((run) => {
+          if (stopping) void run.stop();
+          else current = run;
+        })
+        .catch((err: Error) => {
+          lastError = err.message;
+          consecutiveFailures++;
+          if (!stopping) scheduleRestart(err.message);
+        });
+    }, delay);
+    timers.push(t);
+  };
+
+  return {
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    async start() {
+      stopping = false;
+      timers.push(setInterval(publish, opts.flushIntervalMs ?? 25));
+      timers.push(setInterval(checkLiveness, opts.livenessIntervalMs ?? 5000));
+      current = await launch();
+    },
+    async setMode(mode) {
+      if (mode === settings.mode && current) return;
+      if (retiring) await retire();
+      const old = current;
+      settings = { ...settings, mode };
+      if (old) {
+        // Until the new tracer records, calls starting now may be seen by both: track who reported each first.
+        for (const call of old.assembler.runningCalls()) owners.set(`${call.pid}:${call.start}`, old);
+        retiring = { run: old, deadline: Date.now() + (opts.handoffTimeoutMs ?? 600_000) };
+      }
+      try {
+        // The new tracer leaves to the old one every process the old one already follows.
+        current = await launch(old ? (ppid) => !old.assembler.knowsProcess(ppid) : undefined);
+      } catch (err) {
+        current = old;
+        retiring = null;
+        settings = old ? old.settings : settings;
+        throw err;
+      }
+      old?.assembler.closeToNewCalls();
+      log.info({ mode }, 'capture mode switched');
+    },
+    async stop() {
+      stopping = true;
+      for (const t of timers) clearTimeout(t);
+      timers = [];
+      await retire();
+      if (current) {
+        await current.stop();
+        absorb(current);
+        current = null;
+      }
+      publish();
+    },
+    status() {
+      const run = current;
+      return {
+        running: run?.running ?? false,
+        ready: run?.ready ?? false,
+        mode: settings.mode,
+        pid: run?.pid ?? null,
+        restarts: restartCount,
+        lostEvents: past.lostEvents + (run?.assembler.counters.lostEvents ?? 0) + (retiring?.run.assembler.counters.lostEvents ?? 0),
+        malformedLines: past.malformedLines + (run?.malformedLines ?? 0) + (retiring?.run.malformedLines ?? 0),
+        lastRecordAt: run?.lastRecordAt ? new Date(run.lastRecordAt).toISOString() : null,
+        startedAt: run ? new Date(run.startedAt).toISOString() : null,
+        lastError,
+        handoffInProgress: retiring !== null,
+      };
+    },
+    stats() {
+      const runs = [current, retiring?.run].filter((r): r is TracerRun => r !== null && r !== undefined);
+      const sum = (f: (r: TracerRun) => number) => runs.reduce((n, r) => n + f(r), 0);
+      return {
+        openCalls: sum((r) => r.assembler.openCallCount),
+        callsStarted: past.callsStarted + sum((r) => r.assembler.counters.callsStarted),
+        callsFinished: past.callsFinished + sum((r) => r.assembler.counters.callsFinished),
+        records: past.records + sum((r) => r.assembler.counters.records),
+        orphanChunks: past.orphanChunks + sum((r) => r.assembler.counters.orphanChunks),
+      };
+    },
+  };
+}

@@ -1,0 +1,50 @@
+/**
+ * The little the collector reads from /proc: who exec'd a top-level plugin,
+ * whether a traced process still lives, and how the tracer's clock maps to
+ * wall time.
+ */
+
+import { readFileSync, readlinkSync } from 'node:fs';
+import type { ParentProcess } from './types.js';
+
+/** Microseconds to add to the kernel's CLOCK_MONOTONIC (bpftrace's nsecs) to get Unix time. */
+export function monotonicToEpochOffsetUs(): number {
+  // process.hrtime reads CLOCK_MONOTONIC, the clock of bpf_ktime_get_ns.
+  const monoUs = Number(process.hrtime.bigint() / 1000n);
+  return Date.now() * 1000 - monoUs;
+}
+
+export function describeProcess(pid: number): ParentProcess {
+  return { pid, comm: readOrNull(() => readFileSync(`/proc/${pid}/comm`, 'utf8').trim()), exe: readOrNull(() => readlinkSync(`/proc/${pid}/exe`)) };
+}
+
+const TICKS_PER_SECOND = 100; // USER_HZ on Linux
+
+/**
+ * Whether `pid` is still the process that started at `startNs` (kernel
+ * monotonic ns, as the tracer reports it): /proc/<pid>/stat field 22 is the
+ * start in clock ticks, so a reused pid shows a different start.
+ */
+export function isProcessAlive(pid: number, startNs: string): boolean {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return false;
+  }
+  // comm (field 2) may hold spaces and parentheses: fields resume after the last ')'.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const state = fields[0];
+  if (state === 'Z' || state === 'X') return false;
+  const startTicks = Number(fields[19]);
+  const startMs = Number(BigInt(startNs) / 1_000_000n);
+  return Number.isFinite(startTicks) && Math.abs((startTicks * 1000) / TICKS_PER_SECOND - startMs) < 1000;
+}
+
+function readOrNull(read: () => string): string | null {
+  try {
+    return read();
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,157 @@
+/**
+ * One run of the tracer: a bpftrace process, its own call assembler, and the
+ * proof that it records (it has seen the collector's canary exec). The
+ * collector owns one run at a time, two while switching capture modes.
+ */
+
+import { spawn } from 'node:child_process';
+import type { Logger } from 'pino';
+import { CallAssembler, CANARY_COMMAND, type AssemblerOptions } from './assembler.js';
+import { startTracer, type RunningTracer, type TracerExit, type TracerSettings } from './tracer-process.js';
+import { RecordSequencer } from './record-sequencer.js';
+import { parseTracerLine, type TracerRecord } from './tracer-protocol.js';
+import type { CollectorEvent } from './types.js';
+
+/** How far (kernel time) the stream must move past a record before it is surely in order. */
+const REORDER_WINDOW_US = 2_000_000;
+/** Silence from bpftrace after which every record it printed is out. */
+const QUIET_MS = 40;
+
+export class TracerStartError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TracerStartError';
+  }
+}
+
+export interface RunCallbacks {
+  /** Events completed by a line (call.started) or by the run's end. */
+  emit(events: readonly CollectorEvent[]): void;
+  /** bpftrace went away without being asked to. */
+  onUnexpectedExit(exit: TracerExit): void;
+}
+
+export class TracerRun {
+  readonly assembler: CallAssembler;
+  /** Records wait here until no earlier one can still arrive from another CPU's buffer. */
+  private readonly sequencer: RecordSequencer;
+  malformedLines = 0;
+  lastRecordAt: number | null = null;
+  readonly startedAt = Date.now();
+  private tracer: RunningTracer | null = null;
+  private isReady = false;
+  private stopping = false;
+
+  constructor(
+    readonly settings: TracerSettings,
+    assemblerOptions: AssemblerOptions,
+    private readonly callbacks: RunCallbacks,
+    private readonly log: Logger,
+  ) {
+    this.assembler = new CallAssembler({ ...assemblerOptions, captureMode: settings.mode });
+    this.sequencer = new RecordSequencer(REORDER_WINDOW_US);
+  }
+
+  /** Called often by the collector: once bpftrace has gone quiet, nothing earlier can still come. */
+  releaseIfQuiet(nowMs: number): void {
+    if (this.sequencer.heldCount > 0 && this.lastRecordAt !== null && nowMs - this.lastRecordAt >= QUIET_MS) {
+      this.feed(this.sequencer.flush());
+    }
+  }
+
+  get running(): boolean {
+    return this.tracer !== null;
+  }
+
+  get ready(): boolean {
+    return this.isReady;
+  }
+
+  get pid(): number | null {
+    return this.tracer?.pid ?? null;
+  }
+
+  /** Starts bpftrace; resolves once it has recorded the canary exec. */
+  start(readyTimeoutMs: number): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      let settled = false;
+      const settle = (err?: Error) => {
+        if (settled) return;
+        settled = true;
+        clearInterval(canary);
+        clearTimeout(timeout);
+        if (err) reject(err);
+        else resolve();
+      };
+      const canary = setInterval(() => {
+        if (this.assembler.counters.canaries > 0) {
+          this.isReady = true;
+          settle();
+        } else {
+          runCanary();
+        }
+      }, 200);
+      const timeout = setTimeout(
+        () => settle(new TracerStartError(`bpftrace did not start recording within ${readyTimeoutMs / 1000} s`)),
+        readyTimeoutMs,
+      );
+      this.tracer = startTracer(
+        this.settings,
+        {
+          onLine: (line) => this.onLine(line),
+          onOverlongLine: () => {
+            this.malformedLines++;
+          },
+          onExit: (exit) => {
+            this.tracer = null;
+            this.feed(this.sequencer.flush());
+            this.isReady = false;
+            this.callbacks.emit(this.assembler.flushAll('the tracer stopped while the call ran'));
+            if (!settled) settle(new TracerStartError(describeExit(exit)));
+            else if (!this.stopping) this.callbacks.onUnexpectedExit(exit);
+          },
+        },
+        this.log,
+      );
+    });
+  }
+
+  /** Stops bpftrace; the calls it still followed end as incomplete (through emit). */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await this.tracer?.stop();
+  }
+
+  private onLine(line: string): void {
+    this.lastRecordAt = Date.now();
+    const parsed = parseTracerLine(line);
+    if (!parsed.ok) {
+      this.malformedLines++;
+      const e = parsed.error;
+      this.log.debug({ reason: e.reason, kind: e.recordKind, bytes: e.lineLength }, 'malformed tracer line');
+      return;
+    }
+    if (parsed.record.kind === 'lost') this.log.warn({ lost: parsed.record.count }, 'bpftrace lost records');
+    this.feed(this.sequencer.push(parsed.record));
+  }
+
+  private feed(records: readonly TracerRecord[]): void {
+    const now = Date.now();
+    for (const rec of records) {
+      const events = this.assembler.push(rec, now);
+      if (events.length > 0) this.callbacks.emit(events);
+    }
+  }
+}
+
+/** Execs `true` with the canary CNI_COMMAND: seeing it proves the tracer records execs. */
+function runCanary(): void {
+  const child = spawn('true', [], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', CNI_COMMAND: CANARY_COMMAND }, stdio: 'ignore' });
+  child.on('error', () => undefined);
+}
+
+export function describeExit(exit: TracerExit): string {
+  const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
+  const said = exit.stderrTail.filter((l) => /error/i.test(l)).slice(-3).join(' | ');
+  return said ? `bpftrace ${how}: ${said}` : `bpftrace ${how}`;
+}

@@ -1,0 +1,175 @@
+/**
+ * Rows as SQLite returns them → the camelCase types of store/types.ts.
+ * The SELECT lists live here too, next to the code that reads their
+ * aliases, so the two cannot drift apart.
+ */
+
+import type { CallStatus, CapturedStream } from '../collector/types.js';
+import type { CaptureMode } from '../collector/tracer-protocol.js';
+import type { StoredCall, StoredCallSummary, StoredHelper, StreamSize } from './types.js';
+
+/**
+ * Everything but the payloads. `length()` of a BLOB is read from the record
+ * header, so sizing a 4 MiB stdout costs nothing here.
+ */
+export const SUMMARY_COLUMNS = `id, status, incomplete_reason, command, plugin, path, pid, ppid,
+  parent_id, parent_pid, parent_comm, parent_exe, container_id, netns, ifname,
+  pod_namespace, pod_name, pod_uid, pod_infra_container_id, trace_parent, is_version_probe,
+  started_at_us, ended_at_us, duration_us, exit_code, signal, core_dumped, ok, capture_mode, lost_records,
+  stdin_total, stdin_truncated, stdout_total, stdout_truncated, stderr_total, stderr_truncated,
+  length(stdin) AS stdin_stored, length(stdout) AS stdout_stored, length(stderr) AS stderr_stored`;
+
+export const FULL_COLUMNS = `${SUMMARY_COLUMNS}, cni_args, argv_json, env_json, stdin, stdout, stderr`;
+
+export const HELPER_SELECT_COLUMNS = `seq, pid, ppid, path, started_at_us, ended_at_us, exit_code, signal, core_dumped,
+  stdout_total, stdout_truncated, stderr_total, stderr_truncated, argv_json, stdout, stderr`;
+
+export interface SummaryRow {
+  id: string;
+  status: CallStatus;
+  incomplete_reason: string | null;
+  command: string | null;
+  plugin: string;
+  path: string;
+  pid: number;
+  ppid: number;
+  parent_id: string | null;
+  parent_pid: number | null;
+  parent_comm: string | null;
+  parent_exe: string | null;
+  container_id: string | null;
+  netns: string | null;
+  ifname: string | null;
+  pod_namespace: string | null;
+  pod_name: string | null;
+  pod_uid: string | null;
+  pod_infra_container_id: string | null;
+  trace_parent: string | null;
+  is_version_probe: number;
+  started_at_us: number;
+  ended_at_us: number | null;
+  duration_us: number | null;
+  exit_code: number | null;
+  signal: number | null;
+  core_dumped: number | null;
+  ok: number | null;
+  capture_mode: CaptureMode;
+  lost_records: number;
+  stdin_total: number;
+  stdin_truncated: number;
+  stdout_total: number;
+  stdout_truncated: number;
+  stderr_total: number;
+  stderr_truncated: number;
+  stdin_stored: number;
+  stdout_stored: number;
+  stderr_stored: number;
+}
+
+export interface FullRow extends SummaryRow {
+  cni_args: string | null;
+  argv_json: string;
+  env_json: string;
+  stdin: Buffer;
+  stdout: Buffer;
+  stderr: Buffer;
+}
+
+export interface HelperSelectRow {
+  seq: number;
+  pid: number;
+  ppid: number;
+  path: string;
+  started_at_us: number;
+  ended_at_us: number | null;
+  exit_code: number | null;
+  signal: number | null;
+  core_dumped: number | null;
+  stdout_total: number;
+  stdout_truncated: number;
+  stderr_total: number;
+  stderr_truncated: number;
+  argv_json: string;
+  stdout: Buffer;
+  stderr: Buffer;
+}
+
+const boolOrNull = (v: number | null): boolean | null => (v === null ? null : v !== 0);
+const size = (stored: number, total: number, truncated: number): StreamSize => ({ storedBytes: stored, totalBytes: total, truncated: truncated !== 0 });
+const stream = (bytes: Buffer, total: number, truncated: number): CapturedStream => ({ bytes, totalBytes: total, truncated: truncated !== 0 });
+
+type CommonFields = Omit<StoredCallSummary, 'stdin' | 'stdout' | 'stderr'>;
+
+function commonFields(r: SummaryRow): CommonFields {
+  return {
+    id: r.id,
+    status: r.status,
+    incompleteReason: r.incomplete_reason,
+    command: r.command,
+    plugin: r.plugin,
+    path: r.path,
+    pid: r.pid,
+    ppid: r.ppid,
+    parentId: r.parent_id,
+    parentPid: r.parent_pid,
+    parentComm: r.parent_comm,
+    parentExe: r.parent_exe,
+    containerId: r.container_id,
+    netns: r.netns,
+    ifname: r.ifname,
+    podNamespace: r.pod_namespace,
+    podName: r.pod_name,
+    podUid: r.pod_uid,
+    podInfraContainerId: r.pod_infra_container_id,
+    traceParent: r.trace_parent,
+    isVersionProbe: r.is_version_probe !== 0,
+    startedAtUs: r.started_at_us,
+    endedAtUs: r.ended_at_us,
+    durationUs: r.duration_us,
+    exitCode: r.exit_code,
+    signal: r.signal,
+    coreDumped: boolOrNull(r.core_dumped),
+    ok: boolOrNull(r.ok),
+    captureMode: r.capture_mode,
+    lostRecords: r.lost_records !== 0,
+  };
+}
+
+export function toSummary(r: SummaryRow): StoredCallSummary {
+  return {
+    ...commonFields(r),
+    stdin: size(r.stdin_stored, r.stdin_total, r.stdin_truncated),
+    stdout: size(r.stdout_stored, r.stdout_total, r.stdout_truncated),
+    stderr: size(r.stderr_stored, r.stderr_total, r.stderr_truncated),
+  };
+}
+
+export function toHelper(r: HelperSelectRow): StoredHelper {
+  return {
+    seq: r.seq,
+    pid: r.pid,
+    ppid: r.ppid,
+    path: r.path,
+    argv: JSON.parse(r.argv_json) as string[],
+    startedAtUs: r.started_at_us,
+    endedAtUs: r.ended_at_us,
+    exitCode: r.exit_code,
+    signal: r.signal,
+    coreDumped: boolOrNull(r.core_dumped),
+    stdout: stream(r.stdout, r.stdout_total, r.stdout_truncated),
+    stderr: stream(r.stderr, r.stderr_total, r.stderr_truncated),
+  };
+}
+
+export function toStoredCall(r: FullRow, helpers: readonly HelperSelectRow[]): StoredCall {
+  return {
+    ...commonFields(r),
+    cniArgs: r.cni_args,
+    argv: JSON.parse(r.argv_json) as string[],
+    env: JSON.parse(r.env_json) as Record<string, string>,
+    stdin: stream(r.stdin, r.stdin_total, r.stdin_truncated),
+    stdout: stream(r.stdout, r.stdout_total, r.stdout_truncated),
+    stderr: stream(r.stderr, r.stderr_total, r.stderr_truncated),
+    helpers: helpers.map(toHelper),
+  };
+}

@@ -1,0 +1,84 @@
+/**
+ * The write side: collector events into `calls` and `helpers`. Statements
+ * are prepared once and every batch is one transaction, which is what makes
+ * tens of thousands of calls per second possible (a commit per row would
+ * be bound by fsync and WAL-frame overhead instead).
+ */
+
+import type { Database } from 'better-sqlite3';
+import type { CniCall, CollectorEvent } from '../collector/types.js';
+import { CALL_COLUMNS, HELPER_COLUMNS, callRow, helperRow } from './call-rows.js';
+import { toStoreError } from './errors.js';
+import { latestEventPerCall } from './latest-events.js';
+
+export interface CallWriter {
+  writeEvents(events: readonly CollectorEvent[]): void;
+  markRunningAsIncomplete(reason: string): number;
+}
+
+const names = (cols: readonly string[]) => cols.join(', ');
+const params = (cols: readonly string[]) => cols.map((c) => `@${c}`).join(', ');
+
+// A started row must never overwrite a finished one that got there first
+// (events retried after a full disk can arrive late), hence DO NOTHING.
+const INSERT_STARTED = `INSERT INTO calls (${names(CALL_COLUMNS)}) VALUES (${params(CALL_COLUMNS)}) ON CONFLICT (id) DO NOTHING`;
+
+// DO UPDATE rather than INSERT OR REPLACE: REPLACE deletes the old row first,
+// which would fire ON DELETE CASCADE and change the rowid for nothing.
+const UPSERT_FINISHED =
+  `INSERT INTO calls (${names(CALL_COLUMNS)}) VALUES (${params(CALL_COLUMNS)}) ON CONFLICT (id) DO UPDATE SET ` +
+  CALL_COLUMNS.filter((c) => c !== 'id')
+    .map((c) => `${c} = excluded.${c}`)
+    .join(', ');
+
+const INSERT_HELPER = `INSERT INTO helpers (${names(HELPER_COLUMNS)}) VALUES (${params(HELPER_COLUMNS)})`;
+const DELETE_HELPERS = 'DELETE FROM helpers WHERE call_id = ?';
+const MARK_INCOMPLETE = "UPDATE calls SET status = 'incomplete', incomplete_reason = ? WHERE status = 'running'";
+
+export function createCallWriter(db: Database): CallWriter {
+  const file = db.name;
+  const insertStarted = db.prepare(INSERT_STARTED);
+  const upsertFinished = db.prepare(UPSERT_FINISHED);
+  const insertHelper = db.prepare(INSERT_HELPER);
+  const deleteHelpers = db.prepare(DELETE_HELPERS);
+  const markIncomplete = db.prepare<[string]>(MARK_INCOMPLETE);
+
+  const insertHelpers = (call: CniCall) => {
+    call.helpers.forEach((h, seq) => insertHelper.run(helperRow(call.id, seq, h)));
+  };
+
+  const writeBatch = db.transaction((events: readonly CollectorEvent[]) => {
+    for (const event of latestEventPerCall(events)) {
+      const { call } = event;
+      if (event.type === 'call.started') {
+        // Helpers only if this insert created the row; otherwise the row's own are newer.
+        const { changes } = insertStarted.run(callRow(call));
+        if (changes > 0 && call.helpers.length > 0) insertHelpers(call);
+      } else {
+        upsertFinished.run(callRow(call));
+        // Replace, not append: the finished snapshot has every helper of the call.
+        deleteHelpers.run(call.id);
+        insertHelpers(call);
+      }
+    }
+  });
+
+  return {
+    writeEvents(events) {
+      if (events.length === 0) return;
+      try {
+        writeBatch(events);
+      } catch (err) {
+        throw toStoreError(err, file, 'write calls to');
+      }
+    },
+
+    markRunningAsIncomplete(reason) {
+      try {
+        return markIncomplete.run(reason).changes;
+      } catch (err) {
+        throw toStoreError(err, file, 'update');
+      }
+    },
+  };
+}

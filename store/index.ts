@@ -1,0 +1,9 @@
+/** The store's public surface, for api/, cli/ and the daemon. */
+
+export { openDatabase, type Database } from './open-database.js';
+export { createCallStore } from './call-store.js';
+export { createStoreListener, type StoreListener, type StoreListenerOptions } from './store-listener.js';
+export { StoreError, isTransientStoreError, type StoreErrorCode } from './errors.js';
+export { MIGRATIONS, migrate, type Migration } from './migrations.js';
+export { MAX_PAGE_SIZE } from './call-reader.js';
+export type * from './types.js';

@@ -1,0 +1,175 @@
+/**
+ * Versioned schema changes. `PRAGMA user_version` holds the last applied
+ * version: it lives in the database header, so it commits or rolls back with
+ * the migration's own transaction and a crash never leaves a half-migrated file.
+ * Append new migrations; never edit one that has shipped.
+ */
+
+import type { Database } from 'better-sqlite3';
+import { StoreError } from './errors.js';
+
+export interface Migration {
+  readonly version: number;
+  readonly name: string;
+  up(db: Database): void;
+}
+
+/** Marks the file as ours ("cnir"), so we never migrate someone else's SQLite file. */
+export const APPLICATION_ID = 0x636e6972;
+
+const CREATE_CALLS = `
+CREATE TABLE calls (
+  id                     TEXT PRIMARY KEY NOT NULL,
+  status                 TEXT NOT NULL CHECK (status IN ('running', 'finished', 'incomplete')),
+  incomplete_reason      TEXT,
+  command                TEXT,
+  plugin                 TEXT NOT NULL,
+  path                   TEXT NOT NULL,
+  pid                    INTEGER NOT NULL,
+  ppid                   INTEGER NOT NULL,
+  -- No foreign key: a delegated call must still be stored when its parent's
+  -- row is missing (dropped while the disk was full, pruned by retention).
+  parent_id              TEXT,
+  parent_pid             INTEGER,
+  parent_comm            TEXT,
+  parent_exe             TEXT,
+  container_id           TEXT,
+  netns                  TEXT,
+  ifname                 TEXT,
+  cni_args               TEXT,
+  pod_namespace          TEXT,
+  pod_name               TEXT,
+  pod_uid                TEXT,
+  pod_infra_container_id TEXT,
+  trace_parent           TEXT,
+  is_version_probe       INTEGER NOT NULL CHECK (is_version_probe IN (0, 1)),
+  started_at_us          INTEGER NOT NULL,
+  ended_at_us            INTEGER,
+  duration_us            INTEGER,
+  exit_code              INTEGER,
+  signal                 INTEGER,
+  core_dumped            INTEGER,
+  ok                     INTEGER,
+  capture_mode           TEXT NOT NULL,
+  lost_records           INTEGER NOT NULL,
+  stdin_total            INTEGER NOT NULL,
+  stdin_truncated        INTEGER NOT NULL,
+  stdout_total           INTEGER NOT NULL,
+  stdout_truncated       INTEGER NOT NULL,
+  stderr_total           INTEGER NOT NULL,
+  stderr_truncated       INTEGER NOT NULL,
+  -- Variable-size columns last: SQLite reads a record front to back, so list
+  -- queries get every scalar above without touching the payload's overflow pages.
+  argv_json              TEXT NOT NULL,
+  env_json               TEXT NOT NULL,
+  stdin                  BLOB NOT NULL,
+  stdout                 BLOB NOT NULL,
+  stderr                 BLOB NOT NULL
+) STRICT`;
+
+const CREATE_HELPERS = `
+CREATE TABLE helpers (
+  id               INTEGER PRIMARY KEY,
+  call_id          TEXT NOT NULL REFERENCES calls (id) ON DELETE CASCADE,
+  seq              INTEGER NOT NULL,
+  pid              INTEGER NOT NULL,
+  ppid             INTEGER NOT NULL,
+  path             TEXT NOT NULL,
+  started_at_us    INTEGER NOT NULL,
+  ended_at_us      INTEGER,
+  exit_code        INTEGER,
+  signal           INTEGER,
+  core_dumped      INTEGER,
+  stdout_total     INTEGER NOT NULL,
+  stdout_truncated INTEGER NOT NULL,
+  stderr_total     INTEGER NOT NULL,
+  stderr_truncated INTEGER NOT NULL,
+  argv_json        TEXT NOT NULL,
+  stdout           BLOB NOT NULL,
+  stderr           BLOB NOT NULL
+) STRICT`;
+
+const CREATE_TRACER_EVENTS = `
+CREATE TABLE tracer_events (
+  id          INTEGER PRIMARY KEY,
+  at_us       INTEGER NOT NULL,
+  kind        TEXT NOT NULL,
+  detail_json TEXT NOT NULL
+) STRICT`;
+
+// Every list query orders by (started_at_us DESC, id DESC) for keyset
+// pagination, so each filter index ends with those two columns: SQLite then
+// walks the index in order and stops after `limit` rows instead of sorting.
+const CREATE_INDEXES = [
+  'CREATE INDEX calls_by_started ON calls (started_at_us DESC, id DESC)',
+  'CREATE INDEX calls_by_pod ON calls (pod_namespace, pod_name, started_at_us DESC, id DESC)',
+  'CREATE INDEX calls_by_pod_uid ON calls (pod_uid, started_at_us DESC, id DESC) WHERE pod_uid IS NOT NULL',
+  'CREATE INDEX calls_by_container ON calls (container_id, started_at_us DESC, id DESC) WHERE container_id IS NOT NULL',
+  'CREATE INDEX calls_by_command ON calls (command, started_at_us DESC, id DESC)',
+  'CREATE INDEX calls_by_plugin ON calls (plugin, started_at_us DESC, id DESC)',
+  // Partial: failures are the rows people look for and few of the total.
+  'CREATE INDEX calls_failed ON calls (started_at_us DESC, id DESC) WHERE ok = 0',
+  'CREATE INDEX calls_by_duration ON calls (duration_us) WHERE duration_us IS NOT NULL',
+  'CREATE INDEX calls_by_parent ON calls (parent_id, started_at_us, id) WHERE parent_id IS NOT NULL',
+  // Partial: only the handful of calls in flight, for the live view and the startup sweep.
+  "CREATE INDEX calls_running ON calls (started_at_us DESC, id DESC) WHERE status = 'running'",
+  // Also serves the FK check behind ON DELETE CASCADE.
+  'CREATE INDEX helpers_by_call ON helpers (call_id, seq)',
+  'CREATE INDEX tracer_events_by_time ON tracer_events (at_us DESC, id DESC)',
+];
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'calls, helpers and tracer events',
+    up(db) {
+      db.exec(CREATE_CALLS);
+      db.exec(CREATE_HELPERS);
+      db.exec(CREATE_TRACER_EVENTS);
+      for (const sql of CREATE_INDEXES) db.exec(sql);
+      db.pragma(`application_id = ${APPLICATION_ID}`);
+    },
+  },
+];
+
+export function latestVersion(migrations: readonly Migration[] = MIGRATIONS): number {
+  return migrations.reduce((max, m) => Math.max(max, m.version), 0);
+}
+
+/**
+ * Refuses files that are SQLite but not ours, or ours but newer than this
+ * build; then applies each missing migration in its own transaction.
+ * Returns the versions applied (empty when the schema was current).
+ */
+export function migrate(db: Database, file: string, migrations: readonly Migration[] = MIGRATIONS): number[] {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  const appId = db.pragma('application_id', { simple: true }) as number;
+  const objects = (db.prepare('SELECT count(*) AS n FROM sqlite_schema').get() as { n: number }).n;
+  if (appId !== APPLICATION_ID && (appId !== 0 || objects > 0)) {
+    throw new StoreError('not-a-database', file, `The file ${file} is an SQLite database that cnirec did not create; move it away or choose another database path.`);
+  }
+  const latest = latestVersion(migrations);
+  if (current > latest) {
+    throw new StoreError(
+      'schema-too-new',
+      file,
+      `The database ${file} was written by a newer cnirec (schema ${current}, this build knows ${latest}); upgrade cnirec or choose another database path.`,
+    );
+  }
+  const applied: number[] = [];
+  for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
+    if (m.version <= current) continue;
+    // IMMEDIATE takes the write lock first; re-reading the version under it
+    // makes two daemons starting at once apply each migration only once.
+    const ran = db
+      .transaction(() => {
+        if ((db.pragma('user_version', { simple: true }) as number) >= m.version) return false;
+        m.up(db);
+        db.pragma(`user_version = ${m.version}`);
+        return true;
+      })
+      .immediate();
+    if (ran) applied.push(m.version);
+  }
+  return applied;
+}

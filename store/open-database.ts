@@ -1,0 +1,89 @@
+/**
+ * Opens (or creates) the recorder's SQLite file, tuned for one writer that
+ * appends a lot and readers that page through recent rows, and brings its
+ * schema up to date. Everything that can go wrong here and that a user can
+ * fix comes out as a StoreError.
+ */
+
+import fs from 'node:fs';
+import path from 'node:path';
+import BetterSqlite3, { type Database } from 'better-sqlite3';
+import { toStoreError } from './errors.js';
+import { migrate } from './migrations.js';
+
+export type { Database } from 'better-sqlite3';
+
+/** Long enough to ride out a checkpoint or a CLI reader, short enough to notice a stuck lock. */
+const BUSY_TIMEOUT_MS = 5_000;
+/** After a checkpoint, shrink the WAL back to this instead of leaving it at its peak size. */
+const JOURNAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
+
+/** Payloads hold plugin configs and their output, which may carry credentials: owner only. */
+const DIR_MODE = 0o700;
+const FILE_MODE = 0o600;
+
+export function openDatabase(file: string): Database {
+  const inMemory = file === ':memory:';
+  if (!inMemory) prepareFile(file);
+
+  let db: Database;
+  try {
+    db = new BetterSqlite3(file, { timeout: BUSY_TIMEOUT_MS });
+  } catch (err) {
+    throw toStoreError(err, file, 'open');
+  }
+  try {
+    configure(db);
+    migrate(db, file);
+    return db;
+  } catch (err) {
+    db.close();
+    throw toStoreError(err, file, 'open');
+  }
+}
+
+/**
+ * Creates the directory and the file ourselves, so they get owner-only
+ * modes: SQLite would create the file 0644, and it gives the -wal and -shm
+ * files the same mode as the database file.
+ */
+function prepareFile(file: string): void {
+  const dir = path.dirname(path.resolve(file));
+  try {
+    fs.mkdirSync(dir, { recursive: true, mode: DIR_MODE });
+  } catch (err) {
+    throw toStoreError(err, file, 'create the directory for');
+  }
+  let fd: number;
+  try {
+    // An empty file is a valid new database to SQLite.
+    fd = fs.openSync(file, fs.constants.O_RDWR | fs.constants.O_CREAT, FILE_MODE);
+  } catch (err) {
+    throw toStoreError(err, file, 'create');
+  }
+  try {
+    // Tighten a file an older build (or a person) left readable by others.
+    // Not owning it (EPERM) is fine: then its owner chose the mode.
+    fs.fchmodSync(fd, FILE_MODE);
+  } catch {
+    // deliberately ignored, see above
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function configure(db: Database): void {
+  // Must come before the first table exists (and before WAL, which writes the
+  // header); on an existing database it is a no-op, as SQLite only changes
+  // it through a full VACUUM. Incremental lets retention give pages back a
+  // few at a time instead of locking the file for a whole VACUUM.
+  db.pragma('auto_vacuum = INCREMENTAL');
+  // WAL: readers (API, CLI) never block the collector's writes, nor it them.
+  db.pragma('journal_mode = WAL');
+  // In WAL mode NORMAL cannot corrupt the file; a power cut may lose the last
+  // transactions, an acceptable price for not fsyncing every batch.
+  db.pragma('synchronous = NORMAL');
+  db.pragma('foreign_keys = ON');
+  db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+  db.pragma(`journal_size_limit = ${JOURNAL_SIZE_LIMIT_BYTES}`);
+}

@@ -1,0 +1,114 @@
+/**
+ * Replays tracer output (recorded fixtures or synthetic lines) through
+ * parseTracerLine and CallAssembler with a fake clock.
+ */
+
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { CallAssembler, type AssemblerOptions } from '../../collector/assembler.js';
+import { parseTracerLine, type TracerLineError } from '../../collector/tracer-protocol.js';
+import type { CniCall, CollectorEvent } from '../../collector/types.js';
+
+export const EPOCH_OFFSET_US = 1_700_000_000_000_000;
+export const monoToEpochUs = (us: number): number => us + EPOCH_OFFSET_US;
+
+/** Where the fake clock ends up after the replay: far past any grace period. */
+export const FAR_FUTURE_MS = 1_000_000_000;
+
+export const TRACES_DIR = fileURLToPath(new URL('../fixtures/traces/', import.meta.url));
+
+/** A fixture's lines, as the collector reads them from bpftrace's stdout. */
+export function traceLines(name: string): string[] {
+  const text = readFileSync(new URL(`../fixtures/traces/${name}`, import.meta.url), 'utf8');
+  const lines = text.split('\n');
+  if (lines.at(-1) === '') lines.pop();
+  return lines;
+}
+
+/** A saved stdin/stdout/stderr of a recorded call, byte-exact. */
+export function payload(name: string): Buffer {
+  return readFileSync(new URL(`../fixtures/traces/${name}`, import.meta.url));
+}
+
+export interface ReplayOptions extends Partial<AssemblerOptions> {
+  /** Fake clock step between lines (default 1 ms). */
+  msPerLine?: number;
+  /** Call tick() after every line, as the daemon's timer would (default true). */
+  tickEachLine?: boolean;
+  /** How the replay ends: a tick far in the future (default), flushAll, or nothing. */
+  end?: 'tick' | 'flushAll' | 'none';
+}
+
+export interface Replay {
+  readonly assembler: CallAssembler;
+  readonly events: CollectorEvent[];
+  readonly started: CniCall[];
+  readonly finished: CniCall[];
+  readonly parseErrors: TracerLineError[];
+  /** The fake clock after the last line (before the end tick). */
+  readonly nowMs: number;
+  /** Feeds more lines into the same assembler, continuing the clock. */
+  feed(lines: Iterable<string>): CollectorEvent[];
+  tick(nowMs: number): CollectorEvent[];
+  flushAll(reason: string): CollectorEvent[];
+}
+
+export function replay(lines: Iterable<string>, opts: ReplayOptions = {}): Replay {
+  const { msPerLine = 1, tickEachLine = true, end = 'tick', ...asmOpts } = opts;
+  const assembler = new CallAssembler({ monoToEpochUs, ...asmOpts });
+  const events: CollectorEvent[] = [];
+  const parseErrors: TracerLineError[] = [];
+  let nowMs = 0;
+  const take = (evs: CollectorEvent[]): CollectorEvent[] => {
+    events.push(...evs);
+    return evs;
+  };
+  const feed = (input: Iterable<string>): CollectorEvent[] => {
+    const out: CollectorEvent[] = [];
+    for (const line of input) {
+      nowMs += msPerLine;
+      const parsed = parseTracerLine(line);
+      if (!parsed.ok) {
+        parseErrors.push(parsed.error);
+        continue;
+      }
+      out.push(...take(assembler.push(parsed.record, nowMs)));
+      if (tickEachLine) out.push(...take(assembler.tick(nowMs)));
+    }
+    return out;
+  };
+  feed(lines);
+  const r: Replay = {
+    assembler,
+    events,
+    get started() {
+      return events.filter((e) => e.type === 'call.started').map((e) => e.call);
+    },
+    get finished() {
+      return events.filter((e) => e.type === 'call.finished').map((e) => e.call);
+    },
+    parseErrors,
+    nowMs,
+    feed,
+    tick: (t) => take(assembler.tick(t)),
+    flushAll: (reason) => take(assembler.flushAll(reason)),
+  };
+  if (end === 'tick') r.tick(FAR_FUTURE_MS);
+  if (end === 'flushAll') r.flushAll('replay ended');
+  return r;
+}
+
+/** Replays a recorded fixture to its end (tick far in the future). */
+export function replayFixture(name: string, opts: ReplayOptions = {}): Replay {
+  return replay(traceLines(name), opts);
+}
+
+/** The one finished call matching `pred`; fails loudly otherwise. */
+export function onlyCall(calls: readonly CniCall[], pred: (c: CniCall) => boolean, what: string): CniCall {
+  const found = calls.filter(pred);
+  if (found.length !== 1) {
+    const seen = calls.map((c) => `${c.plugin}/${c.command}`).join(', ');
+    throw new Error(`expected one ${what}, found ${found.length} (calls: ${seen})`);
+  }
+  return found[0]!;
+}

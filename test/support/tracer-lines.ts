@@ -1,0 +1,118 @@
+/**
+ * Builds tracer output lines the way bpf/cnirec.bt prints them, for synthetic
+ * scenarios the recorded fixtures cannot show (pid reuse, lost records,
+ * out-of-order delivery). Chunking follows the .bt program exactly: fixed
+ * 200-byte chunks, the last one taken as the 200 bytes that end the block
+ * (an exec block under 200 bytes is read from before its start, a payload
+ * under 200 bytes past its end).
+ */
+
+import { CHUNK_BYTES, EXEC_BLOCK_CAP_BYTES, PAYLOAD_CAP_BYTES } from '../../collector/tracer-protocol.js';
+
+/** bpftrace's %rx: `\xNN` per byte. */
+export function hex(data: Buffer): string {
+  let out = '';
+  for (const b of data) out += `\\x${b.toString(16).padStart(2, '0')}`;
+  return out;
+}
+
+/** 200 bytes of `data` from `start` (may be < 0), zero-filled outside it. */
+function window(data: Buffer, start: number): Buffer {
+  const out = Buffer.alloc(CHUNK_BYTES);
+  for (let i = 0; i < CHUNK_BYTES; i++) {
+    const at = start + i;
+    if (at >= 0 && at < data.length) out[i] = data[at]!;
+  }
+  return out;
+}
+
+export interface ExecSpec {
+  /** Monotonic nanoseconds. */
+  ts: number;
+  pid: number;
+  ppid: number;
+  /** Process start time (ns); names the process across pid reuse. */
+  start: number;
+  path: string;
+  argv?: readonly string[];
+  env?: Readonly<Record<string, string>>;
+  stdio?: readonly [number, number, number];
+}
+
+export function execBlock(argv: readonly string[], env: Readonly<Record<string, string>>): { block: Buffer; argBytes: number } {
+  const args = Buffer.from(argv.map((a) => `${a}\0`).join(''));
+  const envs = Buffer.from(Object.entries(env).map(([k, v]) => `${k}=${v}\0`).join(''));
+  return { block: Buffer.concat([args, envs]), argBytes: args.length };
+}
+
+/** The X header and its B chunks. */
+export function execLines(spec: ExecSpec): string[] {
+  const argv = spec.argv ?? [spec.path];
+  const { block, argBytes } = execBlock(argv, spec.env ?? {});
+  const [i, o, e] = spec.stdio ?? [1000, 1001, 1002];
+  const lines = [`X ${spec.ts} ${spec.pid} ${spec.ppid} ${spec.start} ${i} ${o} ${e} ${argBytes} ${block.length} ${spec.path}`];
+  const total = block.length;
+  for (let off = 0; off < total && off < EXEC_BLOCK_CAP_BYTES; off += CHUNK_BYTES) {
+    const start = off + CHUNK_BYTES > total ? total - CHUNK_BYTES : off;
+    lines.push(`B ${spec.pid} ${start} ${hex(window(block, start))}`);
+  }
+  return lines;
+}
+
+export interface IoSpec {
+  ts: number;
+  pid: number;
+  tid?: number;
+  inode: number;
+}
+
+function payloadChunks(tid: number, data: Buffer): string[] {
+  const lines: string[] = [];
+  const total = data.length;
+  for (let off = 0; off < total && off < PAYLOAD_CAP_BYTES; off += CHUNK_BYTES) {
+    const start = off + CHUNK_BYTES > total && total >= CHUNK_BYTES ? total - CHUNK_BYTES : off;
+    lines.push(`D ${tid} ${start} ${hex(window(data, start))}`);
+  }
+  return lines;
+}
+
+/** An R header (read from fd 0) and its D chunks. */
+export function readLines(spec: IoSpec, data: Buffer | string): string[] {
+  const buf = Buffer.from(data);
+  const tid = spec.tid ?? spec.pid;
+  return [`R ${spec.ts} ${spec.pid} ${tid} ${spec.inode} ${buf.length}`, ...payloadChunks(tid, buf)];
+}
+
+/** A W header (write to fd 1 or 2) and its D chunks. */
+export function writeLines(spec: IoSpec & { fd: 1 | 2 }, data: Buffer | string): string[] {
+  const buf = Buffer.from(data);
+  const tid = spec.tid ?? spec.pid;
+  return [`W ${spec.ts} ${spec.pid} ${tid} ${spec.fd} ${spec.inode} ${buf.length}`, ...payloadChunks(tid, buf)];
+}
+
+export interface ExitSpec {
+  ts: number;
+  pid: number;
+  start: number;
+  /** Normal exit code (default 0); ignored when `signal` is set. */
+  code?: number;
+  signal?: number;
+}
+
+/** Q for a process ended by exit_group (SIGNAL_GROUP_EXIT set, as the fixtures show). */
+export function exitLine(spec: ExitSpec): string {
+  const status = spec.signal !== undefined ? spec.signal : (spec.code ?? 0) << 8;
+  return `Q ${spec.ts} ${spec.pid} ${spec.start} ${status} ${status} 4`;
+}
+
+export function forkLine(ts: number, ppid: number, child: number): string {
+  return `F ${ts} ${ppid} ${child}`;
+}
+
+export function threadExitLine(tid: number): string {
+  return `T ${tid}`;
+}
+
+export function helloLine(mode: 'full' | 'light', ts = 1_000_000): string {
+  return `H 1 ${mode} ${ts}`;
+}

@@ -1,0 +1,258 @@
+import { describe, expect, it } from 'vitest';
+import {
+  CHUNK_BYTES,
+  parseTracerLine,
+  TracerLineError,
+  type ParseErrorReason,
+  type TracerRecord,
+} from '../../collector/tracer-protocol.js';
+import { traceLines } from '../support/replay.js';
+import { hex } from '../support/tracer-lines.js';
+
+const chunk = (text: string): Buffer => {
+  const b = Buffer.alloc(CHUNK_BYTES);
+  b.write(text, 'latin1');
+  return b;
+};
+const HELLO = chunk('{"cniVersion":"1.0.0"}');
+const HELLO_HEX = hex(HELLO);
+
+function parsed(line: string): TracerRecord {
+  const r = parseTracerLine(line);
+  if (!r.ok) throw new Error(`unexpected parse error: ${r.error.message}`);
+  return r.record;
+}
+
+function failed(line: string): TracerLineError {
+  const r = parseTracerLine(line);
+  if (r.ok) throw new Error(`expected a parse error, got ${r.record.kind}`);
+  return r.error;
+}
+
+describe('parseTracerLine: every record kind', () => {
+  const cases: Array<[string, string, TracerRecord]> = [
+    ['hello, full', 'H 1 full 2170392537929', { kind: 'hello', version: 1, mode: 'full', ts: 2170392537.929 }],
+    ['hello, light', 'H 1 light 2188025690693', { kind: 'hello', version: 1, mode: 'light', ts: 2188025690.693 }],
+    [
+      'exec (recorded)',
+      'X 2171194026282 10218 10211 2171193719020 15571 15572 15573 24 507 /usr/lib/cni/host-local',
+      {
+        kind: 'exec',
+        ts: 2171194026.282,
+        pid: 10218,
+        ppid: 10211,
+        start: '2171193719020',
+        stdioInodes: ['15571', '15572', '15573'],
+        argBytes: 24,
+        blockBytes: 507,
+        path: '/usr/lib/cni/host-local',
+      },
+    ],
+    [
+      'exec, path with spaces, 64-bit inodes kept exact',
+      'X 5 7 1 4 18446744073709551615 2 3 10 20 /opt/cni/bin/my plugin',
+      {
+        kind: 'exec',
+        ts: 0.005,
+        pid: 7,
+        ppid: 1,
+        start: '4',
+        stdioInodes: ['18446744073709551615', '2', '3'],
+        argBytes: 10,
+        blockBytes: 20,
+        path: '/opt/cni/bin/my plugin',
+      },
+    ],
+    ['exec chunk', `B 10841 200 ${HELLO_HEX}`, { kind: 'exec-chunk', pid: 10841, off: 200, data: HELLO }],
+    ['exec chunk from before the block', `B 10841 -50 ${HELLO_HEX}`, { kind: 'exec-chunk', pid: 10841, off: -50, data: HELLO }],
+    ['fork', 'F 2171188522770 10211 10212', { kind: 'fork', ts: 2171188522.77, ppid: 10211, pid: 10212 }],
+    [
+      'read',
+      'R 2171190206229 10211 10213 15553 197',
+      { kind: 'read', ts: 2171190206.229, pid: 10211, tid: 10213, inode: '15553', len: 197 },
+    ],
+    [
+      'write to stdout',
+      'W 2171202874345 10211 10211 1 2147224 546',
+      { kind: 'write', ts: 2171202874.345, pid: 10211, tid: 10211, fd: 1, inode: '2147224', len: 546 },
+    ],
+    [
+      'write to stderr',
+      'W 2179297171658 10663 10663 2 15476 0',
+      { kind: 'write', ts: 2179297171.658, pid: 10663, tid: 10663, fd: 2, inode: '15476', len: 0 },
+    ],
+    ['data chunk', `D 10211 0 ${HELLO_HEX}`, { kind: 'data-chunk', tid: 10211, off: 0, data: HELLO }],
+    [
+      'exit (exit 1)',
+      'Q 2175211873150 10510 2175206794356 256 256 4',
+      { kind: 'exit', ts: 2175211873.15, pid: 10510, start: '2175206794356', exitCode: 256, groupExitCode: 256, signalFlags: 4 },
+    ],
+    [
+      'exit (SIGKILL)',
+      'Q 2182860494489 10766 2182747008139 9 9 4',
+      { kind: 'exit', ts: 2182860494.489, pid: 10766, start: '2182747008139', exitCode: 9, groupExitCode: 9, signalFlags: 4 },
+    ],
+    ['thread exit', 'T 10220', { kind: 'thread-exit', tid: 10220 }],
+    ['lost events', 'Lost 12 events', { kind: 'lost', count: 12 }],
+    ['lost events, one', 'Lost 1 events', { kind: 'lost', count: 1 }],
+  ];
+
+  it.each(cases)('%s', (_name, line, record) => {
+    expect(parsed(line)).toEqual(record);
+  });
+
+  it('keeps ts exact to the nanosecond fraction for short and long values', () => {
+    expect(parsed('F 0 1 2')).toMatchObject({ ts: 0 });
+    expect(parsed('F 999 1 2')).toMatchObject({ ts: 0.999 });
+    expect(parsed('F 1000 1 2')).toMatchObject({ ts: 1 });
+    // 200 days of uptime in ns: still exact to the µs (the ns fraction is approximate).
+    const { ts } = parsed('F 17280000000123456 1 2') as Extract<TracerRecord, { kind: 'fork' }>;
+    expect(Math.floor(ts)).toBe(17_280_000_000_123);
+    expect(ts - 17_280_000_000_123).toBeCloseTo(0.456, 2);
+  });
+});
+
+describe('parseTracerLine: bpftrace noise', () => {
+  it.each([
+    ['empty line (bpftrace prints one per map as it stops)', ''],
+    ['attach banner', 'Attaching 10 probes...'],
+    ['attach banner, light mode', 'Attaching 7 probes...'],
+    ['warning', 'WARNING: could not resolve symbol'],
+    // Recorded (running.trace): the @cni map dumped while a plugin still ran.
+    ['map dump at exit', '@cni[16312]: 1'],
+    ['map dump of the read buffers', '@rbuf[16400]: 140737488347136'],
+  ])('%s', (_name, line) => {
+    expect(parsed(line)).toEqual({ kind: 'noise' });
+  });
+});
+
+describe('parseTracerLine: malformed lines', () => {
+  const cases: Array<[string, string, ParseErrorReason]> = [
+    // unknown kind
+    ['unknown one-letter kind', 'Z 1 2 3', 'unknown-kind'],
+    ['lower-case kind', 'x 1 2 3', 'unknown-kind'],
+    ['a word, not a kind', 'Hello world', 'unknown-kind'],
+    ['lost without a number', 'Lost events', 'unknown-kind'],
+    ['lost with a negative number', 'Lost -3 events', 'unknown-kind'],
+    ['a lone letter that is no kind', 'q', 'unknown-kind'],
+    // field count
+    ['fork, too few', 'F 1 2', 'field-count'],
+    ['fork, too many', 'F 1 2 3 4', 'field-count'],
+    ['fork, double space', 'F 1  2 3', 'field-count'],
+    ['hello, too few', 'H 1 full', 'field-count'],
+    ['read, too few', 'R 1 2 3 4', 'field-count'],
+    ['write, too few', 'W 1 2 3 1 5', 'field-count'],
+    ['exit, too few', 'Q 1 2 3 4 5', 'field-count'],
+    ['exit, too many', 'Q 1 2 3 4 5 6 7', 'field-count'],
+    ['thread exit, too many', 'T 1 2', 'field-count'],
+    ['exec without a path', 'X 1 2 3 4 5 6 7 8 9', 'field-count'],
+    ['exec with an empty path', 'X 1 2 3 4 5 6 7 8 9 ', 'field-count'],
+    ['exec chunk without data', 'B 1 2', 'field-count'],
+    ['data chunk without data', 'D 1', 'field-count'],
+    ['bare kind', 'X', 'field-count'],
+    // bad numbers
+    ['thread exit, no tid', 'T', 'bad-number'],
+    ['thread exit, word', 'T abc', 'bad-number'],
+    ['fork, word', 'F 1 2 x', 'bad-number'],
+    ['fork, negative ts', 'F -1 2 3', 'bad-number'],
+    ['fork, trailing space', 'F 1 2 ', 'bad-number'],
+    ['fork, beyond 2^53', 'F 1 2 99999999999999999999', 'bad-number'],
+    ['fork, 21 digits', 'F 1 2 123456789012345678901', 'bad-number'],
+    ['read, fractional len', 'R 1 2 3 4 1.5', 'bad-number'],
+    ['write to fd 0', 'W 1 2 3 0 5 6', 'bad-number'],
+    ['write to fd 3', 'W 1 2 3 3 5 6', 'bad-number'],
+    ['exit, word code', 'Q 1 2 3 x 0 4', 'bad-number'],
+    ['exit, negative flags', 'Q 1 2 3 0 0 -4', 'bad-number'],
+    ['hello, word version', 'H x full 1', 'bad-number'],
+    ['exec, word pid', 'X 1 pid 3 4 5 6 7 8 9 /bin/x', 'bad-number'],
+    ['exec, hex inode', 'X 1 2 3 4 0x5 6 7 8 9 /bin/x', 'bad-number'],
+    ['data chunk, negative offset', `D 1 -5 ${HELLO_HEX}`, 'bad-number'],
+    ['exec chunk, word offset', `B 1 x ${HELLO_HEX}`, 'bad-number'],
+    // bad hex
+    ['odd hex (short escape)', 'D 1 0 \\x4', 'bad-hex'],
+    ['odd hex (last escape short)', 'D 1 0 \\x41\\x4', 'bad-hex'],
+    ['non-hex digits', 'D 1 0 \\x4g', 'bad-hex'],
+    ['non-hex escape', 'B 1 0 \\xzz\\x41', 'bad-hex'],
+    ['hex without escapes', 'D 1 0 41424344', 'bad-hex'],
+    ['text, not hex', 'B 1 0 PASSWORD=hunter2!', 'bad-hex'],
+    // bad mode
+    ['hello, unknown mode', 'H 1 medium 5', 'bad-mode'],
+  ];
+
+  it.each(cases)('%s → %s', (_name, line, reason) => {
+    const err = failed(line);
+    expect(err).toBeInstanceOf(TracerLineError);
+    expect(err.reason).toBe(reason);
+    expect(err.lineLength).toBe(line.length);
+    expect(err.recordKind).toBe(line.slice(0, 1));
+    expect(err.name).toBe('TracerLineError');
+  });
+
+  it('never throws, whatever the line (truncations and corruptions of real lines)', () => {
+    const real = [
+      'X 2171194026282 10218 10211 2171193719020 15571 15572 15573 24 507 /usr/lib/cni/host-local',
+      `D 10211 0 ${HELLO_HEX}`,
+      'Q 2175211873150 10510 2175206794356 256 256 4',
+      'W 2171202874345 10211 10211 1 2147224 546',
+      'Lost 12 events',
+      'H 1 full 2170392537929',
+    ];
+    for (const line of real) {
+      for (let n = 0; n <= line.length; n += line.length > 100 ? 7 : 1) {
+        for (const variant of [line.slice(0, n), line.slice(0, n) + '\u0000' + line.slice(n + 1), line.slice(0, n) + ' ' + line.slice(n)]) {
+          const r = parseTracerLine(variant);
+          expect(typeof r.ok).toBe('boolean');
+        }
+      }
+    }
+  });
+});
+
+describe('parseTracerLine: errors carry no line content', () => {
+  const SECRET = 'hunter2-s3cr3t';
+  const lines = [
+    `${SECRET}=value`,
+    `AWS_SECRET_ACCESS_KEY=${SECRET}`,
+    `B 1 0 ${SECRET}`,
+    `D 1 0 \\x41${SECRET}`,
+    `X 1 2 3 4 5 6 7 8 ${SECRET} /usr/lib/cni/${SECRET}`,
+    `F 1 2 ${SECRET}`,
+    `H 1 ${SECRET} 5`,
+    `Q 1 2 3 ${SECRET} 0 4`,
+    `W 1 2 3 ${SECRET} 5 6`,
+  ];
+
+  it.each(lines)('%#', (line) => {
+    const err = failed(line);
+    for (const text of [err.message, String(err), err.stack ?? '', JSON.stringify(err), JSON.stringify(Object.values(err))]) {
+      expect(text).not.toContain(SECRET);
+      expect(text).not.toContain('hunter');
+    }
+    // What it does say: the reason, the kind letter and the length.
+    expect(err.message).toContain(err.reason);
+    expect(err.message).toContain(`${line.length} bytes`);
+  });
+});
+
+describe('parseTracerLine on the recorded fixtures', () => {
+  it('parses every line of every fixture and sees every record kind', () => {
+    const kinds = new Set<string>();
+    for (const name of ['bridge.trace', 'failing.trace', 'shell.trace', 'sigkill.trace', 'version.trace', 'light.trace', 'running.trace']) {
+      for (const line of traceLines(name)) {
+        const r = parseTracerLine(line);
+        expect(r.ok, `${name}: ${line.slice(0, 40)}`).toBe(true);
+        if (r.ok) kinds.add(r.record.kind);
+      }
+    }
+    expect([...kinds].sort()).toEqual(
+      ['data-chunk', 'exec', 'exec-chunk', 'exit', 'fork', 'hello', 'noise', 'read', 'thread-exit', 'write'].sort(),
+    );
+  });
+
+  it('chunks hold 200 bytes each', () => {
+    for (const line of traceLines('bridge.trace')) {
+      const r = parseTracerLine(line);
+      if (r.ok && (r.record.kind === 'data-chunk' || r.record.kind === 'exec-chunk')) expect(r.record.data.length).toBe(CHUNK_BYTES);
+    }
+  });
+});
