@@ -89,6 +89,7 @@ interface CallState {
 interface PendingExec {
   record: Extract<TracerRecord, { kind: 'exec' }>;
   block: ChunkedBuffer;
+  parentComm: string | null;
 }
 
 interface IoInFlight {
@@ -137,7 +138,7 @@ export class CallAssembler {
         break;
       case 'exec':
         this.flushPendingExec(rec.pid, events);
-        this.pendingExecs.set(rec.pid, { record: rec, block: newExecBlock(rec.blockBytes) });
+        this.pendingExecs.set(rec.pid, { record: rec, block: newExecBlock(rec.blockBytes), parentComm: null });
         this.completeExecIfWhole(rec.pid, events);
         break;
       case 'exec-chunk': {
@@ -148,6 +149,11 @@ export class CallAssembler {
         }
         pending.block.add(rec.off, rec.data);
         this.completeExecIfWhole(rec.pid, events);
+        break;
+      }
+      case 'exec-parent': {
+        const pending = this.pendingExecs.get(rec.pid);
+        if (pending) pending.parentComm = rec.comm;
         break;
       }
       case 'fork':
@@ -302,7 +308,7 @@ export class CallAssembler {
     proc.ppid = rec.ppid;
     this.procs.set(rec.pid, proc);
     if (isPlugin) {
-      const call = this.newCall(rec, execPath, decoded.argv, decoded.env, parentCallId, startedAtUs);
+      const call = this.newCall(rec, execPath, decoded.argv, decoded.env, parentCallId, startedAtUs, pending.parentComm);
       proc.role = 'plugin';
       proc.callId = call.base.id;
       proc.helper = null;
@@ -328,9 +334,15 @@ export class CallAssembler {
     env: Record<string, string>,
     parentId: string | null,
     startedAtUs: number,
+    parentComm: string | null,
   ): CallState {
     const command = env.CNI_COMMAND ?? null;
-    const parentProcess = parentId === null ? (this.opts.describeParent?.(rec.ppid) ?? { pid: rec.ppid, comm: null, exe: null }) : null;
+    let parentProcess: ParentProcess | null = null;
+    if (parentId === null) {
+      // The tracer's name for the parent is the one from exec time; /proc only adds the executable, if still there.
+      const seen = this.opts.describeParent?.(rec.ppid);
+      parentProcess = { pid: rec.ppid, comm: parentComm ?? seen?.comm ?? null, exe: seen?.exe ?? null };
+    }
     return {
       base: {
         id: callId(startedAtUs, rec.pid),
@@ -473,13 +485,34 @@ export class CallAssembler {
   }
 
   private snapshot(call: CallState): CniCall {
+    const b = call.base;
     const ended = call.endedAtUs;
-    const full = call.base.captureMode === 'full';
+    const full = b.captureMode === 'full';
     const incomplete = call.incompleteReason !== null;
+    // Spelled out rather than spread: a spread of this many fields makes V8 build slow dictionary objects.
     return {
-      ...call.base,
+      id: b.id,
+      pid: b.pid,
+      processStart: b.processStart,
+      ppid: b.ppid,
+      parentId: b.parentId,
+      parentProcess: b.parentProcess,
+      path: b.path,
+      plugin: b.plugin,
+      argv: b.argv,
+      env: b.env,
+      command: b.command,
+      containerId: b.containerId,
+      netns: b.netns,
+      ifname: b.ifname,
+      cniArgs: b.cniArgs,
+      pod: b.pod,
+      traceParent: b.traceParent,
+      isVersionProbe: b.isVersionProbe,
+      startedAtUs: b.startedAtUs,
+      captureMode: b.captureMode,
       endedAtUs: ended,
-      durationUs: ended === null ? null : Math.max(0, ended - call.base.startedAtUs),
+      durationUs: ended === null ? null : Math.max(0, ended - b.startedAtUs),
       outcome: call.outcome,
       status: incomplete ? 'incomplete' : ended === null ? 'running' : 'finished',
       incompleteReason: call.incompleteReason,

@@ -1,6 +1,8 @@
 /**
  * Splits a byte stream into lines without unbounded buffering: a "line"
  * longer than `maxLineBytes` is dropped and reported, not kept in memory.
+ * Lines are handed over as bytes (decoding is the parser's business, and
+ * most tracer lines never need to become strings).
  */
 
 export class LineSplitter {
@@ -9,7 +11,8 @@ export class LineSplitter {
   private overflowing = false;
 
   constructor(
-    private readonly onLine: (line: string) => void,
+    /** The line without its newline; valid only during the call (it may view the input chunk). */
+    private readonly onLine: (line: Buffer) => void,
     private readonly onOverlong: (bytes: number) => void,
     private readonly maxLineBytes = 64 * 1024,
   ) {}
@@ -30,7 +33,7 @@ export class LineSplitter {
 
   private take(part: Buffer, ends: boolean): void {
     if (ends && this.pendingBytes === 0 && !this.overflowing && part.length <= this.maxLineBytes) {
-      this.emit(part.toString('utf8'));
+      this.emit(part);
       return;
     }
     if (!this.overflowing && this.pendingBytes + part.length > this.maxLineBytes) {
@@ -44,17 +47,14 @@ export class LineSplitter {
       this.pendingBytes += part.length;
     }
     if (!ends) return;
-    if (this.overflowing) {
-      this.onOverlong(this.pendingBytes);
-    } else {
-      this.emit(Buffer.concat(this.pending).toString('utf8'));
-    }
+    if (this.overflowing) this.onOverlong(this.pendingBytes);
+    else this.emit(Buffer.concat(this.pending));
     this.pending = [];
     this.pendingBytes = 0;
     this.overflowing = false;
   }
 
-  private emit(line: string): void {
-    this.onLine(line.endsWith('\r') ? line.slice(0, -1) : line);
+  private emit(line: Buffer): void {
+    this.onLine(line.length > 0 && line[line.length - 1] === 13 ? line.subarray(0, -1) : line);
   }
 }

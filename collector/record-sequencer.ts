@@ -39,6 +39,7 @@ export class RecordSequencer {
       case 'exit':
         return this.hold(rec.ts, rec, null, 0);
       case 'exec-chunk':
+      case 'exec-parent':
         return this.attach(this.execGroups.get(rec.pid), rec);
       case 'data-chunk':
         return this.attach(this.ioGroups.get(rec.tid), rec);

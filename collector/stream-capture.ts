@@ -13,6 +13,8 @@ interface Segment {
 
 export class StreamCapture {
   private readonly segments: Segment[] = [];
+  /** Segments came in (ts, seq) order so far: the common case, no sort needed. */
+  private inOrder = true;
   private kept = 0;
   private total = 0;
   private truncated = false;
@@ -31,9 +33,12 @@ export class StreamCapture {
       if (data.length > 0) this.truncated = true;
       return;
     }
+    // `data` is the caller's own buffer (a finished syscall's payload): kept without a copy.
     const slice = data.length > room ? data.subarray(0, room) : data;
     if (slice.length < data.length) this.truncated = true;
-    this.segments.push({ ts, seq, data: Buffer.from(slice) });
+    const last = this.segments[this.segments.length - 1];
+    if (last && bySegmentOrder(last, { ts, seq, data: slice }) > 0) this.inOrder = false;
+    this.segments.push({ ts, seq, data: slice });
     this.kept += slice.length;
   }
 
@@ -46,7 +51,8 @@ export class StreamCapture {
   }
 
   snapshot(): CapturedStream {
-    const ordered = this.segments.length > 1 ? [...this.segments].sort(bySegmentOrder) : this.segments;
+    if (this.segments.length === 0 && this.total === 0 && !this.truncated) return EMPTY_STREAM;
+    const ordered = this.inOrder ? this.segments : [...this.segments].sort(bySegmentOrder);
     return {
       bytes: Buffer.concat(ordered.map((s) => s.data)),
       totalBytes: this.total,

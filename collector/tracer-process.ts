@@ -25,7 +25,8 @@ export interface TracerExit {
 }
 
 export interface TracerHandlers {
-  onLine(line: string): void;
+  /** One line of bpftrace's stdout, as bytes (valid only during the call). */
+  onLine(line: Buffer): void;
   onOverlongLine(bytes: number): void;
   onExit(exit: TracerExit): void;
 }
@@ -48,7 +49,8 @@ export function startTracer(settings: TracerSettings, handlers: TracerHandlers, 
   const splitter = new LineSplitter(handlers.onLine, handlers.onOverlongLine);
   const stderrTail: string[] = [];
   const errSplitter = new LineSplitter(
-    (line) => {
+    (bytes) => {
+      const line = bytes.toString('utf8');
       if (HARMLESS_STDERR.some((re) => re.test(line))) return;
       stderrTail.push(line);
       if (stderrTail.length > STDERR_TAIL_LINES) stderrTail.shift();

@@ -7,6 +7,7 @@
  * |------|---------------------------------------------------------------------|---------|
  * | H    | version mode ts                                                     | tracer up (BEGIN) |
  * | X    | ts pid ppid start in_ino out_ino err_ino arg_bytes block_bytes path… | traced exec; path is the rest of the line |
+ * | P    | pid comm…                                                           | the exec's parent's name (rest of the line) |
  * | B    | pid off hex                                                         | 200 bytes of the exec's argv+env block from off (off may be < 0) |
  * | F    | ts ppid child                                                       | fork/clone by a traced process (child may be a thread) |
  * | R    | ts pid tid ino len                                                  | read() of len bytes from fd 0; D lines follow |
@@ -48,6 +49,7 @@ export type TracerRecord =
       path: string;
     }
   | { kind: 'exec-chunk'; pid: number; off: number; data: Buffer }
+  | { kind: 'exec-parent'; pid: number; comm: string }
   | { kind: 'fork'; ts: MonoMicros; ppid: number; pid: number }
   | { kind: 'read'; ts: MonoMicros; pid: number; tid: number; inode: string; len: number }
   | { kind: 'write'; ts: MonoMicros; pid: number; tid: number; fd: 1 | 2; inode: string; len: number }
@@ -93,6 +95,68 @@ const LOST = /^Lost (\d+) events$/;
 // bpftrace's own chatter on stdout, not records; `@` starts the map dump it prints as it stops.
 const NOISE_PREFIXES = ['Attaching ', 'WARNING:', '@'];
 
+const KIND_D = 68;
+const KIND_B = 66;
+const SPACE = 32;
+const MINUS = 45;
+
+/**
+ * Parses one line as bytes. The chunk lines (D, B), nearly all of the
+ * tracer's output, are read straight from the bytes; others go through
+ * `parseTracerLine`.
+ */
+export function parseTracerBytes(line: Buffer): ParseResult {
+  const kind = line[0];
+  if ((kind === KIND_D || kind === KIND_B) && line[1] === SPACE) {
+    const id = readUint(line, 2);
+    const idEnd = cursor;
+    const negative = kind === KIND_B && line[idEnd + 1] === MINUS;
+    const off = idEnd > 0 && line[idEnd] === SPACE ? readUint(line, idEnd + (negative ? 2 : 1)) : 0;
+    const offEnd = cursor;
+    if (idEnd < 0 || offEnd < 0 || line[idEnd] !== SPACE || line[offEnd] !== SPACE) return chunkError(kind, 'bad-number', line);
+    const data = decodeHexBytes(line, offEnd + 1);
+    if (data === null) return chunkError(kind, 'bad-hex', line);
+    return {
+      ok: true,
+      record: kind === KIND_D ? { kind: 'data-chunk', tid: id, off, data } : { kind: 'exec-chunk', pid: id, off: negative ? -off : off, data },
+    };
+  }
+  return parseTracerLine(line.toString('utf8'));
+}
+
+function chunkError(kind: number, reason: ParseErrorReason, line: Buffer): ParseResult {
+  return { ok: false, error: new TracerLineError(reason, String.fromCharCode(kind), line.length) };
+}
+
+/** Where readUint stopped (the index after the digits), -1 when it found none or too many. */
+let cursor = -1;
+
+function readUint(buf: Buffer, pos: number): number {
+  let i = pos;
+  let value = 0;
+  while (i < buf.length) {
+    const c = buf[i]! - 48;
+    if (c < 0 || c > 9) break;
+    value = value * 10 + c;
+    i++;
+  }
+  cursor = i === pos || i - pos > 15 ? -1 : i;
+  return value;
+}
+
+function decodeHexBytes(buf: Buffer, from: number): Buffer | null {
+  const len = buf.length - from;
+  if (len <= 0 || len % 4 !== 0) return null;
+  const out = Buffer.allocUnsafe(len / 4);
+  for (let i = from, o = 0; i < buf.length; i += 4, o++) {
+    const hi = HEX_BYTE[buf[i + 2]!]!;
+    const lo = HEX_BYTE[buf[i + 3]!]!;
+    if (buf[i] !== BACKSLASH || buf[i + 1] !== LETTER_X || (hi | lo) < 0) return null;
+    out[o] = (hi << 4) | lo;
+  }
+  return out;
+}
+
 /**
  * Parses one line of tracer output. Pure and total: every input gives a
  * record or a typed error, never an exception.
@@ -137,6 +201,10 @@ function parseFields(kind: string, line: string): TracerRecord {
       return kind === 'D'
         ? { kind: 'data-chunk', tid: uint(id), off: uint(off), data }
         : { kind: 'exec-chunk', pid: uint(id), off: int(off), data };
+    }
+    case 'P': {
+      const [pid, comm] = splitN(line, 2);
+      return { kind: 'exec-parent', pid: uint(pid), comm: comm ?? '' };
     }
     case 'R': {
       const f = exact(line, 5);
@@ -250,13 +318,30 @@ function micros(s: string): MonoMicros {
   return Number(s.slice(0, -3)) + Number(s.slice(-3)) / 1000;
 }
 
-const HEX_ESCAPE = /\\x/g;
+// Value of each ASCII hex digit, -1 for anything else.
+const HEX_VALUE = new Int8Array(128).fill(-1);
+for (let i = 0; i < 10; i++) HEX_VALUE[48 + i] = i;
+for (let i = 0; i < 6; i++) {
+  HEX_VALUE[65 + i] = 10 + i;
+  HEX_VALUE[97 + i] = 10 + i;
+}
+// The same for any byte value, so lookups never leave the array.
+const HEX_BYTE = new Int8Array(256).fill(-1);
+HEX_BYTE.set(HEX_VALUE);
+const BACKSLASH = 92;
+const LETTER_X = 120;
 
+/** `\xNN` per byte to bytes: the hot loop of the collector, hence by hand. */
 function decodeHex(hex: string | undefined): Buffer {
   if (hex === undefined || hex.length % 4 !== 0) throw new FieldError('bad-hex');
-  const plain = hex.replace(HEX_ESCAPE, '');
-  if (plain.length * 2 !== hex.length) throw new FieldError('bad-hex');
-  const data = Buffer.from(plain, 'hex');
-  if (data.length * 2 !== plain.length) throw new FieldError('bad-hex');
-  return data;
+  const out = Buffer.allocUnsafe(hex.length / 4);
+  for (let i = 0, o = 0; i < hex.length; i += 4, o++) {
+    const hi = HEX_VALUE[hex.charCodeAt(i + 2)] ?? -1;
+    const lo = HEX_VALUE[hex.charCodeAt(i + 3)] ?? -1;
+    if (hex.charCodeAt(i) !== BACKSLASH || hex.charCodeAt(i + 1) !== LETTER_X || hi < 0 || lo < 0) {
+      throw new FieldError('bad-hex');
+    }
+    out[o] = (hi << 4) | lo;
+  }
+  return out;
 }

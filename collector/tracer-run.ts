@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import { CallAssembler, CANARY_COMMAND, type AssemblerOptions } from './assembler.js';
 import { startTracer, type RunningTracer, type TracerExit, type TracerSettings } from './tracer-process.js';
 import { RecordSequencer } from './record-sequencer.js';
-import { parseTracerLine, type TracerRecord } from './tracer-protocol.js';
+import { parseTracerBytes, type TracerRecord } from './tracer-protocol.js';
 import type { CollectorEvent } from './types.js';
 
 /** How far (kernel time) the stream must move past a record before it is surely in order. */
@@ -122,9 +122,9 @@ export class TracerRun {
     await this.tracer?.stop();
   }
 
-  private onLine(line: string): void {
+  private onLine(line: Buffer): void {
     this.lastRecordAt = Date.now();
-    const parsed = parseTracerLine(line);
+    const parsed = parseTracerBytes(line);
     if (!parsed.ok) {
       this.malformedLines++;
       const e = parsed.error;

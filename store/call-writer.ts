@@ -7,7 +7,7 @@
 
 import type { Database } from 'better-sqlite3';
 import type { CniCall, CollectorEvent } from '../collector/types.js';
-import { CALL_COLUMNS, HELPER_COLUMNS, callRow, helperRow } from './call-rows.js';
+import { CALL_COLUMNS, FINISH_COLUMNS, HELPER_COLUMNS, callValues, helperValues } from './call-rows.js';
 import { toStoreError } from './errors.js';
 import { latestEventPerCall } from './latest-events.js';
 
@@ -17,19 +17,19 @@ export interface CallWriter {
 }
 
 const names = (cols: readonly string[]) => cols.join(', ');
-const params = (cols: readonly string[]) => cols.map((c) => `@${c}`).join(', ');
+const params = (cols: readonly string[]) => cols.map(() => '?').join(', ');
 
 // A started row must never overwrite a finished one that got there first
 // (events retried after a full disk can arrive late), hence DO NOTHING.
 const INSERT_STARTED = `INSERT INTO calls (${names(CALL_COLUMNS)}) VALUES (${params(CALL_COLUMNS)}) ON CONFLICT (id) DO NOTHING`;
 
+// The whole row when the started one never made it (dropped, or both in one
+// batch); otherwise only what a finish changes (see FINISH_COLUMNS).
 // DO UPDATE rather than INSERT OR REPLACE: REPLACE deletes the old row first,
 // which would fire ON DELETE CASCADE and change the rowid for nothing.
 const UPSERT_FINISHED =
   `INSERT INTO calls (${names(CALL_COLUMNS)}) VALUES (${params(CALL_COLUMNS)}) ON CONFLICT (id) DO UPDATE SET ` +
-  CALL_COLUMNS.filter((c) => c !== 'id')
-    .map((c) => `${c} = excluded.${c}`)
-    .join(', ');
+  FINISH_COLUMNS.map((c) => `${c} = excluded.${c}`).join(', ');
 
 const INSERT_HELPER = `INSERT INTO helpers (${names(HELPER_COLUMNS)}) VALUES (${params(HELPER_COLUMNS)})`;
 const DELETE_HELPERS = 'DELETE FROM helpers WHERE call_id = ?';
@@ -44,7 +44,7 @@ export function createCallWriter(db: Database): CallWriter {
   const markIncomplete = db.prepare<[string]>(MARK_INCOMPLETE);
 
   const insertHelpers = (call: CniCall) => {
-    call.helpers.forEach((h, seq) => insertHelper.run(helperRow(call.id, seq, h)));
+    call.helpers.forEach((h, seq) => insertHelper.run(helperValues(call.id, seq, h)));
   };
 
   const writeBatch = db.transaction((events: readonly CollectorEvent[]) => {
@@ -52,10 +52,10 @@ export function createCallWriter(db: Database): CallWriter {
       const { call } = event;
       if (event.type === 'call.started') {
         // Helpers only if this insert created the row; otherwise the row's own are newer.
-        const { changes } = insertStarted.run(callRow(call));
+        const { changes } = insertStarted.run(callValues(call));
         if (changes > 0 && call.helpers.length > 0) insertHelpers(call);
       } else {
-        upsertFinished.run(callRow(call));
+        upsertFinished.run(callValues(call));
         // Replace, not append: the finished snapshot has every helper of the call.
         deleteHelpers.run(call.id);
         insertHelpers(call);

@@ -18,6 +18,8 @@ const BUSY_TIMEOUT_MS = 5_000;
 /** After a checkpoint, shrink the WAL back to this instead of leaving it at its peak size. */
 const JOURNAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
 
+const PAGE_SIZE_BYTES = 16 * 1024;
+
 /** Payloads hold plugin configs and their output, which may carry credentials: owner only. */
 const DIR_MODE = 0o700;
 const FILE_MODE = 0o600;
@@ -73,6 +75,11 @@ function prepareFile(file: string): void {
 }
 
 function configure(db: Database): void {
+  // Also only takes effect on a new file. A finished call's row is ~3 KiB
+  // (config on stdin, result on stdout): a 4 KiB page holds one and wastes
+  // the rest, a 16 KiB page holds five, and fewer, fuller pages made the
+  // write benchmark markedly faster and the file ~20% smaller.
+  db.pragma(`page_size = ${PAGE_SIZE_BYTES}`);
   // Must come before the first table exists (and before WAL, which writes the
   // header); on an existing database it is a no-op, as SQLite only changes
   // it through a full VACUUM. Incremental lets retention give pages back a

@@ -3,7 +3,7 @@
  * Plugins are exec'd the way libcni does (argv = path, env, stdin pipe).
  */
 
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

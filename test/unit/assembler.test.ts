@@ -11,6 +11,12 @@ const FAILED = { exitCode: 1, signal: null, coreDumped: false };
 const KILLED = { exitCode: null, signal: 9, coreDumped: false };
 
 const isTopLevel = (c: CniCall): boolean => c.parentId === null;
+
+/** The parent's name a `P` line of the trace gives for this exec, if the recorded program printed one. */
+function parentCommInTrace(trace: string, pid: number): string | null {
+  const line = traceLines(trace).find((l) => l.startsWith(`P ${pid} `));
+  return line === undefined ? null : line.slice(`P ${pid} `.length);
+}
 const byCmd = (plugin: string, command: string) => (c: CniCall) => c.plugin === plugin && c.command === command;
 
 function expectEnvOnlyCni(call: CniCall): void {
@@ -87,7 +93,8 @@ describe('bridge + host-local ADD, CHECK, DEL (bridge.trace)', () => {
       parentId: null,
     });
     expect(callSucceeded(call)).toBe(true);
-    expect(call.parentProcess).toEqual({ pid: call.ppid, comm: null, exe: null });
+    // The runtime that exec'd it (record.sh's bash), named by the tracer if its program reports it.
+    expect(call.parentProcess).toEqual({ pid: call.ppid, comm: parentCommInTrace('bridge.trace', call.pid), exe: null });
     expectStream(call.stdin, payload(`${file}.stdin`));
     expectStream(call.stdout, payload(`${file}.stdout`));
     expectEmpty(call.stderr);

@@ -1,0 +1,128 @@
+/**
+ * Ingest benchmark: how many plugin calls a second the collector and store
+ * take from a recorded tracer stream (a file in the exact line protocol),
+ * measured stage by stage in one run: parse; parse + sequence + assemble;
+ * and the whole path into SQLite.
+ *
+ *   npm run build && node dist/bench/ingest.js [calls]     (default 50,000)
+ *
+ * Writes bench/results/ingest.json and bench/results/ingest.md.
+ */
+
+import { createReadStream, createWriteStream, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import path from 'node:path';
+import { once } from 'node:events';
+import { CallAssembler } from '../collector/assembler.js';
+import { LineSplitter } from '../collector/line-splitter.js';
+import { RecordSequencer } from '../collector/record-sequencer.js';
+import { parseTracerBytes } from '../collector/tracer-protocol.js';
+import type { CollectorEvent } from '../collector/types.js';
+import { createCallStore, openDatabase } from '../store/index.js';
+import { syntheticTrace } from './synthetic-trace.js';
+
+const CALLS = Number(process.argv[2] ?? 50_000);
+const SHAPE = { stdinBytes: 2048, stdoutBytes: 500 };
+const RESULTS = path.resolve(import.meta.dirname, '../../bench/results');
+
+type Stage = 'parse' | 'assemble' | 'store';
+
+async function writeTrace(file: string): Promise<number> {
+  const out = createWriteStream(file);
+  let bytes = 0;
+  for (const line of syntheticTrace(CALLS, SHAPE)) {
+    bytes += line.length + 1;
+    if (!out.write(`${line}\n`)) await once(out, 'drain');
+  }
+  out.end();
+  await once(out, 'finish');
+  return bytes;
+}
+
+async function run(file: string, stage: Stage, dbFile: string): Promise<{ seconds: number; calls: number; malformed: number }> {
+  const assembler = new CallAssembler({ monoToEpochUs: (us) => us + 1_700_000_000_000_000, finalizeGraceMs: 0 });
+  const sequencer = new RecordSequencer(2_000_000);
+  const store = stage === 'store' ? createCallStore(openDatabase(dbFile)) : null;
+  let batch: CollectorEvent[] = [];
+  let finished = 0;
+  let malformed = 0;
+  const flush = () => {
+    batch.push(...assembler.tick(Number.MAX_SAFE_INTEGER));
+    for (const e of batch) if (e.type === 'call.finished') finished++;
+    store?.writeEvents(batch);
+    batch = [];
+  };
+  const onLine = (line: Buffer) => {
+    const parsed = parseTracerBytes(line);
+    if (!parsed.ok) {
+      malformed++;
+      return;
+    }
+    if (stage === 'parse') {
+      if (parsed.record.kind === 'exit') finished++;
+      return;
+    }
+    for (const rec of sequencer.push(parsed.record)) {
+      const events = assembler.push(rec, 0);
+      if (events.length > 0) batch.push(...events);
+    }
+    if (batch.length >= 2000) flush();
+  };
+  const splitter = new LineSplitter(onLine, () => malformed++);
+  const t0 = process.hrtime.bigint();
+  for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 })) splitter.push(chunk as Buffer);
+  splitter.end();
+  if (stage !== 'parse') {
+    for (const rec of sequencer.flush()) batch.push(...assembler.push(rec, 0));
+    flush();
+  }
+  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+  store?.close();
+  return { seconds, calls: finished, malformed };
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'cnirec-bench-ingest-'));
+  try {
+    const trace = path.join(dir, 'trace.txt');
+    const bytes = await writeTrace(trace);
+    const results: Record<Stage, { seconds: number; calls: number; callsPerSecond: number; malformed: number }> = {} as never;
+    for (const stage of ['parse', 'assemble', 'store'] as const) {
+      const r = await run(trace, stage, path.join(dir, `${stage}.db`));
+      results[stage] = { ...r, callsPerSecond: Math.round(r.calls / r.seconds) };
+      console.log(`${stage.padEnd(9)} ${r.calls} calls in ${r.seconds.toFixed(2)} s = ${results[stage].callsPerSecond} calls/s`);
+    }
+    const report = {
+      date: new Date().toISOString(),
+      machine: { cpus: cpus().length, model: cpus()[0]?.model ?? 'unknown', node: process.version },
+      input: { calls: CALLS, traceBytes: bytes, ...SHAPE },
+      target: { callsPerSecond: 20_000, stage: 'store' },
+      results,
+    };
+    mkdirSync(RESULTS, { recursive: true });
+    writeFileSync(path.join(RESULTS, 'ingest.json'), `${JSON.stringify(report, null, 2)}\n`);
+    const met = results.store.callsPerSecond >= 20_000 ? 'met' : 'NOT met';
+    writeFileSync(
+      path.join(RESULTS, 'ingest.md'),
+      [
+        '# Ingest benchmark',
+        '',
+        `${report.date}, ${report.machine.cpus} × ${report.machine.model}, Node ${report.machine.node}.`,
+        `Input: ${CALLS} synthetic calls in the tracer's line protocol (exec + ${SHAPE.stdinBytes} B stdin + ${SHAPE.stdoutBytes} B stdout + exit), ${(bytes / 1e6).toFixed(0)} MB of text.`,
+        '',
+        '| stage | calls/s |',
+        '|---|---|',
+        `| parse lines | ${results.parse.callsPerSecond} |`,
+        `| + sequence + assemble calls | ${results.assemble.callsPerSecond} |`,
+        `| + write to SQLite (WAL, batched) | ${results.store.callsPerSecond} |`,
+        '',
+        `Target ≥ 20,000 calls/s through the store: ${met}.`,
+        '',
+      ].join('\n'),
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
