@@ -6,13 +6,27 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { CollectorStats, TracerStatus } from '../collector/collector.js';
+import type { CaptureMode } from '../collector/tracer-protocol.js';
+import type { CallListener } from '../collector/types.js';
+import type { CallStore } from '../store/index.js';
 import { registerHealth } from './routes/health.js';
 
-/** What the API reads from the rest of the daemon. */
+/** What the API reads from (and asks of) the rest of the daemon. */
 export interface ApiDeps {
   readonly tracerStatus: () => TracerStatus;
   readonly collectorStats: () => CollectorStats;
   readonly storeStatus: () => StoreStatus;
+  /** The store's read side (the daemon's own connection). */
+  readonly store: CallStore;
+  /** Switches the tracer's capture mode without losing calls in flight. */
+  readonly setCaptureMode?: (mode: CaptureMode) => Promise<void>;
+  /**
+   * Lets the API follow calls live (websocket tail, metrics): the daemon
+   * passes the collector's subscribe.
+   */
+  readonly subscribe?: (listener: CallListener) => () => void;
+  /** Bearer token required on every route but /healthz; null = no auth (loopback only). */
+  readonly token?: string | null;
   readonly logger?: Logger;
 }
 

@@ -56,6 +56,9 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
       droppedWrites: storeListener.droppedCount,
       databaseBytes: store.databaseSizeBytes(),
     }),
+    store,
+    setCaptureMode: (mode) => collector.setMode(mode),
+    subscribe: (listener) => collector.subscribe(listener),
     logger: log.child({ component: 'api' }),
   });
   const url = await app.listen({ host: config.listen.host, port: config.listen.port });
