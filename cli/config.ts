@@ -5,7 +5,7 @@
  * configuration reference is generated from this table (`cnirec config-doc`).
  */
 
-import { accessSync, constants } from 'node:fs';
+import { accessSync, constants, readFileSync } from 'node:fs';
 import { z } from 'zod';
 
 const listenAddress = z
@@ -62,6 +62,16 @@ export const settings = {
     default: () => 'true',
     help: 'Mount tracefs at /sys/kernel/tracing when it is missing.',
   },
+  token: {
+    schema: z.string(),
+    default: () => '',
+    help: 'Bearer token the API requires (all routes but /healthz). Required when listening beyond loopback.',
+  },
+  tokenFile: {
+    schema: z.string(),
+    default: () => '',
+    help: 'File holding the bearer token (e.g. a mounted Kubernetes secret); trailing whitespace is ignored.',
+  },
   logLevel: {
     schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
     default: () => 'info',
@@ -99,7 +109,7 @@ export function loadConfig(flags: Partial<Record<SettingName, string | boolean>>
   for (const name of Object.keys(settings) as SettingName[]) {
     raw[name] = flags[name] ?? env[envName(name)] ?? settings[name].default();
   }
-  const parsed = configSchema.safeParse(raw);
+  const parsed = configSchema.superRefine(requireTokenBeyondLoopback).safeParse(raw);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => {
       const name = String(i.path[0]) as SettingName;
@@ -110,10 +120,36 @@ export function loadConfig(flags: Partial<Record<SettingName, string | boolean>>
   return parsed.data;
 }
 
+/** The token in force: --token, else the content of --token-file; null when neither is set. */
+export function resolveToken(config: Pick<DaemonConfig, 'token' | 'tokenFile'>): string | null {
+  if (config.token) return config.token;
+  if (!config.tokenFile) return null;
+  try {
+    const token = readFileSync(config.tokenFile, 'utf8').trim();
+    if (!token) throw new ConfigError(`--token-file ${config.tokenFile} is empty`);
+    return token;
+  } catch (err) {
+    if (err instanceof ConfigError) throw err;
+    throw new ConfigError(`cannot read --token-file ${config.tokenFile}: ${(err as NodeJS.ErrnoException).code ?? 'unreadable'}`);
+  }
+}
+
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
+
+function requireTokenBeyondLoopback(cfg: { listen: { host: string }; token: string; tokenFile: string }, ctx: z.RefinementCtx): void {
+  if (LOOPBACK.test(cfg.listen.host) || cfg.token || cfg.tokenFile) return;
+  ctx.addIssue({
+    code: 'custom',
+    path: ['listen'],
+    message: `listening on ${cfg.listen.host} (beyond loopback) requires an API token: set --token or --token-file`,
+  });
+}
+
 /** Markdown table of every setting, for the README. */
 export function configReference(): string {
   const rows = (Object.keys(settings) as SettingName[]).map((name) => {
-    const def = name === 'db' ? '`/var/lib/cnirec/cnirec.db` as root, else `./cnirec.db`' : `\`${settings[name].default()}\``;
+    const value = settings[name].default();
+    const def = name === 'db' ? '`/var/lib/cnirec/cnirec.db` as root, else `./cnirec.db`' : value === '' ? 'none' : `\`${value}\``;
     return `| \`--${flagName(name)}\` | \`${envName(name)}\` | ${def} | ${settings[name].help} |`;
   });
   return ['| flag | environment | default | meaning |', '|---|---|---|---|', ...rows].join('\n');

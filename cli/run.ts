@@ -11,11 +11,12 @@ import { runPreflight } from '../collector/preflight.js';
 import { createCallStore } from '../store/call-store.js';
 import { openDatabase } from '../store/open-database.js';
 import { createStoreListener } from '../store/store-listener.js';
-import type { DaemonConfig } from './config.js';
+import { resolveToken, type DaemonConfig } from './config.js';
 
 const SHUTDOWN_BUDGET_MS = 5000;
 
 export async function runDaemon(config: DaemonConfig, log: Logger): Promise<number> {
+  const token = resolveToken(config);
   const problems = runPreflight({ bpftracePath: config.bpftrace, mountTracefs: config.mountTracefs });
   if (problems.length > 0) {
     for (const p of problems) log.fatal({ check: p.check }, p.message);
@@ -57,6 +58,7 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
       databaseBytes: store.databaseSizeBytes(),
     }),
     store,
+    token,
     setCaptureMode: (mode) => collector.setMode(mode),
     subscribe: (listener) => collector.subscribe(listener),
     logger: log.child({ component: 'api' }),
