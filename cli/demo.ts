@@ -12,6 +12,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { runPlugin } from './plugin-runner.js';
+import { getJson, type ClientOptions } from './api-client.js';
 
 export class DemoError extends Error {
   constructor(message: string) {
@@ -22,8 +23,8 @@ export class DemoError extends Error {
 
 const PLUGIN_DIRS = ['/opt/cni/bin', '/usr/lib/cni', '/usr/libexec/cni'];
 
-export async function runDemo(opts: { api: string }): Promise<number> {
-  await requireDaemon(opts.api);
+export async function runDemo(client: ClientOptions): Promise<number> {
+  await requireDaemon(client);
   const cniPath = PLUGIN_DIRS.filter((d) => existsSync(path.join(d, 'bridge'))).join(':');
   if (!cniPath) throw new DemoError(`the CNI reference plugins were not found in ${PLUGIN_DIRS.join(', ')}: apt-get install -y containernetworking-plugins`);
   const bridge = path.join(cniPath.split(':')[0]!, 'bridge');
@@ -60,10 +61,9 @@ export async function runDemo(opts: { api: string }): Promise<number> {
   }
 
   await new Promise((r) => setTimeout(r, 1000));
-  const url = `${opts.api}/api/v1/pods/${encodeURIComponent(pod.namespace)}/${encodeURIComponent(pod.name)}`;
-  const res = await fetch(url);
-  if (!res.ok) throw new DemoError(`the daemon answered ${res.status} for ${url}`);
-  const story = (await res.json()) as { calls: DemoCall[] };
+  const route = `/api/v1/pods/${encodeURIComponent(pod.namespace)}/${encodeURIComponent(pod.name)}`;
+  const story = await getJson<{ calls: DemoCall[] }>(client, route);
+  const url = `${client.api}${route}`;
   say(`\ncnirec recorded ${countCalls(story.calls)} calls for this pod:`);
   printTree(story.calls, '');
   say(`\nsee them all: curl '${url}'`);
@@ -96,7 +96,8 @@ function countCalls(calls: DemoCall[]): number {
   return calls.reduce((n, c) => n + 1 + countCalls(c.children ?? []), 0);
 }
 
-async function requireDaemon(api: string): Promise<void> {
+async function requireDaemon(client: ClientOptions): Promise<void> {
+  const api = client.api;
   try {
     const res = await fetch(`${api}/healthz`);
     const health = (await res.json()) as { tracer?: { ready?: boolean } };

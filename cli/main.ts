@@ -9,6 +9,9 @@ import { pino } from 'pino';
 import { ConfigError, configReference, flagName, loadConfig, settings, type SettingName } from './config.js';
 import { runDaemon } from './run.js';
 import { runDemo } from './demo.js';
+import { ClientError, type ClientOptions } from './api-client.js';
+import { callsCommand, replayCommand, showCommand } from './query-commands.js';
+import { tailCommand } from './tail-command.js';
 
 const USAGE = `usage: cnirec <command> [flags]
 
@@ -16,6 +19,16 @@ commands:
   run          record every CNI plugin call on this node (needs root)
   demo         run real reference plugins in a throwaway network namespace
                and show what the running daemon recorded
+  tail         follow calls live    [--pod NS/NAME] [--failed] [--command C]
+                                    [--plugin P] [--since T] [--json]
+  calls        list recorded calls  [--pod NS/NAME] [--container ID] [--command C]
+                                    [--plugin P] [--failed] [--slow MS] [--since T]
+                                    [--until T] [--limit N] [--all] [--json]
+  show ID      one call in full: env, stdin, stdout, stderr, children, helpers
+  replay ID    print a shell script that re-runs the call by hand
+
+tail, calls, show, replay and demo talk to a running daemon: --api URL
+(CNIREC_API, default http://127.0.0.1:7070) and --token T (CNIREC_TOKEN).
   config-doc   print the configuration reference (Markdown)
   help         this text
 
@@ -32,7 +45,15 @@ export async function main(argv: string[]): Promise<number> {
       case 'run':
         return await run(rest);
       case 'demo':
-        return await runDemo(parseDemoFlags(rest));
+        return await runDemo(clientOptions(rest).client);
+      case 'tail':
+      case 'calls':
+      case 'show':
+      case 'replay': {
+        const { client, args } = clientOptions(rest);
+        const commands = { tail: tailCommand, calls: callsCommand, show: showCommand, replay: replayCommand };
+        return await commands[command](args, client);
+      }
       case 'config-doc':
         process.stdout.write(`${configReference()}\n`);
         return 0;
@@ -46,7 +67,11 @@ export async function main(argv: string[]): Promise<number> {
         throw new UsageError(`unknown command "${command}"`);
     }
   } catch (err) {
-    if (err instanceof UsageError || err instanceof ConfigError || isUserFacing(err)) {
+    if (err instanceof Error && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS')) {
+      process.stderr.write(`cnirec: ${err.message}\n`);
+      return 2;
+    }
+    if (err instanceof UsageError || err instanceof ConfigError || err instanceof ClientError || isUserFacing(err)) {
       process.stderr.write(`cnirec: ${(err as Error).message}\n`);
       if (err instanceof UsageError) process.stderr.write(USAGE);
       return 2;
@@ -75,13 +100,24 @@ async function run(args: string[]): Promise<number> {
   return runDaemon(config, log);
 }
 
-function parseDemoFlags(args: string[]): { api: string } {
-  try {
-    const { values } = parseArgs({ args, options: { api: { type: 'string' } }, strict: true });
-    return { api: values.api ?? process.env.CNIREC_API ?? 'http://127.0.0.1:7070' };
-  } catch (err) {
-    throw new UsageError((err as Error).message);
+/** Takes --api and --token out of the arguments (the rest belong to the command). */
+function clientOptions(args: string[]): { client: ClientOptions; args: string[] } {
+  const rest: string[] = [];
+  let api = process.env.CNIREC_API ?? 'http://127.0.0.1:7070';
+  let token = process.env.CNIREC_TOKEN ?? null;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    const [flag, inline] = arg.split('=', 2) as [string, string | undefined];
+    if (flag === '--api' || flag === '--token') {
+      const value = inline ?? args[++i];
+      if (value === undefined) throw new UsageError(`${flag} needs a value`);
+      if (flag === '--api') api = value.replace(/\/+$/, '');
+      else token = value;
+    } else {
+      rest.push(arg);
+    }
   }
+  return { client: { api, token }, args: rest };
 }
 
 /** Errors whose message is meant for the person at the terminal (typed errors of the layers below). */

@@ -1,0 +1,70 @@
+/**
+ * The live tail's single subscription to the collector. Each event becomes a
+ * CallSummary once and, if anyone wants it, one encoded frame that every
+ * matching client shares. Delivery only appends to per-client outboxes, so
+ * the collector's publish never waits on a socket, however slow.
+ */
+
+import type { CallListener, CollectorEvent } from '../../collector/types.js';
+import { summaryFromLive, type CallSummary } from '../schemas/call-summary.js';
+import { matchesFilter, type TailFilter } from './tail-filter.js';
+import { encodeMessage, type CallEventType } from './tail-messages.js';
+import type { TailStats } from './tail-stats.js';
+
+export interface TailSubscriber {
+  /** Read at every event, so a client's new filter applies from the next event on. */
+  readonly filter: TailFilter;
+  deliver(type: CallEventType, call: CallSummary, frame: Buffer): void;
+}
+
+export interface TailHub extends CallListener {
+  /** Starts delivering to `subscriber`; returns the function that stops it. */
+  add(subscriber: TailSubscriber): () => void;
+  /** A client was dropped for being too slow, losing `messages` messages. */
+  recordDrop(messages: number): void;
+  stats(): TailStats;
+}
+
+export interface TailHubOptions {
+  /** Where a subscriber that throws is reported; the others still get the event. */
+  readonly onSubscriberError?: (err: unknown) => void;
+}
+
+export function createTailHub(options: TailHubOptions = {}): TailHub {
+  const subscribers = new Set<TailSubscriber>();
+  let droppedClients = 0;
+  let droppedMessages = 0;
+
+  const fanOut = (event: CollectorEvent) => {
+    const call = summaryFromLive(event.call);
+    // Encoded lazily: an event no client wants costs one summary, not a JSON string.
+    let frame: Buffer | null = null;
+    for (const subscriber of subscribers) {
+      if (!matchesFilter(call, subscriber.filter)) continue;
+      frame ??= encodeMessage({ type: event.type, call });
+      try {
+        subscriber.deliver(event.type, call, frame);
+      } catch (err) {
+        options.onSubscriberError?.(err);
+      }
+    }
+  };
+
+  return {
+    onEvents(events) {
+      if (subscribers.size === 0) return;
+      for (const event of events) fanOut(event);
+    },
+    add(subscriber) {
+      subscribers.add(subscriber);
+      return () => {
+        subscribers.delete(subscriber);
+      };
+    },
+    recordDrop(messages) {
+      droppedClients++;
+      droppedMessages += messages;
+    },
+    stats: () => ({ clients: subscribers.size, droppedClients, droppedMessages }),
+  };
+}

@@ -1,0 +1,51 @@
+/**
+ * `cnirec tail`: CNI calls as they happen, from the daemon's websocket.
+ * Human lines by default, NDJSON with --json.
+ */
+
+import { parseArgs } from 'node:util';
+import WebSocket from 'ws';
+import { ClientError, headers, type CallSummaryView, type ClientOptions } from './api-client.js';
+import { callFilterParams } from './query-commands.js';
+import { callLine, dim, red } from './format.js';
+
+export async function tailCommand(args: string[], client: ClientOptions): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      pod: { type: 'string' },
+      namespace: { type: 'string' },
+      command: { type: 'string' },
+      plugin: { type: 'string' },
+      failed: { type: 'boolean' },
+      since: { type: 'string' },
+      'include-version': { type: 'boolean' },
+      json: { type: 'boolean' },
+    },
+    strict: true,
+  });
+  const url = new URL(`/api/v1/tail?${callFilterParams(values)}`, client.api);
+  url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+  const ws = new WebSocket(url, { headers: headers(client) });
+  return new Promise<number>((resolve, reject) => {
+    ws.on('message', (data) => {
+      const msg = JSON.parse(data.toString()) as { type: string; call?: CallSummaryView; error?: { message: string } };
+      if (values.json) {
+        process.stdout.write(`${data.toString()}\n`);
+      } else if (msg.call && msg.type === 'call.finished') {
+        process.stdout.write(`${callLine(msg.call, msg.call.parentId ? '  └ ' : '')}\n`);
+      } else if (msg.call && msg.type === 'call.started') {
+        process.stdout.write(dim(`${callLine(msg.call, msg.call.parentId ? '  └ ' : '')}\n`));
+      } else if (msg.type === 'error') {
+        process.stderr.write(red(`cnirec: ${msg.error?.message ?? 'error from the daemon'}\n`));
+      }
+    });
+    ws.on('unexpected-response', (_req, res) => reject(new ClientError(`the daemon refused the tail: HTTP ${res.statusCode}`)));
+    ws.on('error', (err) => reject(new ClientError(`no cnirec daemon answers at ${client.api}: ${err.message}`)));
+    ws.on('close', (code, reason) => {
+      if (code !== 1000 && code !== 1005) process.stderr.write(`cnirec: tail closed (${code} ${reason.toString()})\n`);
+      resolve(code === 1000 || code === 1005 ? 0 : 1);
+    });
+    process.once('SIGINT', () => ws.close(1000));
+  });
+}
