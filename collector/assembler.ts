@@ -92,6 +92,16 @@ interface PendingExec {
   parentComm: string | null;
 }
 
+interface EarlyRecords {
+  since: number;
+  ios: IoInFlight[];
+  forks: number[];
+  exit: Extract<TracerRecord, { kind: 'exit' }> | null;
+}
+
+/** How long records may wait for the exec or fork of their process. */
+const EARLY_RECORDS_TTL_MS = 10_000;
+
 interface IoInFlight {
   pid: number;
   kind: 'read' | 'write';
@@ -116,6 +126,13 @@ export class CallAssembler {
   private readonly ioByTid = new Map<number, IoInFlight>();
   private seq = 0;
   private acceptsNewCalls = true;
+  private now = 0;
+  /**
+   * Records about a process whose exec (or fork) has not arrived yet: another
+   * CPU's buffer can deliver a process's reads, writes, forks or exit before
+   * its exec. They wait here, per pid, for a while.
+   */
+  private readonly early = new Map<number, EarlyRecords>();
   private mode: CaptureMode;
   private readonly graceMs: number;
   private readonly maxStreamBytes: number;
@@ -130,6 +147,7 @@ export class CallAssembler {
 
   /** Feeds one record; returns the events it completes. */
   push(rec: TracerRecord, nowMs: number): CollectorEvent[] {
+    this.now = nowMs;
     this.counters.records++;
     const events: CollectorEvent[] = [];
     switch (rec.kind) {
@@ -210,6 +228,11 @@ export class CallAssembler {
   /** Finalizes calls whose grace period after exit has passed. */
   tick(nowMs: number): CollectorEvent[] {
     const events: CollectorEvent[] = [];
+    for (const [pid, early] of this.early) {
+      if (nowMs - early.since < EARLY_RECORDS_TTL_MS) continue;
+      this.early.delete(pid);
+      this.counters.orphanChunks += early.ios.length + early.forks.length + (early.exit ? 1 : 0);
+    }
     for (const [id, call] of this.calls) {
       if (call.finalizeDueMs !== null && call.finalizeDueMs <= nowMs) events.push(this.finalize(id, call));
     }
@@ -278,6 +301,7 @@ export class CallAssembler {
     const decoded = decodeExecBlock(pending.block, rec.argBytes);
     if (decoded.env.CNI_COMMAND === CANARY_COMMAND) {
       this.counters.canaries++;
+      this.early.delete(rec.pid);
       return;
     }
     let existing = this.procs.get(rec.pid);
@@ -301,6 +325,7 @@ export class CallAssembler {
       // A plugin process exec'd another program in place: note it as a helper step of the same call.
       this.calls.get(existing.callId)!.helpers.push(this.newHelper(rec.pid, rec.ppid, execPath, decoded.argv, startedAtUs));
       existing.start = rec.start;
+      this.replayEarly(rec.pid, rec.ts, rec.start);
       return;
     }
     const proc: Proc = existing ?? { pid: rec.pid, ppid: rec.ppid, start: null, callId: null, role: 'fork', helper: null, exited: false };
@@ -325,6 +350,7 @@ export class CallAssembler {
       proc.callId = parentCallId;
       proc.helper = helper;
     }
+    this.replayEarly(rec.pid, rec.ts, rec.start);
   }
 
   private newCall(
@@ -395,21 +421,51 @@ export class CallAssembler {
     };
   }
 
+  private earlyFor(pid: number): EarlyRecords {
+    let early = this.early.get(pid);
+    if (!early) {
+      early = { since: this.now, ios: [], forks: [], exit: null };
+      this.early.set(pid, early);
+    }
+    return early;
+  }
+
+  /** The process is known now: what arrived before its exec or fork applies to it. */
+  private replayEarly(pid: number, execTs: number | null, start: string | null): void {
+    const early = this.early.get(pid);
+    if (!early) return;
+    this.early.delete(pid);
+    for (const child of early.forks) this.onFork(pid, child);
+    for (const io of early.ios) {
+      if (execTs === null || io.ts >= execTs) this.fileIo(io);
+      else this.counters.orphanChunks++;
+    }
+    if (early.exit && (start === null || early.exit.start === start)) this.onExit(early.exit, this.now);
+  }
+
   private onFork(ppid: number, pid: number): void {
     const parent = this.procs.get(ppid);
-    if (!parent) return;
+    if (!parent) {
+      this.earlyFor(ppid).forks.push(pid);
+      return;
+    }
     const existing = this.procs.get(pid);
     // The child's exec may have been delivered first (another CPU's buffer); keep what it said.
     if (existing && !existing.exited) return;
     this.procs.set(pid, { pid, ppid, start: null, callId: parent.callId, role: 'fork', helper: null, exited: false });
     if (parent.callId) this.calls.get(parent.callId)?.pids.add(pid);
+    this.replayEarly(pid, null, null);
   }
 
   private onExit(rec: Extract<TracerRecord, { kind: 'exit' }>, nowMs: number): void {
     // An incomplete read/write stays open: its last chunks may come after the exit (another CPU's buffer).
     for (const [tid, io] of this.ioByTid) if (io.pid === rec.pid && io.buf.complete()) this.commitIo(tid);
     const proc = this.procs.get(rec.pid);
-    if (!proc || (proc.start !== null && proc.start !== rec.start)) return;
+    if (!proc) {
+      this.earlyFor(rec.pid).exit = rec;
+      return;
+    }
+    if (proc.start !== null && proc.start !== rec.start) return;
     proc.start = rec.start;
     proc.exited = true;
     const endedAtUs = this.opts.monoToEpochUs(rec.ts);
@@ -433,9 +489,17 @@ export class CallAssembler {
     const io = this.ioByTid.get(tid);
     if (!io) return;
     this.ioByTid.delete(tid);
+    this.fileIo(io);
+  }
+
+  private fileIo(io: IoInFlight): void {
     const proc = this.procs.get(io.pid);
-    const call = proc?.callId ? this.calls.get(proc.callId) : undefined;
-    if (!proc || !call) {
+    if (!proc) {
+      this.earlyFor(io.pid).ios.push(io);
+      return;
+    }
+    const call = proc.callId ? this.calls.get(proc.callId) : undefined;
+    if (!call) {
       this.counters.orphanChunks++;
       return;
     }

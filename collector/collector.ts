@@ -14,7 +14,7 @@ import type { AssemblerOptions } from './assembler.js';
 import { describeProcess, isProcessAlive, monotonicToEpochOffsetUs } from './proc-info.js';
 import type { TracerExit, TracerSettings } from './tracer-process.js';
 import type { CaptureMode } from './tracer-protocol.js';
-import { describeExit, TracerRun } from './tracer-run.js';
+import { describeExit, runCanary, TracerRun } from './tracer-run.js';
 import type { CallListener, CollectorEvent } from './types.js';
 
 export { TracerStartError } from './tracer-run.js';
@@ -143,15 +143,35 @@ export function createCollector(opts: CollectorOptions): Collector {
     }
   };
 
+  // A plugin found gone from /proc is given up on only once the tracer's records have moved past the
+  // moment it was found gone: until then its exit may still be in bpftrace's backlog.
+  const goneSince = new Map<string, number>();
   const checkLiveness = () => {
     const nowUs = Date.now() * 1000;
+    const nowMonoUs = Number(process.hrtime.bigint() / 1000n);
+    let waiting = false;
+    const open = new Set<string>();
     for (const run of [current, retiring?.run]) {
       if (!run) continue;
       for (const call of run.assembler.runningCalls()) {
+        const key = `${call.pid}:${call.start}`;
+        open.add(key);
         if (nowUs - call.startedAtUs < 2_000_000 || isProcessAlive(call.pid, call.start)) continue;
-        emitFrom(run, run.assembler.processGone(call.pid, call.start, 'the plugin process is gone but its exit was not recorded'));
+        const since = goneSince.get(key);
+        if (since === undefined) {
+          goneSince.set(key, nowMonoUs);
+          waiting = true;
+        } else if (run.releasedTs > since) {
+          goneSince.delete(key);
+          emitFrom(run, run.assembler.processGone(call.pid, call.start, 'the plugin process is gone but its exit was not recorded'));
+        } else {
+          waiting = true;
+        }
       }
     }
+    for (const key of goneSince.keys()) if (!open.has(key)) goneSince.delete(key);
+    // An exec of our own moves the tracer's stream forward even on an idle node.
+    if (waiting) runCanary();
   };
 
   const absorb = (run: TracerRun) => {

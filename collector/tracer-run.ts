@@ -37,6 +37,8 @@ export class TracerRun {
   private readonly sequencer: RecordSequencer;
   malformedLines = 0;
   lastRecordAt: number | null = null;
+  /** Kernel time (µs) of the newest record handed to the assembler: how far the call state is up to date. */
+  releasedTs = 0;
   readonly startedAt = Date.now();
   private tracer: RunningTracer | null = null;
   private isReady = false;
@@ -54,9 +56,13 @@ export class TracerRun {
 
   /** Called often by the collector: once bpftrace has gone quiet, nothing earlier can still come. */
   releaseIfQuiet(nowMs: number): void {
-    if (this.sequencer.heldCount > 0 && this.lastRecordAt !== null && nowMs - this.lastRecordAt >= QUIET_MS) {
-      this.feed(this.sequencer.flush());
-    }
+    const seen = this.lastRecordAt;
+    if (this.sequencer.heldCount === 0 || seen === null || nowMs - seen < QUIET_MS) return;
+    // Timers run before I/O in Node's loop: after a stall of this process, lines may be waiting in the
+    // pipe. setImmediate runs after the I/O phase, so "still nothing new" then means bpftrace is quiet.
+    setImmediate(() => {
+      if (this.lastRecordAt === seen) this.feed(this.sequencer.flush());
+    });
   }
 
   get running(): boolean {
@@ -138,6 +144,7 @@ export class TracerRun {
   private feed(records: readonly TracerRecord[]): void {
     const now = Date.now();
     for (const rec of records) {
+      if ('ts' in rec && rec.ts > this.releasedTs) this.releasedTs = rec.ts;
       const events = this.assembler.push(rec, now);
       if (events.length > 0) this.callbacks.emit(events);
     }
@@ -145,7 +152,7 @@ export class TracerRun {
 }
 
 /** Execs `true` with the canary CNI_COMMAND: seeing it proves the tracer records execs. */
-function runCanary(): void {
+export function runCanary(): void {
   const child = spawn('true', [], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', CNI_COMMAND: CANARY_COMMAND }, stdio: 'ignore' });
   child.on('error', () => undefined);
 }

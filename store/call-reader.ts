@@ -62,7 +62,7 @@ export function createCallReader(db: Database): CallReader {
         const key = decodeCursor(cursor, file);
         // Row-value comparison: strictly after the last row of the previous
         // page in (started_at_us DESC, id DESC) order; SQLite seeks the index to it.
-        conditions.push('(started_at_us, id) <= (?, ?)');
+        conditions.push('(started_at_us, id) < (?, ?)');
         params.push(key.startedAtUs, key.id);
       }
       const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';

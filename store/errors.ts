@@ -78,9 +78,11 @@ export function toStoreError(err: unknown, file: string, doing: string): StoreEr
     case 'EACCES':
     case 'EPERM':
     case 'EROFS':
-    case 'ENOTDIR':
-    case 'EISDIR':
       return make('not-writable', `Cannot ${doing} the database ${file} because it or its directory is not writable; fix the permissions or choose another database path.`);
+    case 'ENOTDIR':
+      return make('not-writable', `Cannot ${doing} the database ${file} because part of its path is a file, not a directory; choose another database path.`);
+    case 'EISDIR':
+      return make('not-writable', `Cannot ${doing} the database ${file} because it is a directory; give the path of a file inside it instead.`);
     case 'SQLITE_IOERR':
     case 'EIO':
       return make('io', `Cannot ${doing} the database ${file} because the disk reported an I/O error; check the disk or choose another database path.`);

@@ -37,6 +37,7 @@ export function openDatabase(file: string): Database {
   try {
     configure(db);
     migrate(db, file);
+    if (!inMemory) tightenModes(file);
     return db;
   } catch (err) {
     db.close();
@@ -46,8 +47,8 @@ export function openDatabase(file: string): Database {
 
 /**
  * Creates the directory and the file ourselves, so they get owner-only
- * modes: SQLite would create the file 0644, and it gives the -wal and -shm
- * files the same mode as the database file.
+ * modes: SQLite would create the file 0644 (and gives the -wal and -shm
+ * files the database file's mode).
  */
 function prepareFile(file: string): void {
   const dir = path.dirname(path.resolve(file));
@@ -56,21 +57,27 @@ function prepareFile(file: string): void {
   } catch (err) {
     throw toStoreError(err, file, 'create the directory for');
   }
-  let fd: number;
   try {
-    // An empty file is a valid new database to SQLite.
-    fd = fs.openSync(file, fs.constants.O_RDWR | fs.constants.O_CREAT, FILE_MODE);
+    // An empty file is a valid new database to SQLite. O_CREAT without
+    // O_TRUNC: an existing file is left as it is.
+    fs.closeSync(fs.openSync(file, fs.constants.O_RDWR | fs.constants.O_CREAT, FILE_MODE));
   } catch (err) {
     throw toStoreError(err, file, 'create');
   }
-  try {
-    // Tighten a file an older build (or a person) left readable by others.
-    // Not owning it (EPERM) is fine: then its owner chose the mode.
-    fs.fchmodSync(fd, FILE_MODE);
-  } catch {
-    // deliberately ignored, see above
-  } finally {
-    fs.closeSync(fd);
+}
+
+/**
+ * Tightens a database an older build (or a person) left readable by others.
+ * Only once it proved to be ours: a file we refuse is not touched. Not
+ * owning it (EPERM) is fine, its owner chose the mode.
+ */
+function tightenModes(file: string): void {
+  for (const f of [file, `${file}-wal`, `${file}-shm`]) {
+    try {
+      fs.chmodSync(f, FILE_MODE);
+    } catch {
+      // missing (-shm before the first read) or not ours: see above
+    }
   }
 }
 

@@ -21,7 +21,7 @@ import { keepAlive } from './tail-heartbeat.js';
 import type { TailHub } from './tail-hub.js';
 import { encodeMessage, parseClientMessage, TAIL_PROTOCOL_VERSION, type CallEventType, type ServerMessage } from './tail-messages.js';
 import { createOutbox, type OutboxLimits } from './tail-outbox.js';
-import { readReplay } from './tail-replay.js';
+import { readReplay, type ReplayRead } from './tail-replay.js';
 
 export interface TailSessionOptions {
   readonly hub: TailHub;
@@ -105,7 +105,7 @@ export function runTailSession(socket: WebSocket, query: TailQuery, opts: TailSe
   if (query.sinceUs !== null) void catchUp(query.sinceUs);
 
   async function catchUp(sinceUs: number): Promise<void> {
-    let replay;
+    let replay: ReplayRead;
     try {
       replay = await readReplay(opts.store, toCallFilter(filter, sinceUs), opts.replayLimit, () => !open);
     } catch (err) {

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CapturedStream, CniCall, CollectorEvent, HelperProcess } from '../../collector/types.js';
-import { createCallStore } from '../../store/call-store.js';
+import { createCallStore, createStoreListener } from '../../store/call-store.js';
 import { StoreError } from '../../store/errors.js';
 import { openDatabase, type Database } from '../../store/open-database.js';
 import type { CallFilter, CallStore } from '../../store/types.js';
@@ -115,11 +115,13 @@ afterEach(() => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-/** Every page of a listing, following cursors. */
+/** Every page of a listing, following cursors (a cursor that never advances fails instead of looping). */
 function listAll(filter: CallFilter, pageSize: number): string[] {
   const ids: string[] = [];
   let cursor: string | null = null;
+  let pages = 0;
   do {
+    if (++pages > 10_000) throw new Error('pagination does not end');
     const page = store.listCalls(filter, pageSize, cursor);
     expect(page.items.length).toBeLessThanOrEqual(pageSize);
     ids.push(...page.items.map((c) => c.id));
@@ -338,7 +340,7 @@ describe('paginating with cursors', () => {
     store.writeEvents(Array.from({ length: 30 }, (_, i) => finished(makeCall({ at: 100_000 + i }))));
     const seen = first.items.map((c) => c.id);
     let cursor = first.nextCursor;
-    while (cursor !== null) {
+    for (let pages = 0; cursor !== null && pages < 100; pages++) {
       const page = store.listCalls({}, 25, cursor);
       seen.push(...page.items.map((c) => c.id));
       cursor = page.nextCursor;
@@ -418,5 +420,22 @@ describe('a full disk', () => {
     db.pragma('max_page_count = 1000000');
     store.writeEvents([finished(big)]);
     expect(store.getCall(big.id)?.stdin.bytes.length).toBe(256 * 1024);
+  });
+});
+
+describe('the store listener on a real database', () => {
+  it('keeps the collector running through a full disk and stores every call once there is room', () => {
+    const errors: StoreError[] = [];
+    const listener = createStoreListener(store, (err) => errors.push(err));
+    const calls = Array.from({ length: 20 }, (_, i) => makeCall({ at: i, stdin: stream(randomBytes(64 * 1024)) }));
+    db.pragma(`max_page_count = ${db.pragma('page_count', { simple: true }) as number}`);
+    expect(() => listener.onEvents(calls.map(started))).not.toThrow();
+    expect(() => listener.onEvents(calls.map(finished))).not.toThrow();
+    expect(errors.map((e) => e.code)).toEqual(['disk-full']);
+    expect(listener.pendingCount).toBe(20);
+    db.pragma('max_page_count = 1000000');
+    expect(listener.flush()).toBe(true);
+    expect(store.countCalls()).toBe(20);
+    expect(store.listCalls({ status: 'finished' }, 100).items).toHaveLength(20);
   });
 });

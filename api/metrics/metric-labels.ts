@@ -1,0 +1,27 @@
+/**
+ * Label values for call metrics, kept to a small, bounded set: every new
+ * value is a new time series in Prometheus, and command and plugin come
+ * from whatever a process put in its environment and argv.
+ */
+
+const KNOWN_COMMANDS = new Set(['ADD', 'DEL', 'CHECK', 'VERSION', 'GC', 'STATUS']);
+/** A node runs a handful of plugins; beyond this something is wrong and the rest share "other". */
+const MAX_PLUGIN_LABELS = 64;
+const MAX_PLUGIN_LABEL_LENGTH = 64;
+
+export const OTHER = 'other';
+
+export function commandLabel(command: string | null): string {
+  return command !== null && KNOWN_COMMANDS.has(command) ? command : OTHER;
+}
+
+/** Remembers the plugin names it has let through, so the set cannot grow past the cap. */
+export function createPluginLabeler(maxLabels = MAX_PLUGIN_LABELS): (plugin: string) => string {
+  const seen = new Set<string>();
+  return (plugin) => {
+    if (seen.has(plugin)) return plugin;
+    if (plugin.length === 0 || plugin.length > MAX_PLUGIN_LABEL_LENGTH || seen.size >= maxLabels) return OTHER;
+    seen.add(plugin);
+    return plugin;
+  };
+}

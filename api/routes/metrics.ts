@@ -1,0 +1,25 @@
+/**
+ * GET /metrics: Prometheus text. Each app gets its own registry (never
+ * prom-client's global one), so several apps in one process, as in tests,
+ * do not collide on metric names.
+ */
+
+import type { FastifyInstance } from 'fastify';
+import { Registry } from 'prom-client';
+import type { ApiDeps } from '../app.js';
+import { createCallMetrics } from '../metrics/call-metrics.js';
+import { registerDaemonMetrics } from '../metrics/daemon-metrics.js';
+import { readTailStats } from '../tail/tail-stats.js';
+
+export function registerMetrics(app: FastifyInstance, deps: ApiDeps): void {
+  const registry = new Registry();
+  const unsubscribe = deps.subscribe?.(createCallMetrics(registry));
+  app.addHook('onClose', async () => unsubscribe?.());
+  // Looked up per scrape: the tail may be registered after this route, or not at all.
+  registerDaemonMetrics(registry, deps, () => readTailStats(app));
+
+  app.get('/metrics', async (_request, reply) => {
+    const text = await registry.metrics();
+    return reply.type(registry.contentType).send(text);
+  });
+}

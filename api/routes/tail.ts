@@ -1,0 +1,92 @@
+/**
+ * WS /api/v1/tail: calls as they start and finish, filtered like
+ * /api/v1/calls, optionally caught up from the store with `?since=`.
+ * Protocol in api/tail/tail-messages.ts, close codes in api/tail/tail-close.ts.
+ *
+ * A bad query is refused after the upgrade, not with an HTTP 400: browsers
+ * hide a refused handshake's status and body from scripts, while an `error`
+ * message and close code 4400 reach every client.
+ */
+
+import websocket from '@fastify/websocket';
+import type { FastifyInstance } from 'fastify';
+import { WebSocket } from 'ws';
+import type { ApiDeps } from '../app.js';
+import { badQueryReason, CLOSE_CODES } from '../tail/tail-close.js';
+import { tailQueryFrom, tailQuerySchema } from '../tail/tail-filter.js';
+import { DEFAULT_HEARTBEAT_MS } from '../tail/tail-heartbeat.js';
+import { createTailHub } from '../tail/tail-hub.js';
+import { encodeMessage, issuesOf } from '../tail/tail-messages.js';
+import { DEFAULT_OUTBOX_LIMITS, type OutboxLimits } from '../tail/tail-outbox.js';
+import { runTailSession } from '../tail/tail-session.js';
+import { TAIL_STATS_DECORATOR, type TailStatsReader } from '../tail/tail-stats.js';
+
+export const TAIL_PATH = '/api/v1/tail';
+
+/** Client messages are small filter requests: anything bigger is a mistake or an attack (closed with 1009). */
+const DEFAULT_MAX_PAYLOAD_BYTES = 64 * 1024;
+/** Enough to catch up on a busy node's last minutes without holding a huge replay in memory. */
+const DEFAULT_REPLAY_LIMIT = 10_000;
+
+/** Defaults suit the daemon; tests shrink them to reach the edges quickly. */
+export interface TailOptions {
+  readonly outbox?: Partial<OutboxLimits>;
+  readonly replayLimit?: number;
+  readonly heartbeatMs?: number;
+  readonly maxPayloadBytes?: number;
+}
+
+export async function registerTail(app: FastifyInstance, deps: ApiDeps, options: TailOptions = {}): Promise<void> {
+  const hub = createTailHub({ onSubscriberError: (err) => app.log.error({ err }, 'delivering to a tail client failed') });
+  // One subscription for all clients, for the app's lifetime.
+  const unsubscribe = deps.subscribe?.(hub);
+  if (unsubscribe === undefined) app.log.warn('no collector subscription: the live tail can only replay stored calls');
+  app.decorate(TAIL_STATS_DECORATOR, { read: () => hub.stats() } satisfies TailStatsReader);
+  app.addHook('onClose', async () => unsubscribe?.());
+
+  const sessionOptions = {
+    hub,
+    store: deps.store,
+    outbox: { ...DEFAULT_OUTBOX_LIMITS, ...options.outbox },
+    replayLimit: options.replayLimit ?? DEFAULT_REPLAY_LIMIT,
+    heartbeatMs: options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
+  };
+
+  // Encapsulated: the websocket plugin's hooks and decorators stay out of the REST routes.
+  await app.register(async (scope) => {
+    // Registered before the plugin so it runs before the plugin's own preClose, which closes without a code.
+    scope.addHook('preClose', async () => {
+      for (const client of scope.websocketServer?.clients ?? []) client.close(CLOSE_CODES.goingAway, 'server shutting down');
+    });
+
+    await scope.register(websocket, {
+      options: { maxPayload: options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES, perMessageDeflate: false },
+      // The default handler logs every peer reset as an error and cuts a close ws already began
+      // (so an oversized frame would end in 1006 instead of 1009).
+      errorHandler: (err, socket, request) => {
+        request.log.debug({ err }, 'tail socket error');
+        if (socket.readyState === WebSocket.OPEN) socket.terminate();
+      },
+    });
+
+    scope.route({
+      method: 'GET',
+      url: TAIL_PATH,
+      handler: async (_request, reply) =>
+        reply
+          .code(426)
+          .header('upgrade', 'websocket')
+          .send({ error: { code: 'upgrade_required', message: `${TAIL_PATH} is a websocket: connect with a websocket client` } }),
+      wsHandler: (socket, request) => {
+        const parsed = tailQuerySchema.safeParse(request.query);
+        if (!parsed.success) {
+          const issues = issuesOf(parsed.error);
+          socket.send(encodeMessage({ type: 'error', error: { code: 'bad_request', message: 'Invalid tail query; see issues', issues } }));
+          socket.close(CLOSE_CODES.badQuery, badQueryReason(issues));
+          return;
+        }
+        runTailSession(socket, tailQueryFrom(parsed.data), { ...sessionOptions, log: request.log });
+      },
+    });
+  });
+}

@@ -1,0 +1,127 @@
+/**
+ * Burst benchmark: 200 concurrent real plugin calls (host-local ADD, 16 KiB
+ * config each) against the real daemon in each capture mode; reports how
+ * many were recorded complete and byte-exact, lost tracer records, and how
+ * long the daemon took to store them all.
+ *
+ *   sudo npm run build && sudo node dist/bench/burst.js
+ *
+ * Writes bench/results/burst.json and bench/results/burst.md.
+ */
+
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { runPlugin } from '../cli/plugin-runner.js';
+import { createCallStore, openDatabase } from '../store/index.js';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const CALLS = 200;
+const CONFIG_BYTES = 16 * 1024;
+
+interface BurstResult {
+  mode: 'full' | 'light';
+  calls: number;
+  recordedComplete: number;
+  byteExact: number;
+  lostEvents: number;
+  execSeconds: number;
+  storedAfterSeconds: number;
+}
+
+async function startDaemon(mode: 'full' | 'light', dir: string): Promise<{ url: string; db: string; stop(): Promise<void> }> {
+  const db = path.join(dir, `${mode}.db`);
+  const child = spawn(process.execPath, [path.join(ROOT, 'bin/cnirec.js'), 'run', '--db', db, '--listen', '127.0.0.1:0', '--capture', mode], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+  const deadline = Date.now() + 90_000;
+  for (;;) {
+    const url = /"url":"(http:[^"]+)"/.exec(out)?.[1];
+    if (url) {
+      const health = (await (await fetch(`${url}/healthz`)).json()) as { tracer: { ready: boolean } };
+      if (health.tracer.ready) {
+        return {
+          url,
+          db,
+          stop: () =>
+            new Promise((resolve) => {
+              child.once('exit', () => resolve());
+              child.kill('SIGTERM');
+            }),
+        };
+      }
+    }
+    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`the daemon did not start:\n${out}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+async function burst(mode: 'full' | 'light', dir: string): Promise<BurstResult> {
+  const daemon = await startDaemon(mode, dir);
+  const dataDir = mkdtempSync(path.join(dir, 'ipam-'));
+  const prefix = `bench-${mode}-${Date.now().toString(36)}`;
+  const configs = Array.from({ length: CALLS }, (_, i) => {
+    const conf = { cniVersion: '1.0.0', name: 'burst', ipam: { type: 'host-local', dataDir, ranges: [[{ subnet: '10.252.0.0/16' }]] }, note: '' };
+    const pad = CONFIG_BYTES - Buffer.byteLength(JSON.stringify(conf)) - String(i).length - 1;
+    return Buffer.from(JSON.stringify({ ...conf, note: `${i}-${'n'.repeat(pad)}` }));
+  });
+  const t0 = Date.now();
+  const results = await Promise.all(
+    configs.map((stdin, i) =>
+      runPlugin({ plugin: '/usr/lib/cni/host-local', command: 'ADD', containerId: `${prefix}-${i}`, netns: '/var/run/netns/none', ifname: 'eth0', cniPath: '/usr/lib/cni', stdin }),
+    ),
+  );
+  const execSeconds = (Date.now() - t0) / 1000;
+  const store = createCallStore(openDatabase(daemon.db));
+  let recordedComplete = 0;
+  const until = Date.now() + 60_000;
+  while (Date.now() < until) {
+    recordedComplete = store.listCalls({ containerId: undefined, status: 'finished', sinceUs: t0 * 1000 - 1_000_000 }, 1000).items.filter((c) => c.containerId?.startsWith(prefix)).length;
+    if (recordedComplete >= CALLS) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const storedAfterSeconds = (Date.now() - t0) / 1000;
+  let byteExact = 0;
+  for (let i = 0; i < CALLS; i++) {
+    const [summary] = store.listCalls({ containerId: `${prefix}-${i}` }, 1).items;
+    const call = summary ? store.getCall(summary.id) : null;
+    const stdinOk = mode === 'light' || call?.stdin.bytes.equals(configs[i]!);
+    const stdoutOk = mode === 'light' || call?.stdout.bytes.equals(results[i]!.stdout);
+    if (call && call.exitCode === results[i]!.exitCode && stdinOk && stdoutOk) byteExact++;
+  }
+  const health = (await (await fetch(`${daemon.url}/healthz`)).json()) as { tracer: { lostEvents: number } };
+  store.close();
+  await daemon.stop();
+  return { mode, calls: CALLS, recordedComplete, byteExact, lostEvents: health.tracer.lostEvents, execSeconds, storedAfterSeconds };
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'cnirec-bench-burst-'));
+  try {
+    const runs = [await burst('full', dir), await burst('light', dir)];
+    for (const r of runs) console.log(JSON.stringify(r));
+    const results = path.join(ROOT, 'bench/results');
+    mkdirSync(results, { recursive: true });
+    writeFileSync(path.join(results, 'burst.json'), `${JSON.stringify({ date: new Date().toISOString(), configBytes: CONFIG_BYTES, runs }, null, 2)}\n`);
+    writeFileSync(
+      path.join(results, 'burst.md'),
+      [
+        '# Burst benchmark',
+        '',
+        `${new Date().toISOString()}: ${CALLS} concurrent host-local ADD calls, ${CONFIG_BYTES / 1024} KiB config each, real daemon and bpftrace.`,
+        '',
+        '| mode | recorded complete | byte-exact (stdin+stdout+exit) | lost tracer records | calls ran in | all stored after |',
+        '|---|---|---|---|---|---|',
+        ...runs.map((r) => `| ${r.mode} | ${r.recordedComplete}/${r.calls} | ${r.byteExact}/${r.calls} | ${r.lostEvents} | ${r.execSeconds.toFixed(2)} s | ${r.storedAfterSeconds.toFixed(2)} s |`),
+        '',
+      ].join('\n'),
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
