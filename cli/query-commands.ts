@@ -7,7 +7,8 @@ import { parseArgs } from 'node:util';
 import { getJson, getText, type CallDetailView, type CallSummaryView, type ClientOptions, type PayloadView } from './api-client.js';
 import { bold, callLine, dim, durationText, outcomeText } from './format.js';
 
-const CALL_FILTER_FLAGS = {
+/** Filter flags shared by `calls` and `tail`. */
+export const CALL_FILTER_FLAGS = {
   pod: { type: 'string' },
   namespace: { type: 'string' },
   container: { type: 'string' },

@@ -6,22 +6,13 @@
 import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
 import { ClientError, headers, type CallSummaryView, type ClientOptions } from './api-client.js';
-import { callFilterParams } from './query-commands.js';
+import { CALL_FILTER_FLAGS, callFilterParams } from './query-commands.js';
 import { callLine, dim, red } from './format.js';
 
 export async function tailCommand(args: string[], client: ClientOptions): Promise<number> {
   const { values } = parseArgs({
     args,
-    options: {
-      pod: { type: 'string' },
-      namespace: { type: 'string' },
-      command: { type: 'string' },
-      plugin: { type: 'string' },
-      failed: { type: 'boolean' },
-      since: { type: 'string' },
-      'include-version': { type: 'boolean' },
-      json: { type: 'boolean' },
-    },
+    options: { ...CALL_FILTER_FLAGS, json: { type: 'boolean' } },
     strict: true,
   });
   const url = new URL(`/api/v1/tail?${callFilterParams(values)}`, client.api);

@@ -2,11 +2,12 @@
  * Plugs the store into the collector as a CallListener. The collector must
  * keep tracing whatever happens to the disk, so nothing thrown here reaches
  * it: failed writes go to `onError` and their events wait in a bounded queue
- * that is retried with the next batch. When the queue is full the oldest
- * calls are dropped and counted, trading history for a daemon that stays up.
+ * that is retried with the next batch. When the queue is full (in calls or
+ * in payload bytes) the oldest calls are dropped and counted, trading
+ * history for a daemon that stays up.
  */
 
-import type { CallListener, CollectorEvent } from '../collector/types.js';
+import type { CallListener, CniCall, CollectorEvent } from '../collector/types.js';
 import { StoreError, isTransientStoreError } from './errors.js';
 import { foldEvent } from './latest-events.js';
 import type { CallStore } from './types.js';
@@ -14,6 +15,11 @@ import type { CallStore } from './types.js';
 export interface StoreListenerOptions {
   /** Calls (not events: a call's started and finished share a slot) kept for retry. */
   readonly maxPending?: number;
+  /**
+   * Payload bytes kept for retry. Counting calls alone is not enough: each
+   * stream may hold megabytes, and a node agent that OOMs records nothing.
+   */
+  readonly maxPendingBytes?: number;
 }
 
 export interface StoreListener extends CallListener {
@@ -26,6 +32,13 @@ export interface StoreListener extends CallListener {
 }
 
 const DEFAULT_MAX_PENDING = 10_000;
+const DEFAULT_MAX_PENDING_BYTES = 256 * 1024 * 1024;
+
+function payloadBytes(call: CniCall): number {
+  let n = call.stdin.bytes.length + call.stdout.bytes.length + call.stderr.bytes.length;
+  for (const h of call.helpers) n += h.stdout.bytes.length + h.stderr.bytes.length;
+  return n;
+}
 
 export function createStoreListener(
   store: Pick<CallStore, 'writeEvents'>,
@@ -33,9 +46,11 @@ export function createStoreListener(
   options: StoreListenerOptions = {},
 ): StoreListener {
   const maxPending = options.maxPending ?? DEFAULT_MAX_PENDING;
+  const maxPendingBytes = options.maxPendingBytes ?? DEFAULT_MAX_PENDING_BYTES;
   // Keyed by call id, folded (see latest-events.ts): a call that starts and
   // finishes during an outage costs one slot, and Map order keeps oldest first.
   const pending = new Map<string, CollectorEvent>();
+  let pendingBytes = 0;
   let dropped = 0;
   // A full disk fails every batch until someone frees space: say so once per
   // outage (or when the reason changes), not once per batch.
@@ -53,10 +68,24 @@ export function createStoreListener(
     }
   };
 
+  const add = (event: CollectorEvent) => {
+    const before = pending.get(event.call.id);
+    foldEvent(pending, event);
+    const after = pending.get(event.call.id);
+    if (after !== before) pendingBytes += (after ? payloadBytes(after.call) : 0) - (before ? payloadBytes(before.call) : 0);
+  };
+
+  const remove = (id: string) => {
+    const event = pending.get(id);
+    if (event === undefined) return;
+    pending.delete(id);
+    pendingBytes -= payloadBytes(event.call);
+  };
+
   const trim = () => {
     for (const id of pending.keys()) {
-      if (pending.size <= maxPending) break;
-      pending.delete(id);
+      if (pending.size <= maxPending && pendingBytes <= maxPendingBytes) break;
+      remove(id);
       dropped++;
     }
   };
@@ -68,12 +97,11 @@ export function createStoreListener(
     for (const event of batch) {
       try {
         store.writeEvents([event]);
-        pending.delete(event.call.id);
+        remove(event.call.id);
       } catch (err) {
         if (isTransientStoreError(err)) return; // the disk went away meanwhile: keep the rest
-        pending.delete(event.call.id);
+        remove(event.call.id);
         dropped++;
-        lastReported = null; // each refused call is worth its own report
         report(err);
       }
     }
@@ -85,6 +113,7 @@ export function createStoreListener(
     try {
       store.writeEvents(batch);
       pending.clear();
+      pendingBytes = 0;
       lastReported = null;
     } catch (err) {
       report(err);
@@ -95,7 +124,7 @@ export function createStoreListener(
 
   return {
     onEvents(events) {
-      for (const event of events) foldEvent(pending, event);
+      for (const event of events) add(event);
       trim();
       flush();
     },

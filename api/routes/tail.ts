@@ -61,8 +61,8 @@ export async function registerTail(app: FastifyInstance, deps: ApiDeps, options:
 
     await scope.register(websocket, {
       options: { maxPayload: options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES, perMessageDeflate: false },
-      // The default handler logs every peer reset as an error and cuts a close ws already began
-      // (so an oversized frame would end in 1006 instead of 1009).
+      // The default handler logs every peer reset at error level and terminates even a socket ws
+      // is already closing (after an oversized frame, with 1009), which may cut off the close frame.
       errorHandler: (err, socket, request) => {
         request.log.debug({ err }, 'tail socket error');
         if (socket.readyState === WebSocket.OPEN) socket.terminate();

@@ -5,10 +5,11 @@ import type { CniCall, CollectorEvent } from '../../collector/types.js';
 import { StoreError } from '../../store/errors.js';
 import { createStoreListener } from '../../store/store-listener.js';
 
-// Only ids and event types matter to the listener.
-const call = (id: string) => ({ id }) as unknown as CniCall;
+// Only ids, event types and payload sizes matter to the listener.
+const payload = (n = 0) => ({ bytes: Buffer.alloc(n), totalBytes: n, truncated: false });
+const call = (id: string, bytes = 0) => ({ id, stdin: payload(bytes), stdout: payload(), stderr: payload(), helpers: [] }) as unknown as CniCall;
 const started = (id: string): CollectorEvent => ({ type: 'call.started', call: call(id) });
-const finished = (id: string): CollectorEvent => ({ type: 'call.finished', call: call(id) });
+const finished = (id: string, bytes = 0): CollectorEvent => ({ type: 'call.finished', call: call(id, bytes) });
 
 const diskFull = () => new StoreError('disk-full', '/db', 'The disk is full.');
 
@@ -75,6 +76,21 @@ describe('the store listener', () => {
     store.failWith = () => null;
     expect(listener.flush()).toBe(true);
     expect(store.written).toEqual(['s:c', 's:d', 's:e']);
+  });
+
+  it('drops the oldest calls when their payloads pass the byte bound', () => {
+    const store = fakeStore(() => diskFull());
+    const listener = createStoreListener(store, () => {}, { maxPendingBytes: 10_000 });
+    listener.onEvents([finished('a', 4_000), finished('b', 4_000)]);
+    expect([listener.pendingCount, listener.droppedCount]).toEqual([2, 0]);
+    listener.onEvents([finished('c', 4_000)]);
+    expect([listener.pendingCount, listener.droppedCount]).toEqual([2, 1]);
+    // A call's finish replacing its own earlier snapshot is counted once, at its new size.
+    listener.onEvents([finished('c', 5_000)]);
+    expect([listener.pendingCount, listener.droppedCount]).toEqual([2, 1]);
+    store.failWith = () => null;
+    listener.flush();
+    expect(store.written).toEqual(['f:b', 'f:c']);
   });
 
   it('defaults to a bound of 10,000 calls', () => {
