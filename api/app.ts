@@ -4,12 +4,22 @@
  */
 
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Logger } from 'pino';
 import type { CollectorStats, TracerStatus } from '../collector/collector.js';
 import type { CaptureMode } from '../collector/tracer-protocol.js';
 import type { CallListener } from '../collector/types.js';
 import type { CallStore } from '../store/index.js';
+import { registerAuth } from './auth.js';
+import { registerErrorHandling } from './errors.js';
+import { registerCalls } from './routes/calls.js';
+import { registerDocs, registerOpenApi } from './routes/docs.js';
 import { registerHealth } from './routes/health.js';
+import { registerMetrics } from './routes/metrics.js';
+import { registerPods } from './routes/pods.js';
+import { registerReplay } from './routes/replay.js';
+import { registerTail } from './routes/tail.js';
+import { registerTracer } from './routes/tracer.js';
 
 /** What the API reads from (and asks of) the rest of the daemon. */
 export interface ApiDeps {
@@ -44,6 +54,28 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
     loggerInstance: deps.logger as FastifyBaseLogger | undefined,
     logController: new LogController({ disableRequestLogging: true }),
   });
+  // Zod validates requests and shapes responses; the same schemas feed the OpenAPI document.
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+
+  // Order matters from here on. Error handling and auth first, so they cover
+  // every route below (and unknown ones); the OpenAPI plugin before any
+  // route, because it only sees routes added after it.
+  registerErrorHandling(app);
+  registerAuth(app, deps.token);
+  await registerOpenApi(app, { authRequired: typeof deps.token === 'string' && deps.token.length > 0 });
+
   registerHealth(app, deps);
+  registerCalls(app, deps);
+  registerReplay(app, deps);
+  registerPods(app, deps);
+  registerTracer(app, deps);
+  await registerDocs(app);
+
+  // Live side (api/tail/, api/metrics/): the websocket tail and /metrics.
+  // They follow the collector through deps.subscribe and inherit the auth and
+  // error handling above.
+  await registerTail(app, deps);
+  registerMetrics(app, deps);
   return app;
 }

@@ -32,8 +32,11 @@ if ! mountpoint -q /sys/kernel/tracing; then
   mount -t tracefs nodev /sys/kernel/tracing
 fi
 
+# `npm install` rather than `npm ci`: a lockfile written without registry addresses (as npm is set up
+# here) has no entries for other platforms' optional packages (rollup's), which `npm ci` rejects as
+# "missing from lock file". `npm install` installs exactly the locked versions all the same.
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  npm ci --no-audit --no-fund
+  npm install --no-audit --no-fund
 fi
 [ -f dist/cli/main.js ] || npm run build
 echo "setup.sh: ready"

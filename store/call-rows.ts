@@ -1,8 +1,8 @@
 /**
  * CniCall / HelperProcess → the values bound to the `calls` and `helpers`
- * INSERTs. The column lists and the row types are derived from one another,
- * so a column added to the SQL without a value (or the reverse) fails to
- * compile instead of silently binding NULL.
+ * statements. The column lists and the row types are derived from one
+ * another, so a column added to the SQL without a value (or the reverse)
+ * fails to compile instead of silently binding NULL.
  */
 
 import type { CapturedStream, CniCall, HelperProcess, ProcessOutcome } from '../collector/types.js';
@@ -10,10 +10,9 @@ import type { CapturedStream, CniCall, HelperProcess, ProcessOutcome } from '../
 /** What better-sqlite3 can bind (it refuses booleans and undefined). */
 export type SqlValue = string | number | bigint | Buffer | null;
 
-export const CALL_COLUMNS = [
+/** Known when the plugin is exec'd (the assembler's `CallState.base`): the same in the started and finished snapshots. */
+export const EXEC_COLUMNS = [
   'id',
-  'status',
-  'incomplete_reason',
   'command',
   'plugin',
   'path',
@@ -34,13 +33,26 @@ export const CALL_COLUMNS = [
   'trace_parent',
   'is_version_probe',
   'started_at_us',
+  'capture_mode',
+  'argv_json',
+  'env_json',
+] as const;
+
+/**
+ * What a finish can change. Updating only these keeps SQLite from
+ * rewriting the pod, container, command, plugin, time and parent index
+ * entries of every finished call; if the collector ever learns exec-time
+ * facts later, move their columns here.
+ */
+export const FINISH_COLUMNS = [
+  'status',
+  'incomplete_reason',
   'ended_at_us',
   'duration_us',
   'exit_code',
   'signal',
   'core_dumped',
   'ok',
-  'capture_mode',
   'lost_records',
   'stdin_total',
   'stdin_truncated',
@@ -48,12 +60,13 @@ export const CALL_COLUMNS = [
   'stdout_truncated',
   'stderr_total',
   'stderr_truncated',
-  'argv_json',
-  'env_json',
   'stdin',
   'stdout',
   'stderr',
 ] as const;
+
+/** The INSERT's column list (the table's own order differs: see migrations.ts). */
+export const CALL_COLUMNS = [...EXEC_COLUMNS, ...FINISH_COLUMNS] as const;
 
 export const HELPER_COLUMNS = [
   'call_id',
@@ -76,37 +89,10 @@ export const HELPER_COLUMNS = [
 ] as const;
 
 export type CallColumn = (typeof CALL_COLUMNS)[number];
-export type CallRow = Record<CallColumn, SqlValue>;
+type ExecRow = Record<(typeof EXEC_COLUMNS)[number], SqlValue>;
+type FinishRow = Record<(typeof FINISH_COLUMNS)[number], SqlValue>;
+export type CallRow = ExecRow & FinishRow;
 export type HelperRow = Record<(typeof HELPER_COLUMNS)[number], SqlValue>;
-
-/**
- * The columns a call's finish can change. Everything else comes from the
- * exec (the assembler's `CallState.base`) and is identical in the started
- * and finished snapshots. Updating only these keeps SQLite from rewriting
- * the pod, container, command, plugin, time and parent index entries of
- * every finished call (a measured ~20% of write time); if the collector
- * ever learns exec-time facts later, add their columns here.
- */
-export const FINISH_COLUMNS = [
-  'status',
-  'incomplete_reason',
-  'ended_at_us',
-  'duration_us',
-  'exit_code',
-  'signal',
-  'core_dumped',
-  'ok',
-  'lost_records',
-  'stdin_total',
-  'stdin_truncated',
-  'stdout_total',
-  'stdout_truncated',
-  'stderr_total',
-  'stderr_truncated',
-  'stdin',
-  'stdout',
-  'stderr',
-] as const satisfies readonly CallColumn[];
 
 const bit = (b: boolean): number => (b ? 1 : 0);
 
@@ -126,12 +112,9 @@ function okOf(outcome: ProcessOutcome | null): number | null {
 /** A Buffer is bound as a BLOB byte for byte; never a string, which would re-encode non-UTF-8 bytes. */
 const bytesOf = (s: CapturedStream): Buffer => s.bytes;
 
-export function callRow(call: CniCall): CallRow {
-  const o = call.outcome;
+function execRow(call: CniCall): ExecRow {
   return {
     id: call.id,
-    status: call.status,
-    incomplete_reason: call.incompleteReason,
     command: call.command,
     plugin: call.plugin,
     path: call.path,
@@ -152,13 +135,23 @@ export function callRow(call: CniCall): CallRow {
     trace_parent: call.traceParent,
     is_version_probe: bit(call.isVersionProbe),
     started_at_us: wholeUs(call.startedAtUs),
+    capture_mode: call.captureMode,
+    argv_json: JSON.stringify(call.argv),
+    env_json: JSON.stringify(call.env),
+  };
+}
+
+function finishRow(call: CniCall): FinishRow {
+  const o = call.outcome;
+  return {
+    status: call.status,
+    incomplete_reason: call.incompleteReason,
     ended_at_us: wholeUsOrNull(call.endedAtUs),
     duration_us: call.durationUs === null ? null : Math.round(call.durationUs),
     exit_code: o?.exitCode ?? null,
     signal: o?.signal ?? null,
     core_dumped: o === null ? null : bit(o.coreDumped),
     ok: okOf(o),
-    capture_mode: call.captureMode,
     lost_records: bit(call.lostRecords),
     stdin_total: call.stdin.totalBytes,
     stdin_truncated: bit(call.stdin.truncated),
@@ -166,26 +159,36 @@ export function callRow(call: CniCall): CallRow {
     stdout_truncated: bit(call.stdout.truncated),
     stderr_total: call.stderr.totalBytes,
     stderr_truncated: bit(call.stderr.truncated),
-    argv_json: JSON.stringify(call.argv),
-    env_json: JSON.stringify(call.env),
     stdin: bytesOf(call.stdin),
     stdout: bytesOf(call.stdout),
     stderr: bytesOf(call.stderr),
   };
 }
 
+export function callRow(call: CniCall): CallRow {
+  return { ...execRow(call), ...finishRow(call) };
+}
+
 /**
  * Positional values in CALL_COLUMNS order: better-sqlite3 binds an array
- * measurably faster than named parameters looked up on an object.
+ * measurably faster than named parameters looked up on an object, and
+ * Object.values on a literal beats picking each column by name (a
+ * megamorphic load per column). That relies on the literals listing their
+ * keys in column-list order, which the store's unit tests check.
  */
 export function callValues(call: CniCall): SqlValue[] {
-  const row = callRow(call);
-  return CALL_COLUMNS.map((c) => row[c]);
+  return Object.values(callRow(call));
+}
+
+/** FINISH_COLUMNS' values, then the id for the WHERE. */
+export function finishValues(call: CniCall): SqlValue[] {
+  const values: SqlValue[] = Object.values(finishRow(call));
+  values.push(call.id);
+  return values;
 }
 
 export function helperValues(callId: string, seq: number, h: HelperProcess): SqlValue[] {
-  const row = helperRow(callId, seq, h);
-  return HELPER_COLUMNS.map((c) => row[c]);
+  return Object.values(helperRow(callId, seq, h));
 }
 
 export function helperRow(callId: string, seq: number, h: HelperProcess): HelperRow {

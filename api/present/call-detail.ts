@@ -1,0 +1,36 @@
+/**
+ * A stored call (with payloads) and its delegated calls → the CallDetail
+ * body. The summary part goes through summaryFromStored, so a call reads
+ * the same here as in lists and the live tail.
+ */
+
+import type { StoredCall, StoredCallSummary } from '../../store/index.js';
+import type { CallDetail } from '../schemas/call-detail.js';
+import { summaryFromStored } from '../schemas/call-summary.js';
+import { presentHelper } from './helper.js';
+import { jsonOrNull, presentPayload } from './payload.js';
+
+/** A full call reduced to the summary the mapper expects: sizes instead of bytes. */
+export function summaryOfStoredCall(call: StoredCall): StoredCallSummary {
+  const size = (s: StoredCall['stdin']) => ({ storedBytes: s.bytes.length, totalBytes: s.totalBytes, truncated: s.truncated });
+  return { ...call, stdin: size(call.stdin), stdout: size(call.stdout), stderr: size(call.stderr) };
+}
+
+export function presentCallDetail(call: StoredCall, children: readonly StoredCallSummary[]): CallDetail {
+  const stdin = presentPayload(call.stdin);
+  const stdout = presentPayload(call.stdout);
+  return {
+    ...summaryFromStored(summaryOfStoredCall(call)),
+    argv: [...call.argv],
+    env: { ...call.env },
+    cniArgs: call.cniArgs,
+    stdin,
+    stdout,
+    stderr: presentPayload(call.stderr),
+    config: jsonOrNull(stdin.text),
+    result: jsonOrNull(stdout.text),
+    children: children.map(summaryFromStored),
+    helpers: call.helpers.map(presentHelper),
+    cache: null,
+  };
+}

@@ -1,0 +1,31 @@
+/** Stored helper processes → the API's helper objects: in full for a call's page, as sizes for the pod's story. */
+
+import type { StoredHelper } from '../../store/index.js';
+import type { Helper, HelperSummary } from '../schemas/helper.js';
+import { presentPayload } from './payload.js';
+import { durationMs, iso, isoOrNull } from './time.js';
+
+function helperFields(h: StoredHelper) {
+  return {
+    seq: h.seq,
+    pid: h.pid,
+    ppid: h.ppid,
+    path: h.path,
+    argv: [...h.argv],
+    startedAt: iso(h.startedAtUs),
+    endedAt: isoOrNull(h.endedAtUs),
+    durationMs: durationMs(h.startedAtUs, h.endedAtUs),
+    exitCode: h.exitCode,
+    signal: h.signal,
+    coreDumped: h.coreDumped,
+  };
+}
+
+export function presentHelper(h: StoredHelper): Helper {
+  return { ...helperFields(h), stdout: presentPayload(h.stdout), stderr: presentPayload(h.stderr) };
+}
+
+export function presentHelperSummary(h: StoredHelper): HelperSummary {
+  const size = (s: StoredHelper['stdout']) => ({ bytes: s.bytes.length, totalBytes: s.totalBytes, truncated: s.truncated });
+  return { ...helperFields(h), payload: { stdout: size(h.stdout), stderr: size(h.stderr) } };
+}

@@ -1,0 +1,82 @@
+/**
+ * Builds a pod's story from the store: its top-level calls as trees
+ * (delegated calls and helpers nested), the same trees grouped by sandbox,
+ * and the time each command took. Reads through a narrow slice of the
+ * store so tests can hand it anything that answers those three questions.
+ */
+
+import type { CallStore, StoredCallSummary } from '../../store/index.js';
+import { summaryFromStored } from '../schemas/call-summary.js';
+import type { CallTree, PodStory, Sandbox } from '../schemas/pod-story.js';
+import { presentHelperSummary } from './helper.js';
+import { msFromUs } from './time.js';
+
+export type PodStoryReader = Pick<CallStore, 'listPodCalls' | 'childrenOf' | 'getCall'>;
+
+/** Real delegation is two or three levels deep (bridge → host-local); this only stops a corrupt parent chain. */
+const MAX_DEPTH = 16;
+
+/** Null when the store has no call for the pod (or none with `podUid`, when given). */
+export function buildPodStory(reader: PodStoryReader, namespace: string, name: string, podUid?: string): PodStory | null {
+  const all = reader.listPodCalls(namespace, name);
+  const calls = podUid === undefined ? all : all.filter((c) => c.podUid === podUid);
+  if (calls.length === 0) return null;
+
+  // A top-level call is the runtime's; a call whose parent is not among the
+  // pod's calls is shown as top-level too, so nothing recorded goes missing.
+  const ids = new Set(calls.map((c) => c.id));
+  const roots = calls.filter((c) => c.parentId === null || !ids.has(c.parentId));
+  const visited = new Set<string>();
+  const toTree = (call: StoredCallSummary, depth: number): CallTree => {
+    visited.add(call.id);
+    // Children come from the store, not the pod list: a delegated call need
+    // not carry the pod's CNI_ARGS to belong to its parent.
+    const children = depth >= MAX_DEPTH ? [] : reader.childrenOf(call.id).filter((c) => !visited.has(c.id));
+    return {
+      ...summaryFromStored(call),
+      children: children.map((c) => toTree(c, depth + 1)),
+      helpers: reader.getCall(call.id)?.helpers.map(presentHelperSummary) ?? [],
+    };
+  };
+  const trees = roots.filter((c) => !visited.has(c.id)).map((c) => toTree(c, 0));
+
+  const uids = [...new Set(calls.map((c) => c.podUid).filter((u): u is string => u !== null))];
+  return {
+    pod: { namespace, name, uid: uids.at(-1) ?? null, uids },
+    calls: trees,
+    sandboxes: groupBySandbox(trees),
+    totals: totalsByCommand(trees),
+  };
+}
+
+/** Sandboxes in the order their first call started; trees keep their oldest-first order inside each. */
+export function groupBySandbox(trees: readonly CallTree[]): Sandbox[] {
+  const groups = new Map<string | null, CallTree[]>();
+  for (const t of trees) {
+    const group = groups.get(t.containerId);
+    if (group) group.push(t);
+    else groups.set(t.containerId, [t]);
+  }
+  return [...groups].map(([containerId, calls]) => ({
+    containerId,
+    podUid: calls.find((c) => c.pod?.uid)?.pod?.uid ?? null,
+    startedAt: calls[0]!.startedAt,
+    calls,
+    totals: totalsByCommand(calls),
+  }));
+}
+
+/**
+ * Milliseconds per command over top-level calls only (a delegated call's
+ * time is already inside its parent's). Calls still running, or whose end
+ * was not seen, have no duration and do not count.
+ */
+export function totalsByCommand(trees: readonly Pick<CallTree, 'command' | 'durationMs'>[]): Record<string, number> {
+  const us = new Map<string, number>();
+  for (const t of trees) {
+    if (t.command === null || t.durationMs === null) continue;
+    // Summed in whole µs, so 0.1 + 0.2 does not come out as 0.30000000000000004.
+    us.set(t.command, (us.get(t.command) ?? 0) + Math.round(t.durationMs * 1000));
+  }
+  return Object.fromEntries([...us].map(([command, total]) => [command, msFromUs(total)]));
+}

@@ -1,0 +1,42 @@
+/** GET /api/v1/pods/:namespace/:name: the pod's story, every CNI call made for it as trees. */
+
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { ApiDeps } from '../app.js';
+import { apiErrors } from '../errors.js';
+import { buildPodStory } from '../present/pod-story.js';
+import { errorResponses } from '../schemas/error.js';
+import { podStorySchema } from '../schemas/pod-story.js';
+
+const MAX_NAME_LENGTH = 253;
+
+const podParamsSchema = z.object({
+  namespace: z.string().min(1).max(MAX_NAME_LENGTH).describe('K8S_POD_NAMESPACE'),
+  name: z.string().min(1).max(MAX_NAME_LENGTH).describe('K8S_POD_NAME'),
+});
+
+const podQuerySchema = z.object({
+  podUid: z.string().min(1).max(MAX_NAME_LENGTH).optional().describe('Only the calls of this pod UID, when the name was used by more than one pod'),
+});
+
+export function registerPods(app: FastifyInstance, deps: ApiDeps): void {
+  app.withTypeProvider<ZodTypeProvider>().get(
+    '/api/v1/pods/:namespace/:name',
+    {
+      schema: {
+        tags: ['pods'],
+        summary: "A pod's story: its CNI calls oldest first, as trees, grouped by sandbox, with time per command",
+        params: podParamsSchema,
+        querystring: podQuerySchema,
+        response: { 200: podStorySchema, ...errorResponses(400, 401, 404) },
+      },
+    },
+    async (request) => {
+      const { namespace, name } = request.params;
+      const story = buildPodStory(deps.store, namespace, name, request.query.podUid);
+      if (story === null) throw apiErrors.podNotFound(namespace, name);
+      return story;
+    },
+  );
+}

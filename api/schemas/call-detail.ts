@@ -1,0 +1,32 @@
+/**
+ * GET /api/v1/calls/:id: one call in full. The CallSummary fields, then
+ * everything a summary leaves out: the exact payloads, what they parse to,
+ * the recorded environment, the delegated calls and the helpers.
+ */
+
+import { z } from 'zod';
+import { callSummarySchema } from './call-summary.js';
+import { helperSchema } from './helper.js';
+import { payloadSchema } from './payload.js';
+import { component } from './registry.js';
+
+export const callDetailSchema = component(
+  'CallDetail',
+  callSummarySchema
+    .extend({
+      argv: z.array(z.string()),
+      env: z.record(z.string(), z.string()).describe('CNI_* and trace-context variables only, as recorded'),
+      cniArgs: z.string().nullable().describe('CNI_ARGS'),
+      stdin: payloadSchema,
+      stdout: payloadSchema,
+      stderr: payloadSchema,
+      config: z.unknown().describe('stdin parsed as JSON (the network configuration); null when it is not JSON'),
+      result: z.unknown().describe('stdout parsed as JSON (the CNI result or error); null when it is not JSON'),
+      children: z.array(callSummarySchema).describe('Calls this one delegated to (host-local under bridge…), oldest first'),
+      helpers: z.array(helperSchema).describe('Non-plugin programs the call ran, in order'),
+      cache: z.null().describe("libcni's cache entry for this attachment: reserved, always null in this version"),
+    })
+    .describe('CallDetail'),
+);
+
+export type CallDetail = z.infer<typeof callDetailSchema>;

@@ -1,0 +1,77 @@
+/**
+ * The query of GET /api/v1/calls and its translation to the store's
+ * CallFilter (milliseconds → microseconds, "true" → true). Not strict, like
+ * the tail's connect query: proxies and auth layers may add parameters of
+ * their own. A repeated parameter arrives as an array and is refused by the
+ * string schemas, naming the field.
+ */
+
+import { z } from 'zod';
+import { MAX_PAGE_SIZE, type CallFilter } from '../../store/index.js';
+import { timeParam } from './time-param.js';
+
+export const DEFAULT_PAGE_SIZE = 100;
+
+/** Kubernetes names stay well below this; the cap only stops abuse. */
+const MAX_NAME_LENGTH = 253;
+
+export const CNI_COMMANDS = ['ADD', 'DEL', 'CHECK', 'VERSION', 'GC', 'STATUS'] as const;
+export const CALL_STATUSES = ['running', 'finished', 'incomplete'] as const;
+
+const name = (what: string) => z.string().min(1).max(MAX_NAME_LENGTH).describe(what);
+
+/** "true" or "false" exactly: "yes" or "1" are more likely typos than intent. */
+const booleanParam = (what: string) =>
+  z
+    .enum(['true', 'false'])
+    .transform((v) => v === 'true')
+    .describe(what);
+
+export const callListQuerySchema = z
+  .object({
+    namespace: name('Pod namespace (K8S_POD_NAMESPACE)').optional(),
+    pod: name('Pod name (K8S_POD_NAME)').optional(),
+    podUid: name('Pod UID (K8S_POD_UID)').optional(),
+    containerId: name('CNI_CONTAINERID: the sandbox').optional(),
+    command: z.enum(CNI_COMMANDS).optional().describe('CNI_COMMAND'),
+    plugin: name('Plugin binary name (bridge, host-local…)').optional(),
+    failed: booleanParam('true: calls that ended badly (non-zero exit or a signal); false: calls that succeeded').optional(),
+    minDurationMs: z.coerce.number().min(0).optional().describe('Only calls that took at least this long (ms)'),
+    since: timeParam('Calls started at or after').optional(),
+    until: timeParam('Calls started before (exclusive)').optional(),
+    includeVersion: booleanParam('Include VERSION probes (hidden by default; shown anyway when command=VERSION)').optional(),
+    status: z.enum(CALL_STATUSES).optional(),
+    limit: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_PAGE_SIZE)
+      .default(DEFAULT_PAGE_SIZE)
+      .describe(`Page size, 1 to ${MAX_PAGE_SIZE}`),
+    cursor: z.string().min(1).max(512).optional().describe('nextCursor of the previous page'),
+  })
+  .superRefine((q, ctx) => {
+    if (q.since !== undefined && q.until !== undefined && q.until <= q.since) {
+      ctx.addIssue({ code: 'custom', path: ['until'], message: 'Must be later than since' });
+    }
+  });
+
+export type CallListQuery = z.output<typeof callListQuerySchema>;
+
+export function toCallFilter(q: CallListQuery): CallFilter {
+  return {
+    namespace: q.namespace,
+    pod: q.pod,
+    podUid: q.podUid,
+    containerId: q.containerId,
+    command: q.command,
+    plugin: q.plugin,
+    failed: q.failed,
+    // The store keeps whole microseconds; a fractional ms bound rounds to the nearest.
+    minDurationUs: q.minDurationMs === undefined ? undefined : Math.round(q.minDurationMs * 1000),
+    sinceUs: q.since,
+    untilUs: q.until,
+    includeVersion: q.includeVersion,
+    status: q.status,
+  };
+}

@@ -1,0 +1,59 @@
+/**
+ * GET /api/v1/pods/:namespace/:name: everything CNI did for one pod, as
+ * trees (a runtime's call, the calls it delegated, the helpers each ran),
+ * oldest first, and again grouped by sandbox with the time each command took.
+ */
+
+import { z } from 'zod';
+import { callSummarySchema, podRefSchema, type CallSummary } from './call-summary.js';
+import { helperSummarySchema, type HelperSummary } from './helper.js';
+import { component } from './registry.js';
+
+export interface CallTree extends CallSummary {
+  children: CallTree[];
+  helpers: HelperSummary[];
+}
+
+// Recursive: a getter defers the reference, and the registry id lets the
+// OpenAPI document point back at the component instead of nesting forever.
+export const callTreeSchema: z.ZodType<CallTree> = component(
+  'CallTree',
+  callSummarySchema
+    .extend({
+      get children(): z.ZodArray<z.ZodType<CallTree>> {
+        return z.array(callTreeSchema).describe('Calls this one delegated to, oldest first, each with its own children');
+      },
+      helpers: z.array(helperSummarySchema).describe('Non-plugin programs the call ran, in order'),
+    })
+    .describe('CallTree: a CallSummary with its delegated calls and helpers'),
+);
+
+const totalsSchema = z
+  .record(z.string(), z.number())
+  .describe('Milliseconds per CNI command, summed over top-level calls that ended ({"ADD": 41.2, "DEL": 12.9})');
+
+export const sandboxSchema = component(
+  'Sandbox',
+  z.object({
+    containerId: z.string().nullable().describe('CNI_CONTAINERID; null groups calls that had none'),
+    podUid: z.string().nullable().describe('The pod UID its calls carried'),
+    startedAt: z.string().describe('When its first call started (ISO 8601)'),
+    calls: z.array(callTreeSchema).describe('Top-level calls in this sandbox, oldest first'),
+    totals: totalsSchema,
+  }),
+);
+
+export const podStorySchema = component(
+  'PodStory',
+  z.object({
+    pod: podRefSchema.extend({
+      uids: z.array(z.string()).describe('Every UID seen under this name, oldest first: more than one when the name was reused'),
+    }),
+    calls: z.array(callTreeSchema).describe('Top-level calls (made by the runtime), oldest first'),
+    sandboxes: z.array(sandboxSchema).describe('The same calls grouped by sandbox, in order of their first call'),
+    totals: totalsSchema,
+  }),
+);
+
+export type Sandbox = z.infer<typeof sandboxSchema>;
+export type PodStory = z.infer<typeof podStorySchema>;

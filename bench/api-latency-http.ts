@@ -1,0 +1,227 @@
+/**
+ * The REST side of the API latency benchmark: the query scenarios and a
+ * closed-loop client (Node's fetch, keep-alive) that runs one of them at a
+ * fixed concurrency for a fixed number of requests and times every request
+ * from just before `fetch` to the last byte of the body.
+ */
+
+import type { PodName } from './api-latency-data.js';
+import { cpuWindow, distribution, round, type CpuShare, type Distribution } from './api-latency-stats.js';
+
+export interface ScenarioContext {
+  readonly pods: readonly PodName[];
+  readonly callIds: readonly string[];
+  /** Start of the data set's week and its end ("now" for the data), µs since the epoch. */
+  readonly firstUs: number;
+  readonly lastUs: number;
+}
+
+/** One timed request; `tag` tells requests of one scenario apart (the page number when paging). */
+export type Getter = (pathAndQuery: string, tag?: string) => Promise<unknown>;
+
+export interface Scenario {
+  readonly id: string;
+  readonly route: string;
+  /** The query as the report shows it. */
+  readonly shape: string;
+  /** Requests one iteration makes (1, or the pages of a walk). */
+  readonly requestsPerIteration: number;
+  iterate(get: Getter, rnd: () => number): Promise<void>;
+}
+
+export const PAGES_DEEP = 5;
+export const PAGE_LIMIT = 100;
+const DAY_US = 86_400_000_000;
+
+const iso = (us: number): string => new Date(Math.floor(us / 1000)).toISOString();
+const pick = <T>(xs: readonly T[], rnd: () => number): T => xs[Math.floor(rnd() * xs.length)]!;
+const podPath = (p: PodName) => `/api/v1/pods/${encodeURIComponent(p.namespace)}/${encodeURIComponent(p.name)}`;
+
+export function scenarios(ctx: ScenarioContext): Scenario[] {
+  const sinceIso = iso(ctx.lastUs - DAY_US);
+  const one = (id: string, route: string, shape: string, url: (rnd: () => number) => string): Scenario => ({
+    id,
+    route,
+    shape,
+    requestsPerIteration: 1,
+    iterate: async (get, rnd) => {
+      await get(url(rnd));
+    },
+  });
+  return [
+    one('pod', 'GET /api/v1/pods/:ns/:name', '/api/v1/pods/<random pod>', (rnd) => podPath(pick(ctx.pods, rnd))),
+    one('calls-by-pod', 'GET /api/v1/calls', '?namespace=<ns>&pod=<random pod>', (rnd) => {
+      const p = pick(ctx.pods, rnd);
+      return `/api/v1/calls?namespace=${encodeURIComponent(p.namespace)}&pod=${encodeURIComponent(p.name)}`;
+    }),
+    one('calls-failed-add', 'GET /api/v1/calls', '?command=ADD&failed=true', () => '/api/v1/calls?command=ADD&failed=true'),
+    one('calls-slow-bridge', 'GET /api/v1/calls', '?plugin=bridge&minDurationMs=200', () => '/api/v1/calls?plugin=bridge&minDurationMs=200'),
+    one('calls-last-day', 'GET /api/v1/calls', `?since=<1 day before the data's end>&limit=${PAGE_LIMIT}`, () => `/api/v1/calls?since=${encodeURIComponent(sinceIso)}&limit=${PAGE_LIMIT}`),
+    {
+      id: 'calls-paging',
+      route: 'GET /api/v1/calls',
+      shape: `?until=<random time in the week>&limit=${PAGE_LIMIT}, then &cursor=<nextCursor> to page ${PAGES_DEEP}`,
+      requestsPerIteration: PAGES_DEEP,
+      iterate: async (get, rnd) => {
+        const untilUs = ctx.firstUs + DAY_US / 4 + rnd() * (ctx.lastUs - ctx.firstUs - DAY_US / 4);
+        const base = `/api/v1/calls?until=${encodeURIComponent(iso(untilUs))}&limit=${PAGE_LIMIT}`;
+        let cursor: string | null = null;
+        for (let page = 1; page <= PAGES_DEEP; page++) {
+          const body = (await get(cursor === null ? base : `${base}&cursor=${encodeURIComponent(cursor)}`, `page${page}`)) as { nextCursor?: string | null };
+          cursor = body.nextCursor ?? null;
+          if (cursor === null && page < PAGES_DEEP) throw new Error(`no nextCursor after page ${page} of ${base}`);
+        }
+      },
+    },
+    one('call-detail', 'GET /api/v1/calls/:id', '/api/v1/calls/<random id> (with payloads)', (rnd) => `/api/v1/calls/${encodeURIComponent(pick(ctx.callIds, rnd))}`),
+  ];
+}
+
+/** The HTTP stack's floor: the cheapest route, answered without touching the calls table. */
+export const HEALTHZ_SCENARIO: Scenario = {
+  id: 'healthz',
+  route: 'GET /healthz',
+  shape: '/healthz (no calls table access: the HTTP + client floor)',
+  requestsPerIteration: 1,
+  iterate: async (get) => {
+    await get('/healthz');
+  },
+};
+
+export interface RequestSample {
+  readonly ms: number;
+  readonly tag?: string;
+}
+
+export interface LoadResult {
+  readonly scenario: string;
+  readonly concurrency: number;
+  readonly requests: number;
+  readonly errors: number;
+  readonly firstError: string | null;
+  readonly seconds: number;
+  readonly requestsPerSecond: number;
+  readonly latencyMs: Distribution;
+  /** Per tag (paging: per page), when the scenario tags its requests. */
+  readonly byTag: Record<string, Distribution>;
+  /** Mean items per response (`items`, or `calls` with their `children`) and mean body bytes. */
+  readonly itemsPerResponse: number;
+  readonly bytesPerResponse: number;
+  /** Largest page seen with a nextCursor: the route's page size when none was asked for. */
+  readonly pageSize: number | null;
+  readonly cpu: CpuShare;
+  readonly raw: number[];
+  readonly rawTags?: string[];
+}
+
+export class RouteMissingError extends Error {}
+/** A non-200 answer, already counted. */
+class HttpStatusError extends Error {}
+
+function countItems(body: unknown): number {
+  if (typeof body !== 'object' || body === null) return 0;
+  const b = body as { items?: unknown; calls?: unknown };
+  const list = Array.isArray(b.items) ? b.items : Array.isArray(b.calls) ? b.calls : null;
+  if (list === null) return 1;
+  const walk = (xs: unknown[]): number =>
+    xs.reduce<number>((n, x) => {
+      const children = (x as { children?: unknown }).children;
+      return n + 1 + (Array.isArray(children) ? walk(children) : 0);
+    }, 0);
+  return walk(list);
+}
+
+/**
+ * Runs `scenario` with `concurrency` workers until `requests` requests are
+ * done (warm-up ones first, untimed). A 404 on the first request means the
+ * route is not there (yet): RouteMissingError.
+ */
+export async function runLoad(
+  baseUrl: string,
+  scenario: Scenario,
+  opts: { requests: number; warmup: number; concurrency: number; rnd: () => number; ourPids: () => readonly number[] },
+): Promise<LoadResult> {
+  let recording = false;
+  const samples: RequestSample[] = [];
+  let errors = 0;
+  let firstError: string | null = null;
+  let items = 0;
+  let bytes = 0;
+  let responses = 0;
+  let pageSize: number | null = null;
+  let seenOk = false;
+
+  const get: Getter = async (pathAndQuery, tag) => {
+    const t0 = performance.now();
+    const res = await fetch(`${baseUrl}${pathAndQuery}`);
+    const buf = Buffer.from(await res.arrayBuffer());
+    const ms = performance.now() - t0;
+    if (res.status === 404 && !seenOk) throw new RouteMissingError(`${scenario.route}: 404 for ${pathAndQuery}: ${buf.toString('utf8').slice(0, 300)}`);
+    if (res.status !== 200) {
+      errors++;
+      const message = `${res.status} for ${pathAndQuery}: ${buf.toString('utf8').slice(0, 300)}`;
+      firstError ??= message;
+      throw new HttpStatusError(message);
+    }
+    seenOk = true;
+    const body = JSON.parse(buf.toString('utf8')) as unknown;
+    if (recording) {
+      samples.push(tag === undefined ? { ms } : { ms, tag });
+      responses++;
+      items += countItems(body);
+      bytes += buf.length;
+      const b = body as { items?: unknown[]; nextCursor?: unknown };
+      if (Array.isArray(b.items) && typeof b.nextCursor === 'string') pageSize = Math.max(pageSize ?? 0, b.items.length);
+    }
+    return body;
+  };
+
+  const loop = async (target: number) => {
+    let issued = 0;
+    const worker = async () => {
+      while (issued < target) {
+        issued += scenario.requestsPerIteration;
+        try {
+          await scenario.iterate(get, opts.rnd);
+        } catch (err) {
+          if (err instanceof RouteMissingError) throw err;
+          if (!(err instanceof HttpStatusError)) {
+            errors++;
+            firstError ??= err instanceof Error ? err.message : String(err);
+          }
+          if (errors > 20) throw new Error(`${scenario.id}: too many errors, first: ${firstError}`, { cause: err });
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: opts.concurrency }, worker));
+  };
+
+  await loop(opts.warmup);
+  recording = true;
+  const endCpu = cpuWindow(opts.ourPids);
+  const t0 = performance.now();
+  await loop(opts.requests);
+  const seconds = (performance.now() - t0) / 1000;
+  const cpu = endCpu();
+
+  const byTag: Record<string, Distribution> = {};
+  const tags = [...new Set(samples.map((s) => s.tag).filter((t): t is string => t !== undefined))].sort();
+  for (const t of tags) byTag[t] = distribution(samples.filter((s) => s.tag === t).map((s) => s.ms));
+  return {
+    scenario: scenario.id,
+    concurrency: opts.concurrency,
+    requests: samples.length,
+    errors,
+    firstError,
+    seconds: round(seconds),
+    requestsPerSecond: round(samples.length / seconds, 1),
+    latencyMs: distribution(samples.map((s) => s.ms)),
+    byTag,
+    itemsPerResponse: round(items / Math.max(1, responses), 1),
+    bytesPerResponse: Math.round(bytes / Math.max(1, responses)),
+    pageSize,
+    cpu,
+    raw: samples.map((s) => round(s.ms)),
+    ...(tags.length > 0 ? { rawTags: samples.map((s) => s.tag ?? '') } : {}),
+  };
+}

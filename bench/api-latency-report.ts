@@ -1,0 +1,221 @@
+/** bench/results/api-latency.md from the benchmark's JSON report. */
+
+import type { DatasetResult } from './api-latency-data.js';
+import type { LoadResult } from './api-latency-http.js';
+import type { LiveResult } from './api-latency-live.js';
+import type { Distribution, ProcMemory } from './api-latency-stats.js';
+import type { StoreDiagnostic } from './api-latency-store.js';
+
+export const TARGETS = { restP99Ms: 10, liveStartedP99Ms: 100, daemonRssMiB: 200 } as const;
+
+export interface ScenarioInfo {
+  readonly id: string;
+  readonly route: string;
+  readonly shape: string;
+  /** Why it was not measured (its route answered 404), or null. */
+  readonly missing: string | null;
+}
+
+export interface Machine {
+  readonly nproc: number;
+  readonly cpuModel: string;
+  readonly memoryGiB: number;
+  readonly kernel: string;
+  readonly os: string;
+  readonly node: string;
+  readonly sqlite: string;
+  readonly bpftrace: string;
+  readonly loadAverageAtStart: readonly number[];
+}
+
+export interface MemoryReadings {
+  readonly afterStartup: ProcMemory | null;
+  readonly afterQueries: ProcMemory | null;
+  readonly afterLive: ProcMemory | null;
+  readonly tracerAfterQueries: ProcMemory | null;
+}
+
+export interface Report {
+  readonly benchmark: 'api-latency';
+  readonly command: string;
+  readonly date: string;
+  readonly durationSeconds: number;
+  readonly machine: Machine;
+  readonly options: Record<string, unknown>;
+  readonly targets: typeof TARGETS;
+  readonly dataset: Omit<DatasetResult, 'pods'> & { readonly podCount: number; readonly samplePods: readonly string[] };
+  readonly daemon: { readonly startupSeconds: number; readonly capture: string; readonly finalizeGraceMs: number; readonly healthAtEnd: unknown };
+  readonly scenarios: readonly ScenarioInfo[];
+  readonly http: readonly LoadResult[];
+  readonly store: readonly StoreDiagnostic[];
+  readonly live: LiveResult;
+  readonly memory: MemoryReadings;
+  readonly verdicts: Verdicts;
+}
+
+export interface Verdicts {
+  readonly restAtConcurrency1: Verdict;
+  readonly restAtConcurrency8: Verdict;
+  readonly liveStarted: Verdict;
+  readonly daemonRss: Verdict;
+}
+
+export interface Verdict {
+  /** null: could not be measured. */
+  readonly met: boolean | null;
+  readonly detail: string;
+}
+
+const f1 = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : '–');
+const f2 = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : '–');
+const yes = (met: boolean | null) => (met === null ? '**not measured**' : met ? 'met' : '**not met**');
+const dist = (d: Distribution | null | undefined) => (d ? `${f2(d.p50)} / ${f2(d.p99)} / ${f2(d.max)}` : '–');
+
+export function verdicts(http: readonly LoadResult[], scenarios: readonly ScenarioInfo[], live: LiveResult, memory: MemoryReadings): Verdicts {
+  const rest = (c: number): Verdict => {
+    const rows = http.filter((r) => r.concurrency === c && r.scenario !== 'healthz');
+    const missing = scenarios.filter((s) => s.missing !== null).map((s) => s.id);
+    if (rows.length === 0) return { met: null, detail: `no REST scenario could be measured (${missing.join(', ')} missing)` };
+    const over = rows.filter((r) => !(r.latencyMs.p99 <= TARGETS.restP99Ms));
+    const parts = [`${rows.length - over.length} of ${rows.length} scenarios at p99 ≤ ${TARGETS.restP99Ms} ms`];
+    if (over.length > 0) parts.push(`over: ${over.map((r) => `${r.scenario} ${f1(r.latencyMs.p99)} ms`).join(', ')}`);
+    if (missing.length > 0) parts.push(`not measured (route missing): ${missing.join(', ')}`);
+    return { met: missing.length > 0 && over.length === 0 ? null : over.length === 0, detail: parts.join('; ') };
+  };
+  const liveVerdict: Verdict =
+    !live.available || live.startedMs === null
+      ? { met: null, detail: live.reason ?? 'no call.started message arrived' }
+      : {
+          met: live.startedMs.p99 <= TARGETS.liveStartedP99Ms && live.missingStarted === 0,
+          detail: `call.started p99 ${f1(live.startedMs.p99)} ms over ${live.startedMs.n} execs${live.missingStarted > 0 ? `, ${live.missingStarted} never arrived` : ''}`,
+        };
+  const peaks = [memory.afterStartup, memory.afterQueries, memory.afterLive].filter((m): m is ProcMemory => m !== null);
+  const hwm = Math.max(...peaks.map((m) => m.vmHwmMiB));
+  const rss = memory.afterQueries?.vmRssMiB ?? Number.NaN;
+  const rssVerdict: Verdict =
+    peaks.length === 0
+      ? { met: null, detail: 'the daemon was gone before its memory could be read' }
+      : { met: hwm <= TARGETS.daemonRssMiB, detail: `VmRSS after the queries ${f1(rss)} MiB, peak VmHWM ${f1(hwm)} MiB` };
+  return { restAtConcurrency1: rest(1), restAtConcurrency8: rest(8), liveStarted: liveVerdict, daemonRss: rssVerdict };
+}
+
+export function markdown(r: Report): string {
+  const d = r.dataset;
+  const m = r.machine;
+  const out: string[] = [];
+  out.push('# API latency benchmark', '');
+  out.push(
+    `${r.date}, ${m.nproc} × ${m.cpuModel}, ${m.memoryGiB} GiB, ${m.os}, kernel ${m.kernel}, Node ${m.node}, SQLite ${m.sqlite}, ${m.bpftrace}.`,
+    `Load average when it started: ${m.loadAverageAtStart.map((x) => x.toFixed(2)).join(' ')} (other work on the machine; see the "others' CPU" column).`,
+    `Command: \`${r.command}\`; whole run ${f1(r.durationSeconds / 60)} min.`,
+    '',
+  );
+
+  out.push('## Verdict', '', '| target | result | |', '|---|---|---|');
+  out.push(`| REST p99 ≤ ${TARGETS.restP99Ms} ms, concurrency 1 | ${yes(r.verdicts.restAtConcurrency1.met)} | ${r.verdicts.restAtConcurrency1.detail} |`);
+  out.push(`| REST p99 ≤ ${TARGETS.restP99Ms} ms, concurrency 8 | ${yes(r.verdicts.restAtConcurrency8.met)} | ${r.verdicts.restAtConcurrency8.detail} |`);
+  out.push(`| exec → websocket \`call.started\` p99 ≤ ${TARGETS.liveStartedP99Ms} ms | ${yes(r.verdicts.liveStarted.met)} | ${r.verdicts.liveStarted.detail} |`);
+  out.push(`| daemon RSS ≤ ${TARGETS.daemonRssMiB} MiB with the ${d.calls.toLocaleString('en-US')}-call database | ${yes(r.verdicts.daemonRss.met)} | ${r.verdicts.daemonRss.detail} |`);
+  out.push('');
+
+  out.push('## Data set', '');
+  const pct = (n: number) => `${((100 * n) / d.calls).toFixed(2)}%`;
+  out.push(
+    `${d.calls.toLocaleString('en-US')} calls written through the store's own \`writeEvents\` (\`call.finished\` events, ${2000} per transaction): ` +
+      `${d.podCount} pods in ${d.namespaces} namespaces, ${d.sandboxes.toLocaleString('en-US')} sandboxes (bridge ADD → host-local ADD, later bridge DEL → host-local DEL), ` +
+      `${d.versionProbes.toLocaleString('en-US')} VERSION probes (${pct(d.versionProbes)}, no pod, as libcni sends them), ${d.failedCalls.toLocaleString('en-US')} failed calls (${pct(d.failedCalls)}), ` +
+      `mean stdin ${d.stdinBytesMean} B, mean stdout ${d.stdoutBytesMean} B (ADD results ~400 B, DEL none), durations 5-500 ms, ` +
+      `starts spread over ${((d.lastStartedAtUs - d.firstStartedAtUs) / 86_400e6).toFixed(1)} days ending ${new Date(d.lastStartedAtUs / 1000).toISOString()}. ` +
+      `That is ~${Math.round((d.calls - d.versionProbes) / d.podCount)} calls per pod name (each pod name is recreated many times over the week).`,
+    '',
+    `Population: ${f1(d.populateSeconds)} s (${Math.round(d.calls / d.populateSeconds).toLocaleString('en-US')} calls/s) on ${d.populatedAt}` +
+      `${d.cached ? ', reused from the cache for this run' : ''}; file ${(d.fileBytes / 2 ** 30).toFixed(2)} GiB, ` +
+      `planner statistics (sqlite_stat1) ${d.hasSqliteStat1 ? 'present (the store runs PRAGMA optimize on close)' : 'absent'}.`,
+    '',
+  );
+  out.push(
+    `Daemon: \`cnirec run --capture ${r.daemon.capture}\` (real bpftrace attached all along) on a private copy of that file, ready in ${f1(r.daemon.startupSeconds)} s.`,
+    '',
+  );
+
+  out.push('## REST latency (ms, from just before `fetch` to the last body byte, loopback, keep-alive)', '');
+  out.push(
+    `Closed loop: each of *c* workers sends its next request when the previous one is answered, ${String(r.options.requests)} timed requests per row after ${String(r.options.warmup)} untimed ones. ` +
+      'With concurrency 8 the single-threaded server holds up to 7 other requests, so those latencies include queueing; req/s shows what it sustains.',
+    '',
+  );
+  out.push('| scenario | query | c | p50 | p90 | p99 | max | req/s | items/resp | KiB/resp | others\' CPU | p99 ≤ 10 ms |', '|---|---|---|---|---|---|---|---|---|---|---|---|');
+  for (const s of r.scenarios) {
+    if (s.missing !== null) {
+      out.push(`| ${s.id} | \`${s.shape}\` | – | | | | | | | | | **not measured**: ${s.missing.replace(/\|/g, '\\|').slice(0, 120)} |`);
+      continue;
+    }
+    for (const h of r.http.filter((x) => x.scenario === s.id)) {
+      const l = h.latencyMs;
+      const verdict = s.id === 'healthz' ? '(floor)' : l.p99 <= TARGETS.restP99Ms ? 'met' : '**not met**';
+      out.push(
+        `| ${s.id} | \`${s.shape}\` | ${h.concurrency} | ${f2(l.p50)} | ${f2(l.p90)} | ${f2(l.p99)} | ${f2(l.max)} | ${Math.round(h.requestsPerSecond)} | ${h.itemsPerResponse} | ${f1(h.bytesPerResponse / 1024)} | ${Math.round(h.cpu.foreign * 100)}% | ${verdict}${h.errors > 0 ? ` (${h.errors} errors: ${h.firstError ?? ''})` : ''} |`,
+      );
+    }
+  }
+  const paging = r.http.filter((h) => h.scenario === 'calls-paging');
+  if (paging.length > 0) {
+    out.push('', 'Paging, per page (p50 / p99 / max ms):', '', '| c | ' + Object.keys(paging[0]!.byTag).join(' | ') + ' |', '|---|' + Object.keys(paging[0]!.byTag).map(() => '---|').join(''));
+    for (const h of paging) out.push(`| ${h.concurrency} | ${Object.values(h.byTag).map(dist).join(' | ')} |`);
+  }
+  out.push('');
+
+  out.push('## Where the time goes (concurrency 1)', '');
+  out.push(
+    'The same queries against the store in the benchmark process (a second, read-only connection to the daemon\'s file, no HTTP): ' +
+      '"store" is the store call alone (SQLite + row decoding), "+ JSON" adds the mapping to CallSummary and `JSON.stringify`. ' +
+      'HTTP minus "+ JSON" is fastify, the response schema and the client; `/healthz` is that floor with no query at all. ' +
+      'The plan is SQLite\'s `EXPLAIN QUERY PLAN` for the statement the store runs.',
+    '',
+  );
+  const floor = r.http.find((h) => h.scenario === 'healthz' && h.concurrency === 1);
+  out.push('| scenario | HTTP p50 / p99 | store p50 / p99 | + JSON p50 / p99 | rows | query plan |', '|---|---|---|---|---|---|');
+  if (floor) out.push(`| healthz | ${f2(floor.latencyMs.p50)} / ${f2(floor.latencyMs.p99)} | – | – | – | – |`);
+  for (const s of r.store) {
+    const h = r.http.find((x) => x.scenario === s.scenario && x.concurrency === 1);
+    const plan = Object.entries(s.plans)
+      .map(([k, v]) => `${k}: ${v.join('; ')}`)
+      .join('<br>');
+    out.push(
+      `| ${s.scenario} | ${h ? `${f2(h.latencyMs.p50)} / ${f2(h.latencyMs.p99)}` : 'not measured'} | ${f2(s.storeMs.p50)} / ${f2(s.storeMs.p99)} | ${f2(s.storeAndJsonMs.p50)} / ${f2(s.storeAndJsonMs.p99)} | ${s.rowsPerQuery} | ${plan} |`,
+    );
+  }
+  out.push('');
+
+  out.push('## exec → websocket (live tail)', '');
+  const l = r.live;
+  if (!l.available) {
+    out.push(`Not measured: ${l.reason ?? 'unknown'}.`, '');
+  } else {
+    out.push(
+      `A tail client on \`/api/v1/tail?namespace=bench-live\`; \`${l.plugin}\` ADD exec'd ${l.execs} times, one at a time (argv = path only, config on stdin, ` +
+        '`CNI_ARGS=K8S_POD_NAMESPACE=bench-live;K8S_POD_NAME=p<i>;IgnoreUnknown=1`, a temporary dataDir), timed from just before `spawn`; messages matched by container id. ' +
+        `The daemon holds a finished call for its finalize grace (${r.daemon.finalizeGraceMs} ms) before \`call.finished\`.`,
+      '',
+      '| from just before spawn to | p50 | p90 | p99 | max | n | target |',
+      '|---|---|---|---|---|---|---|',
+    );
+    const row = (name: string, x: Distribution | null, target: string) =>
+      x ? `| ${name} | ${f1(x.p50)} | ${f1(x.p90)} | ${f1(x.p99)} | ${f1(x.max)} | ${x.n} | ${target} |` : `| ${name} | – | – | – | – | 0 | ${target} |`;
+    out.push(row('`call.started` received', l.startedMs, `p99 ≤ ${TARGETS.liveStartedP99Ms} ms: ${yes(r.verdicts.liveStarted.met)}`));
+    out.push(row('plugin exited', l.exitMs, ''));
+    out.push(row('`call.finished` received', l.finishedMs, '(none)'));
+    out.push(row('`call.finished` after the exit', l.finishedAfterExitMs, ''));
+    out.push('', `Plugin failures: ${l.pluginFailures}; \`call.started\` never received: ${l.missingStarted}; \`call.finished\` never received: ${l.missingFinished}.`, '');
+  }
+
+  out.push('## Daemon memory', '');
+  const mem = (x: ProcMemory | null) => (x ? `${f1(x.vmRssMiB)} | ${f1(x.vmHwmMiB)}` : '– | –');
+  out.push('| when | VmRSS MiB | VmHWM MiB |', '|---|---|---|');
+  out.push(`| after startup (1M-call database open, tracer attached) | ${mem(r.memory.afterStartup)} |`);
+  out.push(`| after all REST scenarios | ${mem(r.memory.afterQueries)} |`);
+  out.push(`| after the live tail | ${mem(r.memory.afterLive)} |`);
+  out.push(`| bpftrace (its own process, not counted) after the REST scenarios | ${mem(r.memory.tracerAfterQueries)} |`);
+  out.push('', `Target ≤ ${TARGETS.daemonRssMiB} MiB (node daemon, peak VmHWM): ${yes(r.verdicts.daemonRss.met)}.`, '');
+  return `${out.join('\n')}\n`;
+}

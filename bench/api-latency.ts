@@ -1,0 +1,388 @@
+/**
+ * API latency benchmark: how fast the daemon's REST API answers over a
+ * week of a busy node's calls, how soon a live call reaches a websocket
+ * tail, and how much memory the daemon needs while it serves.
+ *
+ *   npm run build && node dist/bench/api-latency.js     (as root: it runs the real daemon with bpftrace)
+ *
+ * About 10-13 minutes on 2 CPUs the first time (4-5 of them populating the
+ * data set), about 7 once the data set is cached.
+ *
+ * 1. Data set: 1,000,000 calls (3,000 pods in 50 namespaces, bridge and its
+ *    delegated host-local for every ADD and DEL, VERSION probes, ~2%
+ *    failures, ~600 B configs, ~400 B results, 5-500 ms, a week of starts;
+ *    see api-latency-data.ts) written through the store's `writeEvents` in
+ *    transactions of 2,000 events. The file is cached in --cache-dir under a
+ *    name that changes with the generator and the schema version; each run
+ *    works on a private copy.
+ * 2. The real daemon, `cnirec run --db <copy> --listen 127.0.0.1:0` (full
+ *    capture, bpftrace attached), ready when /healthz says the tracer is.
+ *    REST scenarios, each at concurrency 1 and 8 with a closed-loop fetch
+ *    client on loopback (--requests timed requests after --warmup untimed):
+ *    GET /api/v1/pods/:ns/:name (random pods), /api/v1/calls filtered by
+ *    namespace+pod, command=ADD&failed=true, plugin=bridge&minDurationMs=200,
+ *    since=<a day before the data's end>&limit=100, paging 5 pages deep with
+ *    the cursor, and GET /api/v1/calls/:id; /healthz as the HTTP floor.
+ *    Target p99 ≤ 10 ms. A route that answers 404 is reported as not measured.
+ * 3. Diagnostics: the same queries against the store in this process
+ *    (read-only connection, no HTTP), with and without JSON, and SQLite's
+ *    query plans: what dominates when a target is missed.
+ * 4. exec → websocket: a tail client on /api/v1/tail?namespace=bench-live,
+ *    /usr/lib/cni/host-local ADD exec'd --live-execs times, each timed from
+ *    just before spawn to its call.started and call.finished messages.
+ *    Target p99 ≤ 100 ms for call.started.
+ * 5. Daemon memory: VmRSS/VmHWM from /proc/<pid>/status after startup,
+ *    after the REST scenarios and after the live part. Target ≤ 200 MiB.
+ *
+ * Options: --calls N (1000000), --requests N (2000), --warmup N (100),
+ * --live-execs N (200), --store-iterations N (300), --cache-dir DIR
+ * (/tmp/cnirec-bench-api-latency), --rebuild (populate again), --out DIR
+ * (bench/results).
+ *
+ * Writes bench/results/api-latency.json (machine, options, every raw
+ * latency, percentiles, plans, memory) and bench/results/api-latency.md
+ * (a table per target, met or not met).
+ */
+
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
+import path from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { settings } from '../cli/config.js';
+import { copyDataset, DATASET_CALLS, ensureDataset, seededRandom } from './api-latency-data.js';
+import { HEALTHZ_SCENARIO, RouteMissingError, runLoad, scenarios as restScenarios, type LoadResult, type Scenario, type ScenarioContext } from './api-latency-http.js';
+import { measureLive, PLUGIN } from './api-latency-live.js';
+import { markdown, verdicts, type Machine, type MemoryReadings, type Report, type ScenarioInfo, TARGETS } from './api-latency-report.js';
+import { createQuietGate, procMemory, round } from './api-latency-stats.js';
+import { diagnoseStore } from './api-latency-store.js';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const CLI = path.join(ROOT, 'bin/cnirec.js');
+const COMMAND = 'node dist/bench/api-latency.js';
+const CONCURRENCIES = [1, 8] as const;
+
+interface Options {
+  calls: number;
+  requests: number;
+  warmup: number;
+  liveExecs: number;
+  storeIterations: number;
+  cacheDir: string;
+  rebuild: boolean;
+  out: string;
+}
+
+function parseOptions(argv: readonly string[]): Options {
+  const o: Options = {
+    calls: DATASET_CALLS,
+    requests: 2_000,
+    warmup: 100,
+    liveExecs: 200,
+    storeIterations: 300,
+    cacheDir: path.join(tmpdir(), 'cnirec-bench-api-latency'),
+    rebuild: false,
+    out: path.join(ROOT, 'bench/results'),
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const next = (): string => {
+      const v = argv[++i];
+      if (v === undefined) throw new Error(`${a} needs a value`);
+      return v;
+    };
+    const int = (min: number): number => {
+      const n = Number(next());
+      if (!Number.isInteger(n) || n < min) throw new Error(`${a} needs an integer >= ${min}`);
+      return n;
+    };
+    if (a === '--calls') o.calls = int(1000);
+    else if (a === '--requests') o.requests = int(10);
+    else if (a === '--warmup') o.warmup = int(0);
+    else if (a === '--live-execs') o.liveExecs = int(1);
+    else if (a === '--store-iterations') o.storeIterations = int(1);
+    else if (a === '--cache-dir') o.cacheDir = path.resolve(next());
+    else if (a === '--rebuild') o.rebuild = true;
+    else if (a === '--out') o.out = path.resolve(next());
+    else throw new Error(`unknown option ${a}`);
+  }
+  return o;
+}
+
+const t0 = Date.now();
+function progress(msg: string): void {
+  console.error(`[api-latency ${((Date.now() - t0) / 1000).toFixed(0).padStart(4)}s] ${msg}`);
+}
+
+function sh(cmd: string, args: readonly string[]): string {
+  try {
+    return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+  } catch {
+    return '';
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+// ------------------------------------------------------------------ daemon
+
+interface Daemon {
+  readonly child: ChildProcess;
+  readonly pid: number;
+  readonly url: string;
+  readonly tracerPid: number | null;
+  readonly startupSeconds: number;
+  output(): string;
+}
+
+/** Started by this run and not yet stopped: killed (by pid) if the run dies. */
+let running: Daemon | null = null;
+
+async function health(url: string): Promise<Record<string, unknown> | null> {
+  try {
+    return (await (await fetch(`${url}/healthz`)).json()) as Record<string, unknown>;
+  } catch {
+    return null;
+  }
+}
+
+async function startDaemon(dbFile: string): Promise<Daemon> {
+  const start = Date.now();
+  const child = spawn(process.execPath, [CLI, 'run', '--db', dbFile, '--listen', '127.0.0.1:0', '--capture', 'full', '--log-level', 'info'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const keep = (b: Buffer) => {
+    output += b.toString('utf8');
+    if (output.length > 200_000) output = output.slice(-100_000);
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  const pid = child.pid;
+  if (pid === undefined) throw new Error('could not start the daemon');
+  const partial: Daemon = { child, pid, url: '', tracerPid: null, startupSeconds: 0, output: () => output };
+  running = partial;
+  const deadline = Date.now() + 120_000;
+  let url: string | undefined;
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the daemon exited during startup:\n${output.slice(-3000)}`);
+    if (Date.now() > deadline) throw new Error(`the daemon was not ready after 120 s:\n${output.slice(-3000)}`);
+    url ??= /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(output)?.[1];
+    if (url) {
+      const h = (await health(url)) as { tracer?: { ready?: boolean; pid?: number | null } } | null;
+      if (h?.tracer?.ready) {
+        const d: Daemon = { child, pid, url, tracerPid: h.tracer.pid ?? null, startupSeconds: (Date.now() - start) / 1000, output: () => output };
+        running = d;
+        return d;
+      }
+    }
+    await sleep(200);
+  }
+}
+
+function waitExit(child: ChildProcess, ms: number): Promise<boolean> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function stopDaemon(d: Daemon): Promise<void> {
+  d.child.kill('SIGTERM');
+  if (!(await waitExit(d.child, 15_000))) d.child.kill('SIGKILL');
+  // Its bpftrace, should the daemon have died without stopping it.
+  if (d.tracerPid !== null && alive(d.tracerPid)) {
+    await sleep(2000);
+    if (alive(d.tracerPid)) process.kill(d.tracerPid, 'SIGKILL');
+  }
+  running = null;
+}
+
+function emergencyStop(): void {
+  const d = running;
+  if (!d) return;
+  try {
+    d.child.kill('SIGKILL');
+  } catch {
+    /* gone */
+  }
+  if (d.tracerPid !== null && alive(d.tracerPid)) process.kill(d.tracerPid, 'SIGKILL');
+}
+
+// ----------------------------------------------------------------- machine
+
+function machineInfo(): Machine {
+  const db = new BetterSqlite3(':memory:');
+  const sqlite = (db.prepare('SELECT sqlite_version() AS v').get() as { v: string }).v;
+  db.close();
+  return {
+    nproc: Number(sh('nproc', [])) || cpus().length,
+    cpuModel: cpus()[0]?.model ?? '',
+    memoryGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10,
+    kernel: release(),
+    os: /PRETTY_NAME="([^"]+)"/.exec(existsSync('/etc/os-release') ? readFileSync('/etc/os-release', 'utf8') : '')?.[1] ?? '',
+    node: process.version,
+    sqlite,
+    bpftrace: sh('bpftrace', ['--version']),
+    loadAverageAtStart: loadavg().map((x) => round(x, 2)),
+  };
+}
+
+/** Random existing call ids (any command, any plugin), by rowid. */
+function sampleCallIds(dbFile: string, n: number, rnd: () => number): string[] {
+  const db = new BetterSqlite3(dbFile, { readonly: true, fileMustExist: true });
+  try {
+    const max = (db.prepare('SELECT max(rowid) AS m FROM calls').get() as { m: number }).m;
+    const byRowid = db.prepare<[number], { id: string }>('SELECT id FROM calls WHERE rowid = ?');
+    const ids: string[] = [];
+    while (ids.length < n) {
+      const row = byRowid.get(1 + Math.floor(rnd() * max));
+      if (row) ids.push(row.id);
+    }
+    return ids;
+  } finally {
+    db.close();
+  }
+}
+
+// -------------------------------------------------------------------- main
+
+async function main(): Promise<void> {
+  const opts = parseOptions(process.argv.slice(2));
+  if (process.getuid?.() !== 0) throw new Error('run as root: the benchmark starts the real daemon, which runs bpftrace');
+  if (!existsSync(PLUGIN)) throw new Error(`${PLUGIN} is missing (apt-get install containernetworking-plugins)`);
+  const machine = machineInfo();
+  progress(`machine: ${machine.nproc} × ${machine.cpuModel}, load ${machine.loadAverageAtStart.join(' ')}`);
+
+  const dataset = ensureDataset({ calls: opts.calls, cacheDir: opts.cacheDir, rebuild: opts.rebuild, progress });
+  const work = mkdtempSync(path.join(tmpdir(), 'cnirec-bench-api-latency-run-'));
+  const quietGate = createQuietGate(120_000);
+  try {
+    progress('copying the data set for this run');
+    const dbFile = copyDataset(dataset, work);
+    const ctx: ScenarioContext = {
+      pods: dataset.pods,
+      callIds: sampleCallIds(dbFile, 2_000, seededRandom(7)),
+      firstUs: dataset.firstStartedAtUs,
+      lastUs: dataset.lastStartedAtUs,
+    };
+
+    progress('starting the daemon (full capture)');
+    const daemon = await startDaemon(dbFile);
+    progress(`daemon ${daemon.pid} at ${daemon.url}, tracer ${daemon.tracerPid ?? '?'}, ready in ${daemon.startupSeconds.toFixed(1)} s`);
+    await sleep(1000);
+    const ourPids = () => [process.pid, daemon.pid, ...(daemon.tracerPid === null ? [] : [daemon.tracerPid])];
+    const memory: { -readonly [K in keyof MemoryReadings]: MemoryReadings[K] } = {
+      afterStartup: procMemory(daemon.pid),
+      afterQueries: null,
+      afterLive: null,
+      tracerAfterQueries: null,
+    };
+
+    const all: Scenario[] = [HEALTHZ_SCENARIO, ...restScenarios(ctx)];
+    const infos: ScenarioInfo[] = [];
+    const http: LoadResult[] = [];
+    for (const [k, scenario] of all.entries()) {
+      let missing: string | null = null;
+      for (const concurrency of CONCURRENCIES) {
+        const busy = await quietGate(15_000, 0.3);
+        progress(`${scenario.id} at concurrency ${concurrency} (machine ${Math.round(busy * 100)}% busy before)`);
+        try {
+          const r = await runLoad(daemon.url, scenario, {
+            requests: opts.requests,
+            warmup: opts.warmup,
+            concurrency,
+            rnd: seededRandom(1000 + k * 10 + concurrency),
+            ourPids,
+          });
+          http.push(r);
+          progress(
+            `  p50 ${r.latencyMs.p50.toFixed(2)} ms, p99 ${r.latencyMs.p99.toFixed(2)} ms, ${Math.round(r.requestsPerSecond)} req/s, ${r.itemsPerResponse} items, ${r.bytesPerResponse} B${r.errors ? `, ${r.errors} errors` : ''}`,
+          );
+        } catch (err) {
+          if (!(err instanceof RouteMissingError)) throw err;
+          missing = err.message;
+          progress(`  not measured: ${missing}`);
+          break;
+        }
+      }
+      infos.push({ id: scenario.id, route: scenario.route, shape: scenario.shape, missing });
+    }
+    memory.afterQueries = procMemory(daemon.pid);
+    memory.tracerAfterQueries = daemon.tracerPid === null ? null : procMemory(daemon.tracerPid);
+    progress(`daemon memory after the queries: ${JSON.stringify(memory.afterQueries)}`);
+
+    progress('store diagnostics (same queries in-process, no HTTP)');
+    const pageSize = Math.max(...http.map((h) => (h.scenario === 'calls-failed-add' || h.scenario === 'calls-by-pod' || h.scenario === 'calls-slow-bridge' ? (h.pageSize ?? 0) : 0)), 0) || 50;
+    const store = diagnoseStore(dbFile, ctx, pageSize, opts.storeIterations, seededRandom(99));
+    for (const s of store) progress(`  ${s.scenario}: store p50 ${s.storeMs.p50} p99 ${s.storeMs.p99}, +json p99 ${s.storeAndJsonMs.p99} ms, ${s.rowsPerQuery} rows`);
+
+    await quietGate(15_000, 0.3);
+    progress(`exec → websocket: ${opts.liveExecs} × ${PLUGIN} ADD`);
+    const live = await measureLive(daemon.url, opts.liveExecs, progress);
+    if (live.startedMs) progress(`  call.started p50 ${live.startedMs.p50} ms, p99 ${live.startedMs.p99} ms; call.finished p99 ${live.finishedMs?.p99 ?? '?'} ms`);
+    else progress(`  not measured: ${live.reason ?? 'no messages'}`);
+    memory.afterLive = procMemory(daemon.pid);
+    const healthAtEnd = await health(daemon.url);
+
+    progress('stopping the daemon');
+    await stopDaemon(daemon);
+
+    const { pods, ...datasetRest } = dataset;
+    const report: Report = {
+      benchmark: 'api-latency',
+      command: COMMAND,
+      date: new Date().toISOString(),
+      durationSeconds: round((Date.now() - t0) / 1000, 1),
+      machine,
+      options: { ...opts, concurrencies: CONCURRENCIES },
+      targets: TARGETS,
+      dataset: { ...datasetRest, podCount: pods.length, samplePods: pods.slice(0, 5).map((p) => `${p.namespace}/${p.name}`) },
+      daemon: { startupSeconds: round(daemon.startupSeconds, 2), capture: 'full', finalizeGraceMs: Number(settings.finalizeGraceMs.default()), healthAtEnd },
+      scenarios: infos,
+      http,
+      store,
+      live,
+      memory,
+      verdicts: verdicts(http, infos, live, memory),
+    };
+    mkdirSync(opts.out, { recursive: true });
+    writeFileSync(path.join(opts.out, 'api-latency.json'), `${JSON.stringify(report, null, 1)}\n`);
+    writeFileSync(path.join(opts.out, 'api-latency.md'), markdown(report));
+    progress(`wrote ${path.join(opts.out, 'api-latency.json')} and api-latency.md`);
+    for (const [name, v] of Object.entries(report.verdicts)) progress(`${name}: ${v.met === null ? 'not measured' : v.met ? 'met' : 'NOT met'} (${v.detail})`);
+  } finally {
+    emergencyStop();
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    emergencyStop();
+    process.exit(130);
+  });
+}
+
+try {
+  await main();
+} catch (err) {
+  const d = running as Daemon | null;
+  emergencyStop();
+  if (d) console.error(d.output().slice(-3000));
+  console.error(`api-latency: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+  process.exitCode = 1;
+}
