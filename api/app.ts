@@ -10,8 +10,8 @@ import type { CollectorStats, TracerStatus } from '../collector/collector.js';
 import type { CaptureMode } from '../collector/tracer-protocol.js';
 import type { CallListener } from '../collector/types.js';
 import type { CallStore } from '../store/index.js';
-import { registerAuth } from './auth.js';
-import { registerErrorHandling } from './errors.js';
+import { authEnabled, registerAuth } from './auth.js';
+import { answerFrameworkError, registerErrorHandling } from './errors.js';
 import { registerCalls } from './routes/calls.js';
 import { registerDocs, registerOpenApi } from './routes/docs.js';
 import { registerHealth } from './routes/health.js';
@@ -53,6 +53,10 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
   const app: FastifyInstance = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger | undefined,
     logController: new LogController({ disableRequestLogging: true }),
+    // Pod names may be 253 characters, more once percent-encoded; the zod
+    // schemas set the real limits and name the field when one is exceeded.
+    routerOptions: { maxParamLength: 1024 },
+    frameworkErrors: answerFrameworkError,
   });
   // Zod validates requests and shapes responses; the same schemas feed the OpenAPI document.
   app.setValidatorCompiler(validatorCompiler);
@@ -63,7 +67,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
   // route, because it only sees routes added after it.
   registerErrorHandling(app);
   registerAuth(app, deps.token);
-  await registerOpenApi(app, { authRequired: typeof deps.token === 'string' && deps.token.length > 0 });
+  await registerOpenApi(app, { authRequired: authEnabled(deps.token) });
 
   registerHealth(app, deps);
   registerCalls(app, deps);

@@ -31,6 +31,11 @@ export function createTokenCheck(expected: string): (presented: string | null) =
   };
 }
 
+/** Auth is on when the daemon was given a token; an empty string counts as none. */
+export function authEnabled(token: string | null | undefined): token is string {
+  return typeof token === 'string' && token.length > 0;
+}
+
 /**
  * Adds the check as an onRequest hook on the root instance, so it runs
  * before routing for everything registered later, unknown routes included
@@ -38,7 +43,7 @@ export function createTokenCheck(expected: string): (presented: string | null) =
  * when `token` is null or empty: the daemon then listens on loopback only.
  */
 export function registerAuth(app: FastifyInstance, token: string | null | undefined): void {
-  if (typeof token !== 'string' || token.length === 0) return;
+  if (!authEnabled(token)) return;
   const check = createTokenCheck(token);
   app.addHook('onRequest', async (request: FastifyRequest) => {
     if (request.routeOptions.url !== undefined && OPEN_ROUTES.has(request.routeOptions.url)) return;

@@ -17,6 +17,7 @@ export type ApiErrorCode =
   | 'not_found'
   | 'method_not_allowed'
   | 'payload_too_large'
+  | 'uri_too_long'
   | 'unsupported_media_type'
   | 'internal_error'
   | 'not_implemented'
@@ -80,6 +81,7 @@ const CLIENT_ERROR_CODES: Readonly<Record<number, ApiErrorCode>> = {
   404: 'not_found',
   405: 'method_not_allowed',
   413: 'payload_too_large',
+  414: 'uri_too_long',
   415: 'unsupported_media_type',
 };
 
@@ -145,6 +147,15 @@ export function registerErrorHandling(app: FastifyInstance): void {
   });
 
   app.setNotFoundHandler((request, reply) => sendApiError(apiErrors.routeNotFound(request.method, request.url.split('?')[0] ?? '/'), reply));
+}
+
+/**
+ * For fastify's `frameworkErrors` option: errors the router raises before a
+ * route is found (a parameter over maxParamLength, broken percent-encoding),
+ * which never reach the error handler.
+ */
+export function answerFrameworkError(err: unknown, _request: FastifyRequest, reply: FastifyReply): void {
+  void sendApiError(toApiError(err), reply);
 }
 
 /** What identifies a request in the log. Headers are left out on purpose: they carry the bearer token. */

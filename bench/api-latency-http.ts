@@ -60,10 +60,11 @@ export function scenarios(ctx: ScenarioContext): Scenario[] {
     {
       id: 'calls-paging',
       route: 'GET /api/v1/calls',
-      shape: `?until=<random time in the week>&limit=${PAGE_LIMIT}, then &cursor=<nextCursor> to page ${PAGES_DEEP}`,
+      shape: `?until=<random time in days 2-7>&limit=${PAGE_LIMIT}, then &cursor=<nextCursor> to page ${PAGES_DEEP}`,
       requestsPerIteration: PAGES_DEEP,
       iterate: async (get, rnd) => {
-        const untilUs = ctx.firstUs + DAY_US / 4 + rnd() * (ctx.lastUs - ctx.firstUs - DAY_US / 4);
+        // From a day in (the week's first hours hold fewer than five pages on small data sets) to its end.
+        const untilUs = ctx.firstUs + DAY_US + rnd() * (ctx.lastUs - ctx.firstUs - DAY_US);
         const base = `/api/v1/calls?until=${encodeURIComponent(iso(untilUs))}&limit=${PAGE_LIMIT}`;
         let cursor: string | null = null;
         for (let page = 1; page <= PAGES_DEEP; page++) {

@@ -31,6 +31,9 @@ export interface LiveCallSample {
   /** The plugin's exit as the benchmark saw it (child 'exit'). */
   readonly exitMs: number;
   readonly exitCode: number | null;
+  /** The exec and the exit as the daemon recorded them (the calls' startedAt / endedAt, ms resolution), from just before spawn. */
+  readonly recordedExecMs: number | null;
+  readonly recordedExitMs: number | null;
 }
 
 export interface LiveResult {
@@ -44,20 +47,26 @@ export interface LiveResult {
   readonly startedMs: Distribution | null;
   readonly finishedMs: Distribution | null;
   readonly exitMs: Distribution | null;
+  /** call.started minus the plugin's exit (as the benchmark saw it): how long after the plugin was done the call was announced. */
+  readonly startedAfterExitMs: Distribution | null;
   /** call.finished minus the plugin's exit: mostly the daemon's finalize grace. */
   readonly finishedAfterExitMs: Distribution | null;
+  /** How many call.started arrived before the plugin had exited. */
+  readonly startedBeforeExit: number;
   readonly samples: readonly LiveCallSample[];
 }
 
 interface Pending {
   startedAt: number | null;
   finishedAt: number | null;
+  recordedStart: string | null;
+  recordedEnd: string | null;
   onFinished: (() => void) | null;
 }
 
 interface TailMessage {
   type: string;
-  call?: { containerId?: string | null };
+  call?: { containerId?: string | null; startedAt?: string; endedAt?: string | null };
 }
 
 function unavailable(reason: string, execs: number): LiveResult {
@@ -72,7 +81,9 @@ function unavailable(reason: string, execs: number): LiveResult {
     startedMs: null,
     finishedMs: null,
     exitMs: null,
+    startedAfterExitMs: null,
     finishedAfterExitMs: null,
+    startedBeforeExit: 0,
     samples: [],
   };
 }
@@ -155,9 +166,13 @@ export async function measureLive(baseUrl: string, execs: number, progress: (msg
       if (typeof id !== 'string') return;
       const p = pending.get(id);
       if (!p) return;
-      if (m.type === 'call.started') p.startedAt ??= at;
-      else if (m.type === 'call.finished') {
+      if (m.type === 'call.started') {
+        p.startedAt ??= at;
+        p.recordedStart ??= m.call?.startedAt ?? null;
+      } else if (m.type === 'call.finished') {
         p.finishedAt ??= at;
+        p.recordedStart ??= m.call?.startedAt ?? null;
+        p.recordedEnd ??= m.call?.endedAt ?? null;
         p.onFinished?.();
       }
     });
@@ -171,7 +186,7 @@ export async function measureLive(baseUrl: string, execs: number, progress: (msg
   try {
     for (let i = 0; i < execs; i++) {
       const containerId = `${runTag}${i.toString(16).padStart(8, '0')}`.padStart(64, 'b');
-      const p: Pending = { startedAt: null, finishedAt: null, onFinished: null };
+      const p: Pending = { startedAt: null, finishedAt: null, recordedStart: null, recordedEnd: null, onFinished: null };
       pending.set(containerId, p);
       const finished = new Promise<void>((resolve) => (p.onFinished = resolve));
       const t0 = performance.now();
@@ -185,6 +200,9 @@ export async function measureLive(baseUrl: string, execs: number, progress: (msg
         finishedMs: p.finishedAt === null ? null : round(p.finishedAt - t0),
         exitMs: round(exit.at - t0),
         exitCode: exit.code,
+        // Wall clock of t0 against the daemon's epoch times (its kernel-clock offset is set at startup).
+        recordedExecMs: p.recordedStart === null ? null : round(Date.parse(p.recordedStart) - (performance.timeOrigin + t0)),
+        recordedExitMs: p.recordedEnd === null ? null : round(Date.parse(p.recordedEnd) - (performance.timeOrigin + t0)),
       });
       pending.delete(containerId);
       if ((i + 1) % 50 === 0) progress(`  live: ${i + 1}/${execs} execs`);
@@ -198,6 +216,7 @@ export async function measureLive(baseUrl: string, execs: number, progress: (msg
   const started = samples.flatMap((s) => (s.startedMs === null ? [] : [s.startedMs]));
   const finished = samples.flatMap((s) => (s.finishedMs === null ? [] : [s.finishedMs]));
   const afterExit = samples.flatMap((s) => (s.finishedMs === null ? [] : [s.finishedMs - s.exitMs]));
+  const startedAfterExit = samples.flatMap((s) => (s.startedMs === null ? [] : [s.startedMs - s.exitMs]));
   return {
     available: true,
     reason: null,
@@ -209,7 +228,9 @@ export async function measureLive(baseUrl: string, execs: number, progress: (msg
     startedMs: started.length > 0 ? distribution(started) : null,
     finishedMs: finished.length > 0 ? distribution(finished) : null,
     exitMs: distribution(samples.map((s) => s.exitMs)),
+    startedAfterExitMs: startedAfterExit.length > 0 ? distribution(startedAfterExit) : null,
     finishedAfterExitMs: afterExit.length > 0 ? distribution(afterExit) : null,
+    startedBeforeExit: startedAfterExit.filter((x) => x < 0).length,
     samples,
   };
 }

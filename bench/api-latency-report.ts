@@ -3,7 +3,7 @@
 import type { DatasetResult } from './api-latency-data.js';
 import type { LoadResult } from './api-latency-http.js';
 import type { LiveResult } from './api-latency-live.js';
-import type { Distribution, ProcMemory } from './api-latency-stats.js';
+import { distribution, type Distribution, type ProcMemory } from './api-latency-stats.js';
 import type { StoreDiagnostic } from './api-latency-store.js';
 
 export const TARGETS = { restP99Ms: 10, liveStartedP99Ms: 100, daemonRssMiB: 200 } as const;
@@ -167,22 +167,24 @@ export function markdown(r: Report): string {
 
   out.push('## Where the time goes (concurrency 1)', '');
   out.push(
-    'The same queries against the store in the benchmark process (a second, read-only connection to the daemon\'s file, no HTTP): ' +
-      '"store" is the store call alone (SQLite + row decoding), "+ JSON" adds the mapping to CallSummary and `JSON.stringify`. ' +
-      'HTTP minus "+ JSON" is fastify, the response schema and the client; `/healthz` is that floor with no query at all. ' +
-      'The plan is SQLite\'s `EXPLAIN QUERY PLAN` for the statement the store runs.',
+    "Each scenario's queries again, straight against the store in the benchmark process (a second, read-only connection to the daemon's file, no HTTP), " +
+      'in three cumulative steps: **store** = the store call(s) alone (SQLite + row decoding); **+ JSON** = plus the route\'s mapping ' +
+      '(summaryFromStored / buildPodStory / presentCallDetail) and `JSON.stringify`; **+ schema** = plus the zod response-schema encode that ' +
+      'fastify-type-provider-zod runs before stringifying, i.e. everything the route does before the reply leaves. ' +
+      'HTTP minus "+ schema" is fastify, loopback and the client, whose floor is `/healthz`. The plan is SQLite\'s `EXPLAIN QUERY PLAN` for the statements the store runs.',
     '',
   );
   const floor = r.http.find((h) => h.scenario === 'healthz' && h.concurrency === 1);
-  out.push('| scenario | HTTP p50 / p99 | store p50 / p99 | + JSON p50 / p99 | rows | query plan |', '|---|---|---|---|---|---|');
-  if (floor) out.push(`| healthz | ${f2(floor.latencyMs.p50)} / ${f2(floor.latencyMs.p99)} | – | – | – | – |`);
+  out.push('| scenario | HTTP p50 / p99 | store p50 / p99 | + JSON p50 / p99 | + schema p50 / p99 | rows | query plan |', '|---|---|---|---|---|---|---|');
+  if (floor) out.push(`| healthz (floor) | ${f2(floor.latencyMs.p50)} / ${f2(floor.latencyMs.p99)} | – | – | – | – | – |`);
+  const pp = (x: Distribution | null) => (x ? `${f2(x.p50)} / ${f2(x.p99)}` : '–');
   for (const s of r.store) {
     const h = r.http.find((x) => x.scenario === s.scenario && x.concurrency === 1);
     const plan = Object.entries(s.plans)
       .map(([k, v]) => `${k}: ${v.join('; ')}`)
       .join('<br>');
     out.push(
-      `| ${s.scenario} | ${h ? `${f2(h.latencyMs.p50)} / ${f2(h.latencyMs.p99)}` : 'not measured'} | ${f2(s.storeMs.p50)} / ${f2(s.storeMs.p99)} | ${f2(s.storeAndJsonMs.p50)} / ${f2(s.storeAndJsonMs.p99)} | ${s.rowsPerQuery} | ${plan} |`,
+      `| ${s.scenario} | ${h ? pp(h.latencyMs) : '–'} | ${pp(s.storeMs)} | ${pp(s.storeAndJsonMs)} | ${pp(s.storeJsonAndSchemaMs)} | ${s.rowsPerQuery} | ${plan || '–'} |`,
     );
   }
   out.push('');
@@ -205,8 +207,18 @@ export function markdown(r: Report): string {
     out.push(row('`call.started` received', l.startedMs, `p99 ≤ ${TARGETS.liveStartedP99Ms} ms: ${yes(r.verdicts.liveStarted.met)}`));
     out.push(row('plugin exited', l.exitMs, ''));
     out.push(row('`call.finished` received', l.finishedMs, '(none)'));
+    out.push(row('`call.started` after the exit', l.startedAfterExitMs, ''));
     out.push(row('`call.finished` after the exit', l.finishedAfterExitMs, ''));
-    out.push('', `Plugin failures: ${l.pluginFailures}; \`call.started\` never received: ${l.missingStarted}; \`call.finished\` never received: ${l.missingFinished}.`, '');
+    const recExec = l.samples.flatMap((s) => (s.recordedExecMs === null ? [] : [s.recordedExecMs]));
+    const recExit = l.samples.flatMap((s) => (s.recordedExitMs === null ? [] : [s.recordedExitMs]));
+    if (recExec.length > 0) out.push(row('exec, as recorded (call startedAt, ms resolution)', distribution(recExec), ''));
+    if (recExit.length > 0) out.push(row('exit, as recorded (call endedAt, ms resolution)', distribution(recExit), ''));
+    out.push(
+      '',
+      `Plugin failures: ${l.pluginFailures}; \`call.started\` never received: ${l.missingStarted}; \`call.finished\` never received: ${l.missingFinished}; ` +
+        `\`call.started\` received before the plugin had exited: ${l.startedBeforeExit} of ${l.samples.length}.`,
+      '',
+    );
   }
 
   out.push('## Daemon memory', '');

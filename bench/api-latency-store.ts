@@ -1,53 +1,70 @@
 /**
- * Diagnostics for the API latency benchmark: the same queries straight
- * against the store in this process (a second, read-only connection to
- * the daemon's file), timed without HTTP, and again with the mapping to
- * CallSummary and JSON.stringify, plus SQLite's query plan for each. Set
- * against the HTTP numbers they tell whether SQLite, serialization or the
- * HTTP stack dominates a scenario's latency.
+ * Diagnostics for the API latency benchmark: each scenario's queries run
+ * straight against the store in this process (a second, read-only
+ * connection to the daemon's file, no HTTP), in three steps that add up to
+ * what a route does before its reply leaves:
+ *
+ *   store    the store call(s) alone: SQLite and row decoding
+ *   json     + the route's mapping (summaryFromStored, buildPodStory,
+ *            presentCallDetail) and JSON.stringify
+ *   schema   + the response schema, as fastify-type-provider-zod serializes
+ *            (zod encode, then JSON.stringify)
+ *
+ * plus SQLite's query plan for each statement. Set against the HTTP numbers
+ * they tell whether SQLite, the response building or the HTTP stack
+ * dominates a scenario's latency.
  */
 
 import BetterSqlite3 from 'better-sqlite3';
+import { z } from 'zod';
+import { presentCallDetail } from '../api/present/call-detail.js';
+import { buildPodStory } from '../api/present/pod-story.js';
+import { callDetailSchema } from '../api/schemas/call-detail.js';
+import { callPageSchema } from '../api/schemas/call-list.js';
 import { summaryFromStored } from '../api/schemas/call-summary.js';
+import { podStorySchema } from '../api/schemas/pod-story.js';
 import { SUMMARY_COLUMNS } from '../store/call-decode.js';
 import { callFilterConditions } from '../store/call-filter-sql.js';
 import { decodeCursor } from '../store/cursor.js';
-import { createCallStore, type CallFilter } from '../store/index.js';
-import type { PodName } from './api-latency-data.js';
+import { createCallStore, type CallFilter, type CallPage } from '../store/index.js';
 import { PAGE_LIMIT, PAGES_DEEP, type ScenarioContext } from './api-latency-http.js';
 import { distribution, type Distribution } from './api-latency-stats.js';
 
 export interface StoreDiagnostic {
   readonly scenario: string;
-  readonly iterations: number;
-  /** The store call alone (SQLite + row decoding). */
+  /** Timed queries per step. */
+  readonly queries: number;
   readonly storeMs: Distribution;
-  /** The store call, mapping to CallSummary and JSON.stringify: what a route does before the HTTP stack. */
   readonly storeAndJsonMs: Distribution;
+  readonly storeJsonAndSchemaMs: Distribution | null;
+  /** Rows the store call returned (pod: calls in the story, with delegated ones). */
   readonly rowsPerQuery: number;
-  /** EXPLAIN QUERY PLAN of the SQL the store runs, one entry per statement shape. */
+  /** EXPLAIN QUERY PLAN of the SQL the store runs, per statement. */
   readonly plans: Record<string, string[]>;
 }
 
 const DAY_US = 86_400_000_000;
+type Mode = 'store' | 'json' | 'schema';
 
-/** Times one query (store call, and with `json` the mapping and serialization too); returns rows read. */
-type Timed = (fn: () => number) => void;
+/** One query of an iteration: runs the store call, returns rows and (lazily) the route's body. */
+type Query = () => { rows: number; body: () => unknown };
 
 interface Probe {
   readonly scenario: string;
-  /** Runs the query (or queries) of one iteration, each through `timed`; `json` also maps and serializes. */
-  run(timed: Timed, json: boolean): void;
-  readonly plans: () => Record<string, string[]>;
+  readonly schema: z.ZodType | null;
+  /** The queries of one iteration, run in order (paging: one per page). */
+  iteration(): Query[];
+  plans(): Record<string, string[]>;
 }
 
-/** `iterations` per scenario (the paging one walks PAGES_DEEP pages per iteration, each timed alone). */
+/** Runs `iterations` iterations per scenario and step, after a few untimed ones. */
 export function diagnoseStore(dbFile: string, ctx: ScenarioContext, pageSize: number, iterations: number, rnd: () => number): StoreDiagnostic[] {
   const db = new BetterSqlite3(dbFile, { readonly: true, fileMustExist: true });
   try {
     const store = createCallStore(db);
     const explain = (sql: string, params: unknown[]): string[] =>
       (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as Array<{ detail: string }>).map((r) => r.detail);
+    // The statement call-reader.ts builds for listCalls, to ask SQLite how it runs it.
     const listPlan = (filter: CallFilter, limit: number, cursor?: string): string[] => {
       const { conditions, params } = callFilterConditions(filter);
       const all: unknown[] = [...params];
@@ -60,46 +77,68 @@ export function diagnoseStore(dbFile: string, ctx: ScenarioContext, pageSize: nu
       return explain(`SELECT ${SUMMARY_COLUMNS} FROM calls ${where} ORDER BY started_at_us DESC, id DESC LIMIT ?`, [...all, limit + 1]);
     };
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
-    const list = (filter: CallFilter, limit: number, json: boolean, cursor?: string | null) => {
-      const page = store.listCalls(filter, limit, cursor);
-      if (json) JSON.stringify({ items: page.items.map(summaryFromStored), nextCursor: page.nextCursor });
-      return page;
+    const pageBody = (page: CallPage) => () => ({ items: page.items.map(summaryFromStored), nextCursor: page.nextCursor });
+    const listQuery = (filter: CallFilter, limit: number): Query => () => {
+      const page = store.listCalls(filter, limit);
+      return { rows: page.items.length, body: pageBody(page) };
     };
     const listProbe = (scenario: string, filter: () => CallFilter, limit: number): Probe => ({
       scenario,
-      run: (timed, json) => {
-        const f = filter();
-        timed(() => list(f, limit, json).items.length);
-      },
+      schema: callPageSchema,
+      iteration: () => [listQuery(filter(), limit)],
       plans: () => ({ list: listPlan(filter(), limit) }),
     });
-    const aPod = pick(ctx.pods);
+    const aPod = ctx.pods[0]!;
+    const anId = ctx.callIds[0]!;
     const sinceUs = ctx.lastUs - DAY_US;
-    const randomUntil = () => ctx.firstUs + DAY_US / 4 + rnd() * (ctx.lastUs - ctx.firstUs - DAY_US / 4);
+    const randomUntil = () => Math.floor(ctx.firstUs + DAY_US + rnd() * (ctx.lastUs - ctx.firstUs - DAY_US));
 
     const probes: Probe[] = [
       {
+        // What the route runs: the pod's calls, then for every call in the trees its delegated calls and (via getCall) its helpers.
         scenario: 'pod',
-        run: (timed, json) => {
-          const p: PodName = pick(ctx.pods);
-          timed(() => {
-            const calls = store.listPodCalls(p.namespace, p.name);
-            if (json) JSON.stringify({ calls: calls.map(summaryFromStored) });
-            return calls.length;
-          });
+        schema: podStorySchema,
+        iteration: () => {
+          const p = pick(ctx.pods);
+          return [
+            () => {
+              const story = buildPodStory(store, p.namespace, p.name);
+              const count = (trees: ReadonlyArray<{ children: readonly unknown[] }>): number =>
+                trees.reduce((n, t) => n + 1 + count(t.children as Array<{ children: readonly unknown[] }>), 0);
+              return { rows: story ? count(story.calls) : 0, body: () => story };
+            },
+          ];
         },
         plans: () => ({
-          podCalls: explain(`SELECT ${SUMMARY_COLUMNS} FROM calls WHERE pod_namespace = ? AND pod_name = ? ORDER BY started_at_us, id LIMIT 10000`, [
+          listPodCalls: explain(`SELECT ${SUMMARY_COLUMNS} FROM calls WHERE pod_namespace = ? AND pod_name = ? ORDER BY started_at_us, id LIMIT 10000`, [
             aPod.namespace,
             aPod.name,
           ]),
+          'childrenOf, per call': explain(`SELECT ${SUMMARY_COLUMNS} FROM calls WHERE parent_id = ? ORDER BY started_at_us, id`, [anId]),
+          'getCall (for helpers), per call': explain('SELECT * FROM calls WHERE id = ?', [anId]),
         }),
       },
       {
-        scenario: 'calls-by-pod',
-        run: (timed, json) => {
+        // Its first query alone, with a flat list as the body: what the story costs without the per-call queries.
+        scenario: 'pod: listPodCalls only',
+        schema: null,
+        iteration: () => {
           const p = pick(ctx.pods);
-          timed(() => list({ namespace: p.namespace, pod: p.name }, pageSize, json).items.length);
+          return [
+            () => {
+              const calls = store.listPodCalls(p.namespace, p.name);
+              return { rows: calls.length, body: () => ({ calls: calls.map(summaryFromStored) }) };
+            },
+          ];
+        },
+        plans: () => ({}),
+      },
+      {
+        scenario: 'calls-by-pod',
+        schema: callPageSchema,
+        iteration: () => {
+          const p = pick(ctx.pods);
+          return [listQuery({ namespace: p.namespace, pod: p.name }, pageSize)];
         },
         plans: () => ({ list: listPlan({ namespace: aPod.namespace, pod: aPod.name }, pageSize) }),
       },
@@ -108,41 +147,38 @@ export function diagnoseStore(dbFile: string, ctx: ScenarioContext, pageSize: nu
       listProbe('calls-last-day', () => ({ sinceUs }), PAGE_LIMIT),
       {
         scenario: 'calls-paging',
-        run: (timed, json) => {
-          const filter: CallFilter = { untilUs: Math.floor(randomUntil()) };
+        schema: callPageSchema,
+        iteration: () => {
+          const filter: CallFilter = { untilUs: randomUntil() };
           let cursor: string | null = null;
-          for (let page = 1; page <= PAGES_DEEP; page++) {
-            timed(() => {
-              const result = list(filter, PAGE_LIMIT, json, cursor);
-              cursor = result.nextCursor;
-              return result.items.length;
-            });
-          }
+          return Array.from({ length: PAGES_DEEP }, (): Query => () => {
+            const page = store.listCalls(filter, PAGE_LIMIT, cursor);
+            cursor = page.nextCursor;
+            return { rows: page.items.length, body: pageBody(page) };
+          });
         },
         plans: () => {
-          const filter: CallFilter = { untilUs: Math.floor(randomUntil()) };
+          const filter: CallFilter = { untilUs: randomUntil() };
           const first = store.listCalls(filter, PAGE_LIMIT);
-          return { firstPage: listPlan(filter, PAGE_LIMIT), nextPages: listPlan(filter, PAGE_LIMIT, first.nextCursor ?? undefined) };
+          return { firstPage: listPlan(filter, PAGE_LIMIT), laterPages: listPlan(filter, PAGE_LIMIT, first.nextCursor ?? undefined) };
         },
       },
       {
         scenario: 'call-detail',
-        run: (timed, json) => {
+        schema: callDetailSchema,
+        iteration: () => {
           const id = pick(ctx.callIds);
-          timed(() => {
-            const call = store.getCall(id);
-            const children = store.childrenOf(id);
-            if (json && call) {
-              const { stdin, stdout, stderr, helpers: _h, ...rest } = call;
-              const b64 = (x: typeof stdin) => x.bytes.toString('base64');
-              JSON.stringify({ ...rest, stdin: b64(stdin), stdout: b64(stdout), stderr: b64(stderr), children: children.map(summaryFromStored) });
-            }
-            return call ? 1 + children.length : 0;
-          });
+          return [
+            () => {
+              const call = store.getCall(id);
+              const children = call ? store.childrenOf(id) : [];
+              return { rows: call ? 1 + children.length : 0, body: () => (call ? presentCallDetail(call, children) : null) };
+            },
+          ];
         },
         plans: () => ({
-          call: explain('SELECT * FROM calls WHERE id = ?', [ctx.callIds[0]]),
-          children: explain(`SELECT ${SUMMARY_COLUMNS} FROM calls WHERE parent_id = ? ORDER BY started_at_us, id`, [ctx.callIds[0]]),
+          getCall: explain('SELECT * FROM calls WHERE id = ?', [anId]),
+          childrenOf: explain(`SELECT ${SUMMARY_COLUMNS} FROM calls WHERE parent_id = ? ORDER BY started_at_us, id`, [anId]),
         }),
       },
     ];
@@ -153,27 +189,49 @@ export function diagnoseStore(dbFile: string, ctx: ScenarioContext, pageSize: nu
 }
 
 function measure(p: Probe, iterations: number): StoreDiagnostic {
-  const time = (json: boolean) => {
+  const run = (mode: Mode, timed: boolean) => {
     const ms: number[] = [];
     let rows = 0;
-    const ignore: Timed = (fn) => void fn();
-    const record: Timed = (fn) => {
+    for (const query of p.iteration()) {
       const t0 = performance.now();
-      rows += fn();
-      ms.push(performance.now() - t0);
-    };
-    for (let i = 0; i < Math.min(20, iterations); i++) p.run(ignore, json);
-    for (let i = 0; i < iterations; i++) p.run(record, json);
+      const r = query();
+      if (mode !== 'store') {
+        const body = r.body();
+        if (mode === 'schema' && p.schema !== null) {
+          const encoded = z.safeEncode(p.schema, body);
+          if (!encoded.success) throw new Error(`${p.scenario}: the body does not fit the response schema: ${encoded.error.message.slice(0, 500)}`);
+          JSON.stringify(encoded.data);
+        } else JSON.stringify(body);
+      }
+      const elapsed = performance.now() - t0;
+      if (timed) {
+        ms.push(elapsed);
+        rows += r.rows;
+      }
+    }
     return { ms, rows };
   };
-  const plain = time(false);
-  const withJson = time(true);
+  const step = (mode: Mode) => {
+    for (let i = 0; i < Math.min(20, iterations); i++) run(mode, false);
+    const ms: number[] = [];
+    let rows = 0;
+    for (let i = 0; i < iterations; i++) {
+      const r = run(mode, true);
+      ms.push(...r.ms);
+      rows += r.rows;
+    }
+    return { ms, rows };
+  };
+  const store = step('store');
+  const json = step('json');
+  const schema = p.schema === null ? null : step('schema');
   return {
     scenario: p.scenario,
-    iterations,
-    storeMs: distribution(plain.ms),
-    storeAndJsonMs: distribution(withJson.ms),
-    rowsPerQuery: Math.round((plain.rows / Math.max(1, plain.ms.length)) * 10) / 10,
+    queries: store.ms.length,
+    storeMs: distribution(store.ms),
+    storeAndJsonMs: distribution(json.ms),
+    storeJsonAndSchemaMs: schema === null ? null : distribution(schema.ms),
+    rowsPerQuery: Math.round((store.rows / Math.max(1, store.ms.length)) * 10) / 10,
     plans: p.plans(),
   };
 }

@@ -49,6 +49,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
+import { DEFAULT_PAGE_SIZE } from '../api/schemas/call-query.js';
 import { settings } from '../cli/config.js';
 import { copyDataset, DATASET_CALLS, ensureDataset, seededRandom } from './api-latency-data.js';
 import { HEALTHZ_SCENARIO, RouteMissingError, runLoad, scenarios as restScenarios, type LoadResult, type Scenario, type ScenarioContext } from './api-latency-http.js';
@@ -326,9 +327,13 @@ async function main(): Promise<void> {
     progress(`daemon memory after the queries: ${JSON.stringify(memory.afterQueries)}`);
 
     progress('store diagnostics (same queries in-process, no HTTP)');
-    const pageSize = Math.max(...http.map((h) => (h.scenario === 'calls-failed-add' || h.scenario === 'calls-by-pod' || h.scenario === 'calls-slow-bridge' ? (h.pageSize ?? 0) : 0)), 0) || 50;
-    const store = diagnoseStore(dbFile, ctx, pageSize, opts.storeIterations, seededRandom(99));
-    for (const s of store) progress(`  ${s.scenario}: store p50 ${s.storeMs.p50} p99 ${s.storeMs.p99}, +json p99 ${s.storeAndJsonMs.p99} ms, ${s.rowsPerQuery} rows`);
+    // Lists without ?limit= get the route's default page size.
+    const store = diagnoseStore(dbFile, ctx, DEFAULT_PAGE_SIZE, opts.storeIterations, seededRandom(99));
+    for (const s of store) {
+      progress(
+        `  ${s.scenario}: p50/p99 ms store ${s.storeMs.p50}/${s.storeMs.p99}, +json ${s.storeAndJsonMs.p50}/${s.storeAndJsonMs.p99}, +schema ${s.storeJsonAndSchemaMs?.p50 ?? '-'}/${s.storeJsonAndSchemaMs?.p99 ?? '-'}; ${s.rowsPerQuery} rows`,
+      );
+    }
 
     await quietGate(15_000, 0.3);
     progress(`exec → websocket: ${opts.liveExecs} × ${PLUGIN} ADD`);

@@ -236,8 +236,15 @@ function killTree(child: ChildProcess): void {
   child.kill('SIGKILL');
 }
 
-/** Tracers someone else runs on this node: they would skew every variant. */
-function foreignTracers(ours: ReadonlySet<number>): string[] {
+/** Our own tracer processes (the daemons' bpftrace), not to be taken for someone else's. */
+const ours = new Set<number>();
+
+/**
+ * Tracers someone else runs on this node (another cnirec's bpftrace, perf,
+ * strace): a syscall tracepoint attached by anyone puts every process on the
+ * slow path, so they would skew whichever variant runs meanwhile.
+ */
+function foreignTracers(): string[] {
   const found: string[] = [];
   for (const p of allPids()) {
     if (ours.has(p) || p === process.pid) continue;
@@ -258,7 +265,7 @@ function foreignTracers(ours: ReadonlySet<number>): string[] {
 
 const QUIET_BUSY = 0.15;
 /** Total time all quiet gates together may wait, so a busy node cannot stretch the run without end. */
-let gateBudgetMs = 90_000;
+let gateBudgetMs = 120_000;
 
 function cpuTimes(): { busy: number; total: number } {
   const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1, 9).map(Number);
@@ -267,11 +274,12 @@ function cpuTimes(): { busy: number; total: number } {
 }
 
 /**
- * Waits (up to `maxMs`) until the node is quiet: other people's builds and
- * tests on a small machine would land on whichever variant runs meanwhile.
- * Returns the busy share of all CPUs (0..1) in the last 500 ms window.
+ * Waits (up to `maxMs`, within the run's total gate budget) until the node is
+ * quiet: under QUIET_BUSY of all CPUs busy over 500 ms and no foreign tracer.
+ * Other people's builds, tests and tracers on a small machine would land on
+ * whichever variant runs meanwhile. Says how it found the node at the end.
  */
-async function quietGate(maxMs = 15_000, threshold = QUIET_BUSY): Promise<number> {
+async function quietGate(maxMs = 15_000): Promise<{ busy: number; foreign: string[] }> {
   const start = Date.now();
   const deadline = start + Math.min(maxMs, gateBudgetMs);
   try {
@@ -280,7 +288,8 @@ async function quietGate(maxMs = 15_000, threshold = QUIET_BUSY): Promise<number
       await sleep(500);
       const b = cpuTimes();
       const busy = (b.busy - a.busy) / Math.max(1, b.total - a.total);
-      if (busy < threshold || Date.now() > deadline) return busy;
+      const foreign = foreignTracers();
+      if ((busy < QUIET_BUSY && foreign.length === 0) || Date.now() > deadline) return { busy, foreign };
     }
   } finally {
     gateBudgetMs = Math.max(0, gateBudgetMs - (Date.now() - start));
@@ -402,6 +411,8 @@ interface Sample {
   cpuSeconds: number;
   /** busy share of all CPUs (0..1) just before the workload started (see quietGate) */
   busyBefore: number;
+  /** foreign tracers seen just before or just after the workload: the sample is left out of the medians when it can be */
+  foreignTracers: string[];
   tracerCpu: TracerCpu | null;
 }
 
@@ -751,6 +762,9 @@ function median(xs: readonly number[]): number {
 }
 
 interface Cell {
+  /** 'clean': only samples without a foreign tracer around; 'all': too few of those */
+  used: 'clean' | 'all';
+  n: number;
   values: number[];
   median: number;
   min: number;
@@ -772,40 +786,48 @@ const TARGETS: { workload: WorkloadName; variant: VariantName; limit: number }[]
   { workload: 'dd', variant: 'full', limit: 2 },
 ];
 
+/**
+ * Samples taken while someone else's tracer ran are left out of a cell when
+ * at least 3 clean ones remain (`used` says which were used).
+ */
+function usable(all: readonly Sample[]): { used: 'clean' | 'all'; samples: Sample[] } {
+  const clean = all.filter((s) => s.foreignTracers.length === 0);
+  return clean.length >= 3 ? { used: 'clean', samples: clean } : { used: 'all', samples: [...all] };
+}
+
 function summarize(samples: readonly Sample[]): Record<WorkloadName, Record<VariantName, Cell>> {
   const out = {} as Record<WorkloadName, Record<VariantName, Cell>>;
   for (const w of WORKLOADS) {
     out[w] = {} as Record<VariantName, Cell>;
     const higherIsBetter = w === 'redis';
     const ratioOf = (variant: number, base: number) => (higherIsBetter ? base / variant : variant / base);
-    const base = samples.filter((s) => s.workload === w && s.variant === 'none');
+    const base = usable(samples.filter((s) => s.workload === w && s.variant === 'none')).samples;
     const baseMedian = median(base.map((s) => s.value));
+    const baseCpuMedian = median(base.map((s) => s.cpuSeconds));
     for (const v of VARIANTS) {
-      const mine = samples.filter((s) => s.workload === w && s.variant === v);
+      const { used, samples: mine } = usable(samples.filter((s) => s.workload === w && s.variant === v));
       const values = mine.map((s) => s.value);
-      const paired = mine.flatMap((s) => {
+      const pairs = mine.flatMap((s) => {
         const b = base.find((x) => x.rep === s.rep);
-        return b ? [ratioOf(s.value, b.value)] : [];
+        return b ? [[s, b] as const] : [];
       });
       const cpus = mine.flatMap((s) => (s.tracerCpu ? [s.tracerCpu] : []));
       const cpuValues = mine.map((s) => s.cpuSeconds);
-      const cpuPaired = mine.flatMap((s) => {
-        const b = base.find((x) => x.rep === s.rep);
-        return b ? [s.cpuSeconds / b.cpuSeconds] : [];
-      });
       out[w][v] = {
-        cpu: {
-          values: cpuValues,
-          median: median(cpuValues),
-          ratio: median(cpuValues) / median(base.map((s) => s.cpuSeconds)),
-          pairedRatioMedian: median(cpuPaired),
-        },
+        used,
+        n: mine.length,
         values,
         median: median(values),
         min: Math.min(...values),
         max: Math.max(...values),
         ratio: ratioOf(median(values), baseMedian),
-        pairedRatioMedian: median(paired),
+        pairedRatioMedian: median(pairs.map(([s, b]) => ratioOf(s.value, b.value))),
+        cpu: {
+          values: cpuValues,
+          median: median(cpuValues),
+          ratio: median(cpuValues) / baseCpuMedian,
+          pairedRatioMedian: median(pairs.map(([s, b]) => s.cpuSeconds / b.cpuSeconds)),
+        },
         tracerCpuMedian:
           cpus.length > 0
             ? { bpftraceCpuS: median(cpus.map((c) => c.bpftraceCpuS)), daemonCpuS: median(cpus.map((c) => c.daemonCpuS)) }
@@ -842,21 +864,21 @@ function markdown(report: Report): string {
     `${opts.reps} repetitions, interleaved (every repetition runs every variant, order rotated each time); medians. Ratio = variant / baseline (for redis: baseline req/s / variant req/s), so above 1 is slower. Total run time ${Math.round(report.durationSeconds)} s.`,
   );
   L.push('');
-  L.push('| workload | variant | median | min – max | ratio | paired ratio | CPU cost, s | CPU ratio | bpftrace CPU | daemon CPU |');
-  L.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+  L.push('| workload | variant | n | median | min – max | ratio | paired ratio | CPU cost, s | CPU ratio | bpftrace CPU | daemon CPU |');
+  L.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const w of WORKLOADS) {
     for (const v of VARIANTS) {
       const c = summary[w][v];
       const d = w === 'redis' ? 0 : 3;
       const cpu = c.tracerCpuMedian;
       L.push(
-        `| ${WORKLOAD_TITLE[w](opts, config.ddCount)} | ${v} | ${fmt(c.median, d)} | ${fmt(c.min, d)} – ${fmt(c.max, d)} | ${v === 'none' ? '1 (baseline)' : `${fmt(c.ratio)}×`} | ${v === 'none' ? '' : `${fmt(c.pairedRatioMedian)}×`} | ${fmt(c.cpu.median, 2)} | ${v === 'none' ? '1' : `${fmt(c.cpu.ratio)}×`} | ${cpu ? `${fmt(cpu.bpftraceCpuS, 2)} s` : ''} | ${cpu ? `${fmt(cpu.daemonCpuS, 2)} s` : ''} |`,
+        `| ${WORKLOAD_TITLE[w](opts, config.ddCount)} | ${v} | ${c.n}${c.used === 'all' && report.samples.some((s) => s.workload === w && s.variant === v && s.foreignTracers.length > 0) ? '*' : ''} | ${fmt(c.median, d)} | ${fmt(c.min, d)} – ${fmt(c.max, d)} | ${v === 'none' ? '1 (baseline)' : `${fmt(c.ratio)}×`} | ${v === 'none' ? '' : `${fmt(c.pairedRatioMedian)}×`} | ${fmt(c.cpu.median, 2)} | ${v === 'none' ? '1' : `${fmt(c.cpu.ratio)}×`} | ${cpu ? `${fmt(cpu.bpftraceCpuS, 2)} s` : ''} | ${cpu ? `${fmt(cpu.daemonCpuS, 2)} s` : ''} |`,
       );
     }
   }
   L.push('');
   L.push(
-    `"median", "ratio": wall time (exec, dd) or req/s (redis) — the primary measure. "paired ratio": median over repetitions of variant / the same repetition's baseline. "CPU cost": user+system seconds of every process of the workload (redis: server and benchmark client; strace itself where it wraps) plus the tracer's (bpftrace + daemon), median; "CPU ratio" is its median over the baseline's — it holds up much better than wall time when other work competes for the CPUs. bpftrace/daemon CPU: user+system time of the bpftrace process and of the cnirec node daemon during the workload (median); time spent inside the BPF programs is not in them — the kernel charges it to the traced processes, so it is in the workload's own time and CPU cost. strace dd runs count=${config.ddStraceCount.toLocaleString('en-US')} and its time is scaled ×${opts.ddStraceDivisor} (strace is far slower per syscall; the full count would not fit the time budget).`,
+    `"n": samples in the medians (samples taken while someone else's tracer ran are left out when 3 or more clean ones remain; * marks a cell that had to keep them). "median", "ratio": wall time (exec, dd) or req/s (redis) — the primary measure. "paired ratio": median over repetitions of variant / the same repetition's baseline. "CPU cost": user+system seconds of every process of the workload (redis: server and benchmark client; strace itself where it wraps) plus the tracer's (bpftrace + daemon), median; "CPU ratio" is its median over the baseline's — it holds up much better than wall time when other work competes for the CPUs. bpftrace/daemon CPU: user+system time of the bpftrace process and of the cnirec node daemon during the workload (median); time spent inside the BPF programs is not in them — the kernel charges it to the traced processes, so it is in the workload's own time and CPU cost. strace dd runs count=${config.ddStraceCount.toLocaleString('en-US')} and its time is scaled ×${opts.ddStraceDivisor} (strace is far slower per syscall; the full count would not fit the time budget).`,
   );
   L.push('');
   L.push('## Targets');
@@ -877,8 +899,11 @@ function markdown(report: Report): string {
     `Before every workload the benchmark waited (up to 15 s each, 90 s in all) for the node to be quiet (< ${QUIET_BUSY * 100} % of all CPUs busy over 500 ms); ${noisy.length} of ${report.samples.length} samples started on a busier node${noisy.length > 0 ? ` (by variant: ${VARIANTS.map((v) => `${v} ${noisy.filter((s) => s.variant === v).length}`).join(', ')}; each sample's share is \`busyBefore\` in the JSON)` : ''}.`,
   );
   if (report.checks.foreignTracers.length > 0) {
+    const hit = report.samples.filter((s) => s.foreignTracers.length > 0);
     L.push('');
-    L.push(`**Warning:** other tracers ran on this node during the benchmark and may have skewed it: ${report.checks.foreignTracers.join('; ')}`);
+    L.push(
+      `**Warning:** other tracers ran on this node during the benchmark (${hit.length} of ${report.samples.length} samples saw one; they are left out of the medians where possible): ${report.checks.foreignTracers.join('; ')}`,
+    );
   }
   if ('workloads' in report.attribution) {
     L.push('');
@@ -929,12 +954,7 @@ async function main(): Promise<void> {
   const bpfStatsEnabledAtStart = readFileSync('/proc/sys/kernel/bpf_stats_enabled', 'utf8').trim();
   if (bpfStatsEnabledAtStart !== '0') notes.push('kernel.bpf_stats_enabled was already on: every BPF program runs slower');
 
-  const ours = new Set<number>();
-  const foreign = new Set<string>();
-  const noteForeign = () => {
-    for (const f of foreignTracers(ours)) foreign.add(f);
-  };
-  noteForeign();
+  const foreignSeen = new Set<string>(foreignTracers());
 
   progress('checking that the exec loop really execs');
   const exec = await verifyExecLoop();
@@ -951,7 +971,6 @@ async function main(): Promise<void> {
     const order = VARIANTS.map((_, i) => VARIANTS[(i + rep) % VARIANTS.length]!);
     orders.push(order);
     for (const [slot, name] of order.entries()) {
-      noteForeign();
       let daemon: Daemon | null = null;
       if (name === 'light' || name === 'full') {
         daemon = await startDaemon(name);
@@ -960,49 +979,41 @@ async function main(): Promise<void> {
       const v: ActiveVariant = { name, daemon, wrap: (a) => (name === 'strace' ? [...STRACE, ...a] : [...a]) };
       try {
         progress(`rep ${rep + 1}/${opts.reps} ${name}${daemon ? ` (daemon ready in ${daemon.startupSeconds.toFixed(1)} s)` : ''}`);
-        let busyBefore = await quietGate();
-        const e = await timed(v, execLoop(opts.execIterations));
-        samples.push({
-          rep,
-          slot,
-          variant: name,
-          workload: 'exec',
-          value: e.exit.seconds,
-          cpuSeconds: e.workloadCpuS + tracerTotal(e.cpu),
-          raw: { seconds: e.exit.seconds, workloadCpuS: e.workloadCpuS },
-          busyBefore,
-          tracerCpu: e.cpu,
+        const measure = async (workload: WorkloadName, fn: () => Promise<Omit<Sample, 'rep' | 'slot' | 'variant' | 'workload' | 'busyBefore' | 'foreignTracers'>>) => {
+          const gate = await quietGate();
+          const m = await fn();
+          const foreign = [...new Set([...gate.foreign, ...foreignTracers()])];
+          for (const f of foreign) foreignSeen.add(f);
+          const sample: Sample = { rep, slot, variant: name, workload, ...m, busyBefore: gate.busy, foreignTracers: foreign };
+          samples.push(sample);
+          return sample;
+        };
+        const e = await measure('exec', async () => {
+          const t = await timed(v, execLoop(opts.execIterations));
+          return {
+            value: t.exit.seconds,
+            cpuSeconds: t.workloadCpuS + tracerTotal(t.cpu),
+            raw: { seconds: t.exit.seconds, workloadCpuS: t.workloadCpuS },
+            tracerCpu: t.cpu,
+          };
         });
-        const ddCount = name === 'strace' ? ddStraceCount : cal.count;
-        const scale = cal.count / ddCount;
-        busyBefore = await quietGate();
-        const d = await timed(v, ddCmd(ddCount));
-        samples.push({
-          busyBefore,
-          rep,
-          slot,
-          variant: name,
-          workload: 'dd',
-          value: d.exit.seconds * scale,
-          cpuSeconds: (d.workloadCpuS + tracerTotal(d.cpu)) * scale,
-          raw: { count: ddCount, seconds: d.exit.seconds, workloadCpuS: d.workloadCpuS, scale },
-          tracerCpu: d.cpu && { bpftraceCpuS: d.cpu.bpftraceCpuS * scale, daemonCpuS: d.cpu.daemonCpuS * scale },
+        const d = await measure('dd', async () => {
+          const count = name === 'strace' ? ddStraceCount : cal.count;
+          const scale = cal.count / count;
+          const t = await timed(v, ddCmd(count));
+          return {
+            value: t.exit.seconds * scale,
+            cpuSeconds: (t.workloadCpuS + tracerTotal(t.cpu)) * scale,
+            raw: { count, seconds: t.exit.seconds, workloadCpuS: t.workloadCpuS, scale },
+            tracerCpu: t.cpu && { bpftraceCpuS: t.cpu.bpftraceCpuS * scale, daemonCpuS: t.cpu.daemonCpuS * scale },
+          };
         });
-        busyBefore = await quietGate();
-        const r = await redisWorkload(v, opts.redisRequests);
-        samples.push({
-          rep,
-          slot,
-          variant: name,
-          workload: 'redis',
-          value: r.value,
-          cpuSeconds: r.cpuSeconds,
-          raw: r.raw,
-          busyBefore,
-          tracerCpu: r.cpu,
+        const r = await measure('redis', async () => {
+          const t = await redisWorkload(v, opts.redisRequests);
+          return { value: t.value, cpuSeconds: t.cpuSeconds, raw: t.raw, tracerCpu: t.cpu };
         });
         progress(
-          `  exec ${e.exit.seconds.toFixed(3)} s (cpu ${e.workloadCpuS.toFixed(2)}), dd ${(d.exit.seconds * scale).toFixed(3)} s (cpu ${(d.workloadCpuS * scale).toFixed(2)}), redis ${Math.round(r.value)} req/s (cpu ${r.cpuSeconds.toFixed(2)})`,
+          `  exec ${e.value.toFixed(3)} s (cpu ${e.cpuSeconds.toFixed(2)}), dd ${d.value.toFixed(3)} s (cpu ${d.cpuSeconds.toFixed(2)}), redis ${Math.round(r.value)} req/s (cpu ${r.cpuSeconds.toFixed(2)})${[e, d, r].some((x) => x.foreignTracers.length > 0) ? ' [foreign tracer seen]' : ''}`,
         );
       } finally {
         if (daemon) {
@@ -1018,8 +1029,6 @@ async function main(): Promise<void> {
       }
     }
   }
-  noteForeign();
-
   let attr: Report['attribution'] = { skipped: 'disabled with --no-attribution' };
   if (opts.attribution) {
     progress('attribution pass (full daemon, bpf stats on)');
@@ -1045,7 +1054,7 @@ async function main(): Promise<void> {
     machine,
     notes,
     config: { ddCount: cal.count, ddStraceCount, ddCalibrationSecondsPerMillion: cal.secondsPerMillion, orders },
-    checks: { exec, foreignTracers: [...foreign], bpfStatsEnabledAtStart },
+    checks: { exec, foreignTracers: [...foreignSeen], bpfStatsEnabledAtStart },
     daemons,
     samples,
     summary,

@@ -165,6 +165,7 @@ function finishRow(call: CniCall): FinishRow {
   };
 }
 
+/** The row by column name, for tests and debugging; the write path uses callValues. */
 export function callRow(call: CniCall): CallRow {
   return { ...execRow(call), ...finishRow(call) };
 }
@@ -177,7 +178,11 @@ export function callRow(call: CniCall): CallRow {
  * keys in column-list order, which the store's unit tests check.
  */
 export function callValues(call: CniCall): SqlValue[] {
-  return Object.values(callRow(call));
+  // Not Object.values(callRow(call)): spreading two literals into a third
+  // makes V8 rebuild its hidden class on every call, which halved throughput.
+  const values: SqlValue[] = Object.values(execRow(call));
+  for (const v of Object.values(finishRow(call))) values.push(v);
+  return values;
 }
 
 /** FINISH_COLUMNS' values, then the id for the WHERE. */

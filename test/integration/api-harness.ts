@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import pino from 'pino';
 import { buildApp, type ApiDeps } from '../../api/app.js';
 import type { TracerStatus } from '../../collector/collector.js';
 import type { CaptureMode } from '../../collector/tracer-protocol.js';
@@ -159,6 +160,8 @@ export interface ApiHarness {
   readonly store: CallStore;
   /** What the API was asked to do to the tracer. */
   readonly modeSwitches: CaptureMode[];
+  /** Every line the app logged (debug and up), as written. */
+  readonly logLines: string[];
   tracer: TracerStatus;
   write(...calls: CniCall[]): void;
   close(): Promise<void>;
@@ -168,6 +171,8 @@ export interface HarnessOptions {
   readonly token?: string | null;
   /** Replaces the default setCaptureMode (which records the switch and updates the status); null leaves it out. */
   readonly setCaptureMode?: ApiDeps['setCaptureMode'] | null;
+  /** Lets a test break the store the API reads from. */
+  readonly wrapStore?: (store: CallStore) => CallStore;
 }
 
 export async function startApi(options: HarnessOptions = {}): Promise<ApiHarness> {
@@ -180,11 +185,14 @@ export async function startApi(options: HarnessOptions = {}): Promise<ApiHarness
     state.tracer = { ...state.tracer, mode };
   };
   const setCaptureMode = options.setCaptureMode === null ? undefined : (options.setCaptureMode ?? defaultSetMode);
+  const logLines: string[] = [];
+  const logger = pino({ level: 'debug' }, { write: (line: string) => void logLines.push(line) });
   const app = await buildApp({
+    logger,
     tracerStatus: () => state.tracer,
     collectorStats: () => ({ openCalls: 0, callsStarted: 0, callsFinished: 0, records: 0, orphanChunks: 0 }),
     storeStatus: () => ({ writable: true, lastError: null, pendingWrites: 0, droppedWrites: 0, databaseBytes: 0 }),
-    store,
+    store: options.wrapStore ? options.wrapStore(store) : store,
     token: options.token ?? null,
     ...(setCaptureMode ? { setCaptureMode } : {}),
   });
@@ -193,6 +201,7 @@ export async function startApi(options: HarnessOptions = {}): Promise<ApiHarness
     app,
     store,
     modeSwitches,
+    logLines,
     write: (...calls: CniCall[]) => store.writeEvents(calls.map(finished)),
     async close() {
       await app.close();
