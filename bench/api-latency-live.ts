@@ -40,6 +40,8 @@ export interface LiveResult {
   readonly available: boolean;
   readonly reason: string | null;
   readonly plugin: string;
+  /** The other CNI activity run meanwhile, if any. */
+  readonly background: { readonly intervalMs: number; readonly execs: number; readonly perSecond: number } | null;
   readonly execs: number;
   readonly pluginFailures: number;
   readonly missingStarted: number;
@@ -74,6 +76,7 @@ function unavailable(reason: string, execs: number): LiveResult {
     available: false,
     reason,
     plugin: PLUGIN,
+    background: null,
     execs,
     pluginFailures: 0,
     missingStarted: 0,
@@ -156,7 +159,43 @@ function execPlugin(containerId: string, podName: string, dataDir: string): { ex
   return { exited };
 }
 
-export async function measureLive(baseUrl: string, execs: number, progress: (msg: string) => void): Promise<LiveResult> {
+/**
+ * Other CNI activity on the node meanwhile: `host-local VERSION` exec'd
+ * back to back with `intervalMs` between, as runtimes probe plugins (no pod,
+ * so never in the tail's namespace filter). Its records keep the tracer's
+ * output stream busy.
+ */
+function startBackground(intervalMs: number): { stop: () => Promise<number> } {
+  let stopping = false;
+  let count = 0;
+  const loop = (async () => {
+    while (!stopping) {
+      await new Promise<void>((resolve) => {
+        const child = spawn(PLUGIN, [], { env: { CNI_COMMAND: 'VERSION', CNI_PATH }, stdio: ['pipe', 'ignore', 'ignore'] });
+        child.stdin.on('error', () => undefined);
+        child.stdin.end(JSON.stringify({ cniVersion: '1.0.0' }));
+        child.on('error', () => resolve());
+        child.on('exit', () => resolve());
+      });
+      count++;
+      await new Promise((r) => setTimeout(r, intervalMs));
+    }
+  })();
+  return {
+    stop: async () => {
+      stopping = true;
+      await loop;
+      return count;
+    },
+  };
+}
+
+export interface LiveOptions {
+  /** Run background VERSION execs this many ms apart while measuring; null: an otherwise idle node. */
+  readonly backgroundIntervalMs: number | null;
+}
+
+export async function measureLive(baseUrl: string, execs: number, progress: (msg: string) => void, options: LiveOptions = { backgroundIntervalMs: null }): Promise<LiveResult> {
   const pending = new Map<string, Pending>();
   const wsUrl = `${baseUrl.replace(/^http/, 'ws')}/api/v1/tail?namespace=${LIVE_NAMESPACE}`;
   let ws: WebSocket;
@@ -183,7 +222,12 @@ export async function measureLive(baseUrl: string, execs: number, progress: (msg
   const dataDir = mkdtempSync(path.join(tmpdir(), 'cnirec-bench-live-ipam-'));
   const runTag = Date.now().toString(16);
   const samples: LiveCallSample[] = [];
+  const background = options.backgroundIntervalMs === null ? null : startBackground(options.backgroundIntervalMs);
+  let backgroundExecs = 0;
+  const t0All = performance.now();
   try {
+    // Let the background reach its steady rate first.
+    if (background) await new Promise((r) => setTimeout(r, 1000));
     for (let i = 0; i < execs; i++) {
       const containerId = `${runTag}${i.toString(16).padStart(8, '0')}`.padStart(64, 'b');
       const p: Pending = { startedAt: null, finishedAt: null, recordedStart: null, recordedEnd: null, onFinished: null };
@@ -209,9 +253,11 @@ export async function measureLive(baseUrl: string, execs: number, progress: (msg
       await new Promise((r) => setTimeout(r, PAUSE_MS));
     }
   } finally {
+    if (background) backgroundExecs = await background.stop();
     ws.close();
     rmSync(dataDir, { recursive: true, force: true });
   }
+  const seconds = (performance.now() - t0All) / 1000;
 
   const started = samples.flatMap((s) => (s.startedMs === null ? [] : [s.startedMs]));
   const finished = samples.flatMap((s) => (s.finishedMs === null ? [] : [s.finishedMs]));
@@ -221,6 +267,7 @@ export async function measureLive(baseUrl: string, execs: number, progress: (msg
     available: true,
     reason: null,
     plugin: PLUGIN,
+    background: background === null ? null : { intervalMs: options.backgroundIntervalMs!, execs: backgroundExecs, perSecond: round(backgroundExecs / seconds, 1) },
     execs,
     pluginFailures: samples.filter((s) => s.exitCode !== 0).length,
     missingStarted: samples.length - started.length,

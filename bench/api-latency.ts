@@ -31,11 +31,15 @@
  *    /usr/lib/cni/host-local ADD exec'd --live-execs times, each timed from
  *    just before spawn to its call.started and call.finished messages.
  *    Target p99 ≤ 100 ms for call.started.
+ *    Then again (--busy-execs, default 30) while host-local VERSION probes
+ *    are exec'd in the background --busy-interval-ms (20) apart: other CNI
+ *    activity on the node, which keeps the tracer's stream from going quiet.
  * 5. Daemon memory: VmRSS/VmHWM from /proc/<pid>/status after startup,
  *    after the REST scenarios and after the live part. Target ≤ 200 MiB.
  *
  * Options: --calls N (1000000), --requests N (2000), --warmup N (100),
- * --live-execs N (200), --store-iterations N (300), --cache-dir DIR
+ * --live-execs N (200), --busy-execs N (30; 0 skips), --busy-interval-ms N
+ * (20), --store-iterations N (300), --cache-dir DIR
  * (/tmp/cnirec-bench-api-latency), --rebuild (populate again), --out DIR
  * (bench/results).
  *
@@ -53,7 +57,7 @@ import { DEFAULT_PAGE_SIZE } from '../api/schemas/call-query.js';
 import { settings } from '../cli/config.js';
 import { copyDataset, DATASET_CALLS, ensureDataset, seededRandom } from './api-latency-data.js';
 import { HEALTHZ_SCENARIO, RouteMissingError, runLoad, scenarios as restScenarios, type LoadResult, type Scenario, type ScenarioContext } from './api-latency-http.js';
-import { measureLive, PLUGIN } from './api-latency-live.js';
+import { measureLive, PLUGIN, type LiveResult } from './api-latency-live.js';
 import { markdown, verdicts, type Machine, type MemoryReadings, type Report, type ScenarioInfo, TARGETS } from './api-latency-report.js';
 import { createQuietGate, procMemory, round } from './api-latency-stats.js';
 import { diagnoseStore } from './api-latency-store.js';
@@ -68,6 +72,8 @@ interface Options {
   requests: number;
   warmup: number;
   liveExecs: number;
+  busyExecs: number;
+  busyIntervalMs: number;
   storeIterations: number;
   cacheDir: string;
   rebuild: boolean;
@@ -80,6 +86,8 @@ function parseOptions(argv: readonly string[]): Options {
     requests: 2_000,
     warmup: 100,
     liveExecs: 200,
+    busyExecs: 30,
+    busyIntervalMs: 20,
     storeIterations: 300,
     cacheDir: path.join(tmpdir(), 'cnirec-bench-api-latency'),
     rebuild: false,
@@ -101,6 +109,8 @@ function parseOptions(argv: readonly string[]): Options {
     else if (a === '--requests') o.requests = int(10);
     else if (a === '--warmup') o.warmup = int(0);
     else if (a === '--live-execs') o.liveExecs = int(1);
+    else if (a === '--busy-execs') o.busyExecs = int(0);
+    else if (a === '--busy-interval-ms') o.busyIntervalMs = int(0);
     else if (a === '--store-iterations') o.storeIterations = int(1);
     else if (a === '--cache-dir') o.cacheDir = path.resolve(next());
     else if (a === '--rebuild') o.rebuild = true;
@@ -341,6 +351,12 @@ async function main(): Promise<void> {
     if (live.startedMs) progress(`  call.started p50 ${live.startedMs.p50} ms, p99 ${live.startedMs.p99} ms; call.finished p99 ${live.finishedMs?.p99 ?? '?'} ms`);
     else progress(`  not measured: ${live.reason ?? 'no messages'}`);
     memory.afterLive = procMemory(daemon.pid);
+    let liveBusy: LiveResult | null = null;
+    if (opts.busyExecs > 0) {
+      progress(`exec → websocket with other CNI activity: ${opts.busyExecs} execs, background VERSION execs ${opts.busyIntervalMs} ms apart`);
+      liveBusy = await measureLive(daemon.url, opts.busyExecs, progress, { backgroundIntervalMs: opts.busyIntervalMs });
+      if (liveBusy.startedMs) progress(`  call.started p50 ${liveBusy.startedMs.p50} ms, p99 ${liveBusy.startedMs.p99} ms (${liveBusy.background?.perSecond ?? '?'} background execs/s)`);
+    }
     const healthAtEnd = await health(daemon.url);
 
     progress('stopping the daemon');
@@ -361,6 +377,7 @@ async function main(): Promise<void> {
       http,
       store,
       live,
+      liveBusy,
       memory,
       verdicts: verdicts(http, infos, live, memory),
     };

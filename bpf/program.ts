@@ -26,12 +26,26 @@ export function programPath(): string {
   throw new Error('bpf/cnirec.bt not found next to the cnirec installation; reinstall the package');
 }
 
-export function programText(mode: CaptureMode, source = readFileSync(programPath(), 'utf8')): string {
-  if (mode === 'full') return source;
-  const begin = source.indexOf(FULL_BEGIN);
-  const end = source.indexOf(FULL_END);
+const SEED_MARKER = '/* @seed:';
+
+/**
+ * The program for a capture mode. `seedPids` are processes that count as
+ * traced from the start: when a new run takes over from another, it must
+ * treat the processes of the calls still in flight as already followed.
+ */
+export function programText(mode: CaptureMode, seedPids: readonly number[] = [], source = readFileSync(programPath(), 'utf8')): string {
+  let text = source;
+  if (seedPids.length > 0) {
+    const at = text.indexOf(SEED_MARKER);
+    if (at < 0) throw new Error('bpf/cnirec.bt lacks its @seed marker');
+    const seeds = seedPids.map((pid) => `@cni[${Math.trunc(pid)}] = 1;`).join(' ');
+    text = `${text.slice(0, at)}${seeds}\n\t${text.slice(at)}`;
+  }
+  if (mode === 'full') return text;
+  const begin = text.indexOf(FULL_BEGIN);
+  const end = text.indexOf(FULL_END);
   if (begin < 0 || end < begin) throw new Error('bpf/cnirec.bt lacks its @full-begin/@full-end markers');
-  return source.slice(0, begin) + source.slice(end + FULL_END.length);
+  return text.slice(0, begin) + text.slice(end + FULL_END.length);
 }
 
 /** Environment bpftrace needs for this program: 200-byte strings/buffers (the chunk size). */

@@ -35,6 +35,8 @@ export interface AssemblerOptions {
    * processes the old one already follows.
    */
   admitTopLevel?(ppid: number): boolean;
+  /** Processes another tracer run follows: they and their descendants are left to it. */
+  foreignPids?: Iterable<number>;
 }
 
 export interface AssemblerCounters {
@@ -46,7 +48,8 @@ export interface AssemblerCounters {
   canaries: number;
 }
 
-type Role = 'plugin' | 'helper' | 'fork';
+/** `foreign`: followed by another tracer run (a mode switch hands over); ignored here with its descendants. */
+type Role = 'plugin' | 'helper' | 'fork' | 'foreign';
 
 interface Proc {
   readonly pid: number;
@@ -143,6 +146,7 @@ export class CallAssembler {
     this.graceMs = opts.finalizeGraceMs ?? 250;
     this.maxStreamBytes = opts.maxStreamBytes ?? 4 * 1024 * 1024;
     this.maxHelperStreamBytes = opts.maxHelperStreamBytes ?? 64 * 1024;
+    for (const pid of opts.foreignPids ?? []) this.procs.set(pid, foreignProc(pid, 0));
   }
 
   /** Feeds one record; returns the events it completes. */
@@ -281,6 +285,13 @@ export class CallAssembler {
     this.acceptsNewCalls = false;
   }
 
+  /** Every live process this assembler follows. */
+  livePids(): number[] {
+    const out: number[] = [];
+    for (const proc of this.procs.values()) if (!proc.exited && proc.role !== 'foreign') out.push(proc.pid);
+    return out;
+  }
+
   /** Whether a live traced process has this pid. */
   knowsProcess(pid: number): boolean {
     const proc = this.procs.get(pid);
@@ -305,7 +316,7 @@ export class CallAssembler {
       return;
     }
     let existing = this.procs.get(rec.pid);
-    if (existing && existing.start === null && existing.ppid !== rec.ppid) {
+    if (existing && existing.role !== 'foreign' && existing.start === null && existing.ppid !== rec.ppid) {
       // A stale fork entry (a thread's clone whose end was not seen) under a pid now used by another process.
       this.procs.delete(rec.pid);
       existing = undefined;
@@ -316,6 +327,11 @@ export class CallAssembler {
       existing = undefined;
     }
     const parent = existing ?? this.procs.get(rec.ppid);
+    if (parent?.role === 'foreign') {
+      this.procs.set(rec.pid, foreignProc(rec.pid, rec.ppid));
+      this.early.delete(rec.pid);
+      return;
+    }
     const parentCallId = parent?.callId ?? null;
     if (parentCallId === null && (!this.acceptsNewCalls || (this.opts.admitTopLevel && !this.opts.admitTopLevel(rec.ppid)))) return;
     const startedAtUs = this.opts.monoToEpochUs(rec.ts);
@@ -452,6 +468,10 @@ export class CallAssembler {
     const existing = this.procs.get(pid);
     // The child's exec may have been delivered first (another CPU's buffer); keep what it said.
     if (existing && !existing.exited) return;
+    if (parent.role === 'foreign') {
+      this.procs.set(pid, foreignProc(pid, ppid));
+      return;
+    }
     this.procs.set(pid, { pid, ppid, start: null, callId: parent.callId, role: 'fork', helper: null, exited: false });
     if (parent.callId) this.calls.get(parent.callId)?.pids.add(pid);
     this.replayEarly(pid, null, null);
@@ -463,6 +483,10 @@ export class CallAssembler {
     const proc = this.procs.get(rec.pid);
     if (!proc) {
       this.earlyFor(rec.pid).exit = rec;
+      return;
+    }
+    if (proc.role === 'foreign') {
+      this.procs.delete(rec.pid);
       return;
     }
     if (proc.start !== null && proc.start !== rec.start) return;
@@ -498,6 +522,7 @@ export class CallAssembler {
       this.earlyFor(io.pid).ios.push(io);
       return;
     }
+    if (proc.role === 'foreign') return;
     const call = proc.callId ? this.calls.get(proc.callId) : undefined;
     if (!call) {
       this.counters.orphanChunks++;
@@ -587,6 +612,10 @@ export class CallAssembler {
       helpers: call.helpers.map(helperSnapshot),
     };
   }
+}
+
+function foreignProc(pid: number, ppid: number): Proc {
+  return { pid, ppid, start: null, callId: null, role: 'foreign', helper: null, exited: false };
 }
 
 function helperSnapshot(h: HelperState): HelperProcess {

@@ -11,7 +11,7 @@
 
 import type { Logger } from 'pino';
 import type { AssemblerOptions } from './assembler.js';
-import { describeProcess, isProcessAlive, monotonicToEpochOffsetUs } from './proc-info.js';
+import { cniProcessPids, describeProcess, isProcessAlive, monotonicToEpochOffsetUs } from './proc-info.js';
 import type { TracerExit, TracerSettings } from './tracer-process.js';
 import type { CaptureMode } from './tracer-protocol.js';
 import { describeExit, runCanary, TracerRun } from './tracer-run.js';
@@ -90,12 +90,13 @@ export function createCollector(opts: CollectorOptions): Collector {
   // Totals of runs that have ended, so counters do not go back on a restart.
   const past = { lostEvents: 0, malformedLines: 0, callsStarted: 0, callsFinished: 0, records: 0, orphanChunks: 0 };
 
-  const assemblerOptions = (admitTopLevel?: (ppid: number) => boolean): AssemblerOptions => ({
+  const assemblerOptions = (admitTopLevel?: (ppid: number) => boolean, foreignPids?: readonly number[]): AssemblerOptions => ({
     monoToEpochUs: (mono) => mono + offsetUs,
     describeParent: describeProcess,
     ...(opts.finalizeGraceMs !== undefined ? { finalizeGraceMs: opts.finalizeGraceMs } : {}),
     ...(opts.maxStreamBytes !== undefined ? { maxStreamBytes: opts.maxStreamBytes } : {}),
     ...(admitTopLevel ? { admitTopLevel } : {}),
+    ...(foreignPids ? { foreignPids } : {}),
   });
 
   // While two tracers overlap, both may see a call that starts at the switch: the first to report it keeps it.
@@ -195,10 +196,10 @@ export function createCollector(opts: CollectorOptions): Collector {
     suppressed.clear();
   };
 
-  const launch = async (admitTopLevel?: (ppid: number) => boolean): Promise<TracerRun> => {
+  const launch = async (admitTopLevel?: (ppid: number) => boolean, seedPids?: readonly number[]): Promise<TracerRun> => {
     const run: TracerRun = new TracerRun(
-      settings,
-      assemblerOptions(admitTopLevel),
+      seedPids ? { ...settings, seedPids } : settings,
+      assemblerOptions(admitTopLevel, seedPids),
       {
         emit: (events) => emitFrom(run, events),
         onUnexpectedExit: (exit) => onUnexpectedExit(run, exit),
@@ -266,8 +267,12 @@ export function createCollector(opts: CollectorOptions): Collector {
         retiring = { run: old, deadline: Date.now() + (opts.handoffTimeoutMs ?? 600_000) };
       }
       try {
-        // The new tracer leaves to the old one every process the old one already follows.
-        current = await launch(old ? (ppid) => !old.assembler.knowsProcess(ppid) : undefined);
+        // The new tracer leaves to the old one every process the old one already follows: those the
+        // old one knows, and every live process with CNI_COMMAND in its environment (the old one's
+        // view may lag behind). The new tracer counts them as traced, and ignores them and their
+        // descendants.
+        const seeds = old ? [...new Set([...cniProcessPids(), ...old.assembler.livePids()])] : undefined;
+        current = await launch(old ? (ppid) => !old.assembler.knowsProcess(ppid) : undefined, seeds);
       } catch (err) {
         current = old;
         retiring = null;

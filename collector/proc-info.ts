@@ -4,7 +4,7 @@
  * wall time.
  */
 
-import { readFileSync, readlinkSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import type { ParentProcess } from './types.js';
 
 /** Microseconds to add to the kernel's CLOCK_MONOTONIC (bpftrace's nsecs) to get Unix time. */
@@ -47,4 +47,20 @@ function readOrNull(read: () => string): string | null {
   } catch {
     return null;
   }
+}
+
+/** Live processes whose environment holds CNI_COMMAND: plugins and the helpers that inherited it. */
+export function cniProcessPids(): number[] {
+  const pids: number[] = [];
+  const marker = Buffer.from('CNI_COMMAND=');
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const env = readFileSync(`/proc/${entry}/environ`);
+      if (env.indexOf(marker) === 0 || env.indexOf(Buffer.concat([Buffer.from([0]), marker])) >= 0) pids.push(Number(entry));
+    } catch {
+      // gone, or a kernel thread
+    }
+  }
+  return pids;
 }

@@ -15,6 +15,8 @@ export interface TracerSettings {
   readonly mode: CaptureMode;
   /** Per-CPU perf buffer pages (power of two): room for bursts before records are lost. */
   readonly perfBufferPages: number;
+  /** Processes to treat as traced from the start (see bpf/program.ts). */
+  readonly seedPids?: readonly number[];
 }
 
 export interface TracerExit {
@@ -42,7 +44,7 @@ const HARMLESS_STDERR = [/RLIMIT_MEMLOCK/, /Addrspace mismatch/, /^\s*\$envp = /
 const STDERR_TAIL_LINES = 20;
 
 export function startTracer(settings: TracerSettings, handlers: TracerHandlers, logger: Logger): RunningTracer {
-  const child = spawn(settings.bpftracePath, ['-B', 'line', '-e', programText(settings.mode), settings.mode], {
+  const child = spawn(settings.bpftracePath, ['-B', 'line', '-e', programText(settings.mode, settings.seedPids ?? []), settings.mode], {
     env: { ...pickEnv(process.env, ['PATH', 'LANG']), ...bpftraceEnv(settings.perfBufferPages) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -6,6 +6,7 @@
  */
 
 import type { Database } from 'better-sqlite3';
+import { CREATE_CACHE_ENTRIES, CREATE_CACHE_FINDINGS, CREATE_CACHE_INDEXES, CREATE_IP_HISTORY } from './cache-schema.js';
 import { StoreError } from './errors.js';
 
 export interface Migration {
@@ -128,6 +129,16 @@ export const MIGRATIONS: readonly Migration[] = [
       db.exec(CREATE_TRACER_EVENTS);
       for (const sql of CREATE_INDEXES) db.exec(sql);
       db.pragma(`application_id = ${APPLICATION_ID}`);
+    },
+  },
+  {
+    version: 2,
+    name: 'libcni cache entries, IP history and findings',
+    up(db) {
+      db.exec(CREATE_CACHE_ENTRIES);
+      db.exec(CREATE_IP_HISTORY);
+      db.exec(CREATE_CACHE_FINDINGS);
+      for (const sql of CREATE_CACHE_INDEXES) db.exec(sql);
     },
   },
 ];

@@ -35,6 +35,8 @@ export interface CacheEntry {
   readonly pod: PodRef | null;
   /** A hash of the file's bytes: a rewrite with the same bytes is not a change. */
   readonly digest: string;
+  /** The file's mtime: when libcni wrote it, also for files found at startup. Set by the watcher. */
+  readonly mtimeMs: number;
 }
 
 /** One host-local reservation file `<dataDir>/<network>/<ip>`. */
@@ -47,6 +49,8 @@ export interface IpAllocation {
   readonly containerId: string | null;
   /** Older host-local files hold only the container id. */
   readonly ifName: string | null;
+  /** When host-local reserved it (the file's mtime). */
+  readonly mtimeMs: number;
 }
 
 export type CacheProblemKind =
@@ -80,7 +84,13 @@ export type CacheEvent =
   /** A path that had a problem is now fine or gone. */
   | { readonly type: 'cache.problem-cleared'; readonly path: string; readonly atMs: number }
   /** The startup scan is complete: everything not announced since then is gone. */
-  | { readonly type: 'cache.reconciled'; readonly atMs: number; readonly dirs: readonly string[] };
+  | {
+      readonly type: 'cache.reconciled';
+      readonly atMs: number;
+      /** Directories read completely: anything recorded under them and not in `livePaths` is gone. */
+      readonly dirs: readonly string[];
+      readonly livePaths: readonly string[];
+    };
 
 /** The port through which the store receives cache events (like CallListener for calls). */
 export interface CacheListener {

@@ -34,7 +34,7 @@ const LegacyResult = z.looseObject({ cniVersion: z.string().optional(), ips: z.a
 
 const IpsField = z.object({ ips: z.array(z.object({ address: z.string() }).loose()) }).loose();
 
-export function parseCacheFile(bytes: Buffer, path: string, dir: string): ParsedCacheFile {
+export function parseCacheFile(bytes: Buffer, path: string, dir: string, mtimeMs = 0): ParsedCacheFile {
   const problem = (kind: CacheProblem['kind'], message: string): ParsedCacheFile => ({ ok: false, problem: { kind, path, dir, message } });
   if (bytes.length > MAX_CACHE_FILE_BYTES) {
     return problem('too-large', `cache file ${path} is ${bytes.length} bytes (limit ${MAX_CACHE_FILE_BYTES}); libcni writes a few KiB, so it is not a CNI cache file or it is damaged: it was not read`);
@@ -74,6 +74,7 @@ export function parseCacheFile(bytes: Buffer, path: string, dir: string): Parsed
         ips: ipsOf(d.result),
         pod: podFromCacheArgs(d.cniArgs),
         digest,
+        mtimeMs,
       },
     };
   }
@@ -97,6 +98,7 @@ export function parseCacheFile(bytes: Buffer, path: string, dir: string): Parsed
       ips: ipsOf(json),
       pod: null,
       digest,
+      mtimeMs,
     },
   };
 }

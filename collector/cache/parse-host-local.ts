@@ -14,7 +14,7 @@ export function isReservationFileName(name: string): boolean {
   return isIP(name) !== 0;
 }
 
-export function parseReservation(content: string, where: { path: string; dir: string; network: string; ip: string }): IpAllocation {
+export function parseReservation(content: string, where: { path: string; dir: string; network: string; ip: string; mtimeMs?: number }): IpAllocation {
   // host-local writes "\r\n" between the fields; accept a bare "\n" too (hand edits, other tools).
   const [id = '', ifname = ''] = content.split(/\r?\n/, 2).map((s) => s.trim());
   return {
@@ -24,5 +24,6 @@ export function parseReservation(content: string, where: { path: string; dir: st
     ip: where.ip,
     containerId: id.length > 0 ? id : null,
     ifName: ifname.length > 0 ? ifname : null,
+    mtimeMs: where.mtimeMs ?? 0,
   };
 }

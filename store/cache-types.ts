@@ -1,0 +1,96 @@
+/**
+ * What the store hands out about libcni's caches: entry versions, IP
+ * history and findings. Flat camelCase mirrors of the rows, times in
+ * milliseconds since the Unix epoch.
+ */
+
+export interface StoredCacheEntry {
+  readonly id: number;
+  readonly path: string;
+  readonly dir: string;
+  readonly format: 'cniCacheV1' | 'legacy';
+  readonly containerId: string | null;
+  readonly networkName: string | null;
+  readonly ifName: string | null;
+  readonly netns: string | null;
+  readonly podNamespace: string | null;
+  readonly podName: string | null;
+  readonly podUid: string | null;
+  readonly ips: readonly string[];
+  readonly cniArgs: readonly (readonly [string, string])[];
+  readonly capabilityArgs: unknown;
+  /** The conf/conflist libcni ran, decoded; null when absent or not JSON (see configProblem). */
+  readonly config: unknown;
+  readonly configProblem: string | null;
+  readonly result: unknown;
+  readonly fileMtimeMs: number;
+  readonly firstSeenMs: number;
+  readonly lastSeenMs: number;
+  /** A newer version of the same file replaced this one. */
+  readonly supersededAtMs: number | null;
+  /** The file was deleted (libcni does on DEL). */
+  readonly removedAtMs: number | null;
+  /** The ADD that wrote it (last top-level plugin call of the chain), when recorded. */
+  readonly addCallId: string | null;
+  readonly delCallId: string | null;
+}
+
+export interface CacheEntryFilter {
+  readonly containerId?: string;
+  readonly network?: string;
+  readonly podNamespace?: string;
+  readonly podName?: string;
+  /** Also versions that were superseded or removed (default: live entries only). */
+  readonly includeRemoved?: boolean;
+  readonly limit?: number;
+}
+
+export interface StoredIpHolding {
+  readonly ip: string;
+  readonly network: string | null;
+  readonly containerId: string | null;
+  readonly ifName: string | null;
+  readonly podNamespace: string | null;
+  readonly podName: string | null;
+  readonly source: 'host-local' | 'cache';
+  readonly path: string;
+  readonly fromMs: number;
+  /** Null while held. */
+  readonly toMs: number | null;
+}
+
+export type CacheFindingKind =
+  | 'empty-file'
+  | 'corrupt-json'
+  | 'wrong-shape'
+  | 'too-large'
+  | 'unreadable'
+  | 'not-a-regular-file'
+  | 'directory-unreadable'
+  /** A cache entry outlived a successful DEL of its container. */
+  | 'stale-cache-entry'
+  /** host-local holds an IP for a container with no live cache entry. */
+  | 'leaked-ip'
+  /** A successful top-level ADD after which no cache file appeared. */
+  | 'add-without-cache';
+
+export interface StoredFinding {
+  readonly id: number;
+  readonly kind: CacheFindingKind;
+  readonly message: string;
+  readonly path: string | null;
+  readonly containerId: string | null;
+  readonly network: string | null;
+  readonly ip: string | null;
+  readonly callId: string | null;
+  readonly firstSeenMs: number;
+  readonly lastSeenMs: number;
+  readonly resolvedAtMs: number | null;
+}
+
+export interface FindingFilter {
+  /** Also findings that were resolved (default: open ones only). */
+  readonly includeResolved?: boolean;
+  readonly kind?: CacheFindingKind;
+  readonly limit?: number;
+}
