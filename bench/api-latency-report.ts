@@ -191,6 +191,8 @@ export function markdown(r: Report): string {
   }
   out.push('');
 
+  out.push(...breakdown(r));
+
   out.push('## exec → websocket (live tail)', '');
   const l = r.live;
   if (!l.available) {
@@ -247,4 +249,39 @@ function liveTable(l: LiveResult, target: string): string[] {
     '',
   );
   return out;
+}
+
+/**
+ * Per scenario over the REST target at concurrency 1: how its median splits
+ * into SQLite, response building (mapping + schema + JSON) and the rest
+ * (fastify, loopback, client), from the medians above. Medians, because
+ * one-off stalls from other work on the machine make p99 differences noise.
+ */
+function breakdown(r: Report): string[] {
+  const lines: string[] = [];
+  const floor = r.http.find((h) => h.scenario === 'healthz' && h.concurrency === 1)?.latencyMs.p50 ?? Number.NaN;
+  for (const h of r.http.filter((x) => x.concurrency === 1 && x.scenario !== 'healthz')) {
+    if (h.latencyMs.p99 <= TARGETS.restP99Ms) continue;
+    const s = r.store.find((x) => x.scenario === h.scenario);
+    if (!s) continue;
+    const sqlite = s.storeMs.p50;
+    const built = (s.storeJsonAndSchemaMs ?? s.storeAndJsonMs).p50;
+    const rest = Math.max(0, h.latencyMs.p50 - built);
+    const parts: Array<[string, number]> = [
+      ['SQLite (store call)', sqlite],
+      ['building the response (mapping, zod encode, JSON)', Math.max(0, built - sqlite)],
+      [`HTTP (fastify, loopback, client; /healthz floor ${f2(floor)} ms)`, rest],
+    ];
+    const top = [...parts].sort((a, b) => b[1] - a[1])[0]!;
+    const plan = Object.entries(s.plans)
+      .map(([k, v]) => `${k}: ${v.join('; ')}`)
+      .join(' / ');
+    lines.push(
+      `- **${h.scenario}** (p50 ${f2(h.latencyMs.p50)} ms, p99 ${f2(h.latencyMs.p99)} ms, ${h.itemsPerResponse} items, ${f1(h.bytesPerResponse / 1024)} KiB): ` +
+        parts.map(([k, v]) => `${k} ~${f2(v)} ms`).join(', ') +
+        `; largest: ${top[0]}.${top[0].startsWith('SQLite') && plan ? ` Plan: ${plan}.` : ''}`,
+    );
+  }
+  if (lines.length === 0) return [];
+  return ['Scenarios over the target at concurrency 1, their median split (from the table above):', '', ...lines, ''];
 }

@@ -163,7 +163,7 @@ export function createCacheWriter(db: Database, opts: { readonly sinceMs: number
       try {
         writeBatch(events);
       } catch (err) {
-        throw toStoreError(err, db.name, 'recording CNI cache changes');
+        throw toStoreError(err, db.name, 'record CNI cache changes in');
       }
     },
   };
