@@ -31,7 +31,7 @@ export function createCacheStore(db: Database, opts: CacheStoreOptions = {}): Ca
     ...reader,
     writeCacheEvents(events) {
       writer.writeCacheEvents(events);
-      for (const ev of events) if (ev.type === 'cache.reconciled' && watchedSinceMs === null) watchedSinceMs = ev.atMs;
+      for (const ev of events) if (ev.type === 'cache.reconciled' && ev.watchingResults && watchedSinceMs === null) watchedSinceMs = ev.atMs;
     },
     refresh(nowMs) {
       linker.link(nowMs);

@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import type { CallFilter } from '../../store/index.js';
 import type { CallSummary } from '../schemas/call-summary.js';
+import { parseTimeParam } from '../schemas/time-param.js';
 
 /** Kubernetes names and plugin binaries stay well below this; it only stops abuse. */
 const MAX_NAME_LENGTH = 253;
@@ -81,17 +82,8 @@ export function withoutUndefined<T extends object>(value: T): T {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
 }
 
-/** Epoch milliseconds (digits only) or an ISO 8601 date(-time); null for anything else. */
-export function parseSince(text: string): number | null {
-  if (/^\d{1,16}$/.test(text)) {
-    const ms = Number(text);
-    return Number.isSafeInteger(ms * 1000) ? ms * 1000 : null;
-  }
-  // Date.parse accepts many loose forms ("1", "March 7"): insist on a leading ISO date.
-  if (!/^\d{4}-\d{2}-\d{2}([T ]|$)/.test(text)) return null;
-  const ms = Date.parse(text);
-  return Number.isFinite(ms) ? ms * 1000 : null;
-}
+/** `since` parses exactly as on the REST routes (epoch ms or ISO 8601), so both sides agree. */
+export const parseSince = parseTimeParam;
 
 export function matchesFilter(call: CallSummary, f: TailFilter): boolean {
   if (f.namespace !== undefined && call.pod?.namespace !== f.namespace) return false;

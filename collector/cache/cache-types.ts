@@ -90,6 +90,8 @@ export type CacheEvent =
       /** Directories read completely: anything recorded under them and not in `livePaths` is gone. */
       readonly dirs: readonly string[];
       readonly livePaths: readonly string[];
+      /** At least one libcni result directory is watched (host-local alone cannot tell a leak). */
+      readonly watchingResults: boolean;
     };
 
 /** The port through which the store receives cache events (like CallListener for calls). */

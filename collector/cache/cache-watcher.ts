@@ -326,7 +326,7 @@ export function createCacheWatcher(opts: CacheWatcherOptions): CacheWatcher {
       await enqueue('startup scan', async () => {
         const dirs = await fullScan();
         const livePaths = [...known].filter(([, k]) => k.kind !== 'problem').map(([p]) => p);
-        pending.push({ type: 'cache.reconciled', atMs: Date.now(), dirs, livePaths });
+        pending.push({ type: 'cache.reconciled', atMs: Date.now(), dirs, livePaths, watchingResults: opts.resultDirs.length > 0 });
         log.info({ entries: livePaths.length, dirs }, 'cache directories read');
       });
       rescanTimer = setInterval(requestFullScan, opts.rescanIntervalMs ?? 5000);

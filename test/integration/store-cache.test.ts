@@ -1,0 +1,135 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { CacheEntry, CacheEvent, IpAllocation } from '../../collector/cache/cache-types.js';
+import { createCacheStore, type CacheStore } from '../../store/cache-store.js';
+import { createCallStore, openDatabase, type CallStore, type Database } from '../../store/index.js';
+import { finished, makeCall, T0_MS } from './api-harness.js';
+
+const RESULTS = '/var/lib/cni/results';
+const IPAM = '/var/lib/cni/networks';
+const CID = 'sandbox-web-0';
+const FILE = `${RESULTS}/podnet-${CID}-eth0`;
+const IP_FILE = `${IPAM}/podnet/10.22.0.5`;
+
+const entry = (over: Partial<CacheEntry> = {}): CacheEntry => ({
+  path: FILE,
+  dir: RESULTS,
+  format: 'cniCacheV1',
+  containerId: CID,
+  networkName: 'podnet',
+  ifName: 'eth0',
+  netns: null,
+  cniArgs: [
+    ['K8S_POD_NAMESPACE', 'demo'],
+    ['K8S_POD_NAME', 'web-0'],
+  ],
+  capabilityArgs: null,
+  config: { name: 'podnet' },
+  configProblem: null,
+  result: { ips: [{ address: '10.22.0.5/16' }] },
+  ips: ['10.22.0.5'],
+  pod: { namespace: 'demo', name: 'web-0', uid: null, infraContainerId: null },
+  digest: 'd1',
+  mtimeMs: T0_MS + 50,
+  ...over,
+});
+const alloc = (over: Partial<IpAllocation> = {}): IpAllocation => ({ path: IP_FILE, dir: IPAM, network: 'podnet', ip: '10.22.0.5', containerId: CID, ifName: 'eth0', mtimeMs: T0_MS + 20, ...over });
+const reconciled = (atMs: number, livePaths: string[]): CacheEvent => ({ type: 'cache.reconciled', atMs, dirs: [RESULTS, IPAM], livePaths, watchingResults: true });
+
+describe('cache store', () => {
+  let dir: string;
+  let db: Database;
+  let calls: CallStore;
+  let cache: CacheStore;
+
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cnirec-cache-store-'));
+    db = openDatabase(path.join(dir, 'c.db'));
+    calls = createCallStore(db);
+    cache = createCacheStore(db, { sinceMs: T0_MS - 1000, graceMs: 1000 });
+  });
+  afterEach(() => {
+    calls.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('keeps each version, links the ADD that wrote it and the DEL that removed it, and the IP history', () => {
+    const add = makeCall({ at: 0 });
+    const del = makeCall({ at: 10_000_000, command: 'DEL' });
+    cache.writeCacheEvents([reconciled(T0_MS - 500, []), { type: 'ip.allocated', allocation: alloc(), atMs: T0_MS + 25 }, { type: 'cache.added', entry: entry(), atMs: T0_MS + 60 }]);
+    // The ADD reaches the store after the file (the collector's grace period): the refresh links it later.
+    calls.writeEvents([finished(add)]);
+    cache.refresh(T0_MS + 500);
+    let [live] = cache.listCacheEntries({});
+    expect(live).toMatchObject({ containerId: CID, networkName: 'podnet', podNamespace: 'demo', podName: 'web-0', addCallId: add.id, removedAtMs: null, ips: ['10.22.0.5'] });
+
+    cache.writeCacheEvents([{ type: 'cache.changed', entry: entry({ digest: 'd2', mtimeMs: T0_MS + 5000 }), atMs: T0_MS + 5000 }]);
+    expect(cache.listCacheEntries({ includeRemoved: true })).toHaveLength(2);
+    expect(cache.listCacheEntries({})).toHaveLength(1);
+
+    calls.writeEvents([finished(del)]);
+    cache.writeCacheEvents([
+      { type: 'cache.removed', path: FILE, dir: RESULTS, atMs: T0_MS + 10_100 },
+      { type: 'ip.released', path: IP_FILE, dir: IPAM, atMs: T0_MS + 10_050 },
+    ]);
+    cache.refresh(T0_MS + 11_000);
+    expect(cache.listCacheEntries({})).toEqual([]);
+    [live] = cache.listCacheEntries({ includeRemoved: true });
+    expect(live).toMatchObject({ removedAtMs: T0_MS + 10_100, delCallId: del.id });
+
+    const history = cache.ipHistory('10.22.0.5');
+    expect(history.map((h) => [h.source, h.containerId, h.podName, h.fromMs, h.toMs])).toEqual([
+      // host-local does not know the pod: it is filled in from the cache entry of the same container.
+      ['host-local', CID, 'web-0', T0_MS + 20, T0_MS + 10_050],
+      ['cache', CID, 'web-0', T0_MS + 60, T0_MS + 5000],
+      ['cache', CID, 'web-0', T0_MS + 5000, T0_MS + 10_100],
+    ]);
+    expect(cache.listFindings({ includeResolved: true })).toEqual([]);
+  });
+
+  it('reconciles a restart without duplicates and closes what vanished meanwhile', () => {
+    const first: CacheEvent[] = [{ type: 'cache.added', entry: entry(), atMs: T0_MS }, { type: 'ip.allocated', allocation: alloc(), atMs: T0_MS }, reconciled(T0_MS, [FILE, IP_FILE])];
+    cache.writeCacheEvents(first);
+    const again = createCacheStore(db, { sinceMs: T0_MS + 1000 });
+    again.writeCacheEvents([{ type: 'cache.added', entry: entry(), atMs: T0_MS + 2000 }, { type: 'ip.allocated', allocation: alloc(), atMs: T0_MS + 2000 }, reconciled(T0_MS + 2000, [FILE, IP_FILE])]);
+    expect(again.listCacheEntries({ includeRemoved: true })).toHaveLength(1);
+    expect(again.listCacheEntries({})[0]?.lastSeenMs).toBe(T0_MS + 2000);
+    expect(again.ipHistory('10.22.0.5')).toHaveLength(2);
+
+    const third = createCacheStore(db, { sinceMs: T0_MS + 3000 });
+    third.writeCacheEvents([reconciled(T0_MS + 4000, [])]);
+    expect(third.listCacheEntries({})).toEqual([]);
+    expect(third.listCacheEntries({ includeRemoved: true })[0]?.removedAtMs).toBe(T0_MS + 4000);
+    expect(third.ipHistory('10.22.0.5').every((h) => h.toMs === T0_MS + 4000)).toBe(true);
+  });
+
+  it('reports corrupt files, stale entries, leaked IPs and ADDs without a cache file, and resolves them', () => {
+    const broken = `${RESULTS}/other-net-x-eth0`;
+    cache.writeCacheEvents([
+      reconciled(T0_MS - 100, []),
+      { type: 'cache.problem', problem: { kind: 'corrupt-json', path: broken, dir: RESULTS, message: 'not valid JSON (Unexpected end of JSON input)' }, atMs: T0_MS },
+      { type: 'cache.added', entry: entry(), atMs: T0_MS + 60 },
+      { type: 'ip.allocated', allocation: alloc({ path: `${IPAM}/podnet/10.22.0.9`, ip: '10.22.0.9', containerId: 'gone-container' }), atMs: T0_MS },
+    ]);
+    const lonelyAdd = makeCall({ at: 1_000_000, containerId: 'no-cache', podName: 'lonely' });
+    const del = makeCall({ at: 2_000_000, command: 'DEL' });
+    calls.writeEvents([finished(makeCall({ at: 0 })), finished(lonelyAdd), finished(del)]);
+    cache.refresh(T0_MS + 10_000);
+    const open = cache.listFindings({});
+    expect(open.map((f) => f.kind).sort()).toEqual(['add-without-cache', 'corrupt-json', 'leaked-ip', 'stale-cache-entry']);
+    expect(open.find((f) => f.kind === 'add-without-cache')?.callId).toBe(lonelyAdd.id);
+    expect(open.find((f) => f.kind === 'stale-cache-entry')?.callId).toBe(del.id);
+    expect(open.find((f) => f.kind === 'leaked-ip')).toMatchObject({ ip: '10.22.0.9', containerId: 'gone-container' });
+
+    cache.writeCacheEvents([
+      { type: 'cache.problem-cleared', path: broken, atMs: T0_MS + 11_000 },
+      { type: 'cache.removed', path: FILE, dir: RESULTS, atMs: T0_MS + 11_000 },
+      { type: 'ip.released', path: `${IPAM}/podnet/10.22.0.9`, dir: IPAM, atMs: T0_MS + 11_000 },
+    ]);
+    cache.refresh(T0_MS + 12_000);
+    expect(cache.listFindings({}).map((f) => f.kind)).toEqual(['add-without-cache']);
+    expect(cache.listFindings({ includeResolved: true })).toHaveLength(4);
+  });
+});
