@@ -20,6 +20,9 @@ import { registerPods } from './routes/pods.js';
 import { registerReplay } from './routes/replay.js';
 import { registerTail } from './routes/tail.js';
 import { registerTracer } from './routes/tracer.js';
+// CNI cache (issue 4):
+import type { CacheReader } from '../store/cache-reader.js';
+import { registerCache } from './routes/cache.js';
 
 /** What the API reads from (and asks of) the rest of the daemon. */
 export interface ApiDeps {
@@ -38,6 +41,8 @@ export interface ApiDeps {
   /** Bearer token required on every route but /healthz; null = no auth (loopback only). */
   readonly token?: string | null;
   readonly logger?: Logger;
+  /** CNI cache (issue 4): libcni's cached entries, IP history, findings; null/absent when not watched. */
+  readonly cache?: CacheReader | null;
 }
 
 export interface StoreStatus {
@@ -74,6 +79,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
   registerReplay(app, deps);
   registerPods(app, deps);
   registerTracer(app, deps);
+  registerCache(app, deps); // CNI cache (issue 4)
   await registerDocs(app);
 
   // Live side (api/tail/, api/metrics/): the websocket tail and /metrics.

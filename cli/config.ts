@@ -21,6 +21,17 @@ const booleanText = z.union([z.boolean(), z.enum(['true', 'false', '1', '0', 'ye
 
 const positiveInt = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
+/** Comma-separated absolute directories; empty turns the feature off. */
+const dirList = z
+  .string()
+  .transform((s) =>
+    s
+      .split(',')
+      .map((d) => d.trim().replace(/(.)\/+$/, '$1'))
+      .filter((d) => d.length > 0),
+  )
+  .refine((dirs) => dirs.every((d) => d.startsWith('/')), 'must be absolute directories, separated by commas');
+
 export const settings = {
   db: {
     schema: z.string().min(1),
@@ -61,6 +72,21 @@ export const settings = {
     schema: booleanText,
     default: () => 'true',
     help: 'Mount tracefs at /sys/kernel/tracing when it is missing.',
+  },
+  cniCacheDirs: {
+    schema: dirList,
+    default: () => '/var/lib/cni/results,/var/lib/cni/multus/results',
+    help: "libcni result cache directories to follow (comma-separated; empty: none). Missing ones are picked up when they appear.",
+  },
+  hostLocalDirs: {
+    schema: dirList,
+    default: () => '/var/lib/cni/networks',
+    help: 'host-local IPAM data directories (`<dir>/<network>/<ip>` files) to follow for IP history and leaks (comma-separated; empty: none).',
+  },
+  cacheRescanMs: {
+    schema: positiveInt(200, 3_600_000),
+    default: () => '5000',
+    help: 'Full rescan of the cache and host-local directories, the safety net for changes file notifications miss.',
   },
   token: {
     schema: z.string(),

@@ -12,6 +12,8 @@ import { createCallStore } from '../store/call-store.js';
 import { openDatabase } from '../store/open-database.js';
 import { createStoreListener } from '../store/store-listener.js';
 import { resolveToken, type DaemonConfig } from './config.js';
+// CNI cache (issue 4):
+import { createCacheWiring } from './cache-wiring.js';
 
 const SHUTDOWN_BUDGET_MS = 5000;
 
@@ -27,6 +29,9 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
   const store = createCallStore(db);
   const recovered = store.markRunningAsIncomplete('cnirec stopped while the call ran');
   if (recovered > 0) log.warn({ calls: recovered }, 'calls left running by the previous run are marked incomplete');
+
+  // CNI cache (issue 4): the store side now (the API reads it), the watcher after the tracer.
+  const cache = createCacheWiring(db, config, log.child({ component: 'cache' }));
 
   let storeError: string | null = null;
   const storeListener = createStoreListener(store, (err) => {
@@ -62,6 +67,7 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
     setCaptureMode: (mode) => collector.setMode(mode),
     subscribe: (listener) => collector.subscribe(listener),
     logger: log.child({ component: 'api' }),
+    cache: cache.reader, // CNI cache (issue 4)
   });
   const url = await app.listen({ host: config.listen.host, port: config.listen.port });
   log.info({ url, db: config.db, capture: config.capture }, 'cnirec API listening');
@@ -76,6 +82,7 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
       }, SHUTDOWN_BUDGET_MS);
       await app.close();
       await collector.stop();
+      await cache.stop(); // CNI cache (issue 4)
       storeListener.flush();
       store.recordTracerEvent('stopped', {}, Date.now() * 1000);
       store.close();
@@ -96,6 +103,7 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
   try {
     await collector.start();
     store.recordTracerEvent('started', { mode: config.capture }, Date.now() * 1000);
+    await cache.start(); // CNI cache (issue 4): never throws; unusable files and directories become findings
   } catch (err) {
     log.fatal({ err: err instanceof Error ? err.message : String(err) }, 'the tracer could not start');
     await stop();

@@ -42,8 +42,12 @@ export function createCacheLinker(db: Database, opts: CacheLinkOptions = {}): Ca
   const graceMs = opts.graceMs ?? 5_000;
   const findings = createFindingsLog(db);
 
-  const unlinkedAdds = db.prepare<[number], { id: number; container_id: string; if_name: string; network_name: string | null; file_mtime_ms: number; first_seen_ms: number }>(
-    'SELECT id, container_id, if_name, network_name, file_mtime_ms, first_seen_ms FROM cache_entries WHERE add_call_id IS NULL AND container_id IS NOT NULL AND if_name IS NOT NULL AND last_seen_ms >= ?',
+  const unlinkedAdds = db.prepare<{ since: number; briefly: number }, { id: number; container_id: string; if_name: string; network_name: string | null; file_mtime_ms: number; first_seen_ms: number }>(
+    // Recent files are retried for the whole window (their ADD may reach the store late); old files found at
+    // startup only briefly: their ADD is either in the database already or was never recorded.
+    `SELECT id, container_id, if_name, network_name, file_mtime_ms, first_seen_ms FROM cache_entries
+     WHERE add_call_id IS NULL AND container_id IS NOT NULL AND if_name IS NOT NULL
+       AND (file_mtime_ms >= @since OR first_seen_ms >= @briefly)`,
   );
   // The ADD that ended last before the file was written: with a chain, the last plugin's.
   const findAdd = db.prepare<{ containerId: string; ifName: string; network: string | null; writtenUs: number }, { id: string }>(`
@@ -86,6 +90,8 @@ export function createCacheLinker(db: Database, opts: CacheLinkOptions = {}): Ca
     WHERE c.parent_id IS NULL AND c.is_version_probe = 0 AND c.command = 'ADD' AND c.ok = 1
       AND c.container_id IS NOT NULL AND c.container_id != '' AND c.ifname IS NOT NULL
       AND c.ended_at_us >= @fromUs AND c.ended_at_us <= @toUs
+      -- Bounds on started_at_us too, so the (command, started_at_us) index serves the scan.
+      AND c.started_at_us >= @fromUs - 600000000 AND c.started_at_us <= @toUs
       -- A chain that failed further on is not cached by design: that failure is the story, not the cache.
       AND NOT EXISTS (SELECT 1 FROM calls f
         WHERE f.parent_id IS NULL AND f.container_id = c.container_id AND f.ifname = c.ifname AND f.command = 'ADD' AND f.ok = 0
@@ -98,7 +104,7 @@ export function createCacheLinker(db: Database, opts: CacheLinkOptions = {}): Ca
     WHERE c.id = ? AND (e.file_mtime_ms * 1000 >= c.started_at_us - ${SLACK_US} OR e.first_seen_ms * 1000 >= c.started_at_us)`);
 
   const link = db.transaction((nowMs: number) => {
-    for (const e of unlinkedAdds.all(nowMs - windowMs)) {
+    for (const e of unlinkedAdds.all({ since: nowMs - windowMs, briefly: nowMs - 30_000 })) {
       const writtenUs = (e.file_mtime_ms > 0 ? e.file_mtime_ms : e.first_seen_ms) * 1000;
       const add = findAdd.get({ containerId: e.container_id, ifName: e.if_name, network: e.network_name, writtenUs });
       if (add) setAdd.run(add.id, e.id);

@@ -1,0 +1,175 @@
+/**
+ * Schemas of the cache routes: libcni's cached entries, IP history and
+ * findings, as JSON (times ISO 8601, like the call routes).
+ */
+
+import { z } from 'zod';
+import type { StoredCacheEntry, StoredFinding, StoredIpHolding } from '../../store/cache-types.js';
+import { component } from './registry.js';
+
+const MAX_NAME_LENGTH = 253;
+const MAX_PAGE = 1000;
+
+const booleanParam = (what: string) =>
+  z
+    .enum(['true', 'false'])
+    .transform((v) => v === 'true')
+    .describe(what);
+
+const iso = (ms: number) => new Date(ms).toISOString();
+const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
+
+export const cacheQuerySchema = z.object({
+  containerId: z.string().min(1).max(MAX_NAME_LENGTH).optional().describe('The container (CNI_CONTAINERID) the entry is for'),
+  network: z.string().min(1).max(MAX_NAME_LENGTH).optional().describe('The network (conf/conflist "name")'),
+  pod: z
+    .string()
+    .max(2 * MAX_NAME_LENGTH + 1)
+    .regex(/^[^/]+\/[^/]+$/, 'Must be namespace/name')
+    .optional()
+    .describe('The pod, as namespace/name (from the K8S_POD_* args libcni cached)'),
+  includeRemoved: booleanParam('Also versions that were rewritten or deleted (default: only what is on disk now)').optional(),
+  limit: z.coerce.number().int().min(1).max(MAX_PAGE).default(100).describe(`Rows, 1 to ${MAX_PAGE}`),
+});
+
+export const ipParamsSchema = z.object({
+  ip: z.union([z.ipv4(), z.ipv6()]).describe('An IPv4 or IPv6 address, without prefix length'),
+});
+
+export const FINDING_KINDS = [
+  'empty-file',
+  'corrupt-json',
+  'wrong-shape',
+  'too-large',
+  'unreadable',
+  'not-a-regular-file',
+  'directory-unreadable',
+  'stale-cache-entry',
+  'leaked-ip',
+  'add-without-cache',
+] as const;
+
+export const findingsQuerySchema = z.object({
+  kind: z.enum(FINDING_KINDS).optional(),
+  includeResolved: booleanParam('Also findings whose condition has ended (default: open ones only)').optional(),
+  limit: z.coerce.number().int().min(1).max(MAX_PAGE).default(100).describe(`Rows, 1 to ${MAX_PAGE}`),
+});
+
+export const cacheEntrySchema = component(
+  'CacheEntry',
+  z.object({
+    id: z.number().int(),
+    path: z.string(),
+    format: z.enum(['cniCacheV1', 'legacy']).describe('legacy: an old file holding only the result'),
+    containerId: z.string().nullable(),
+    networkName: z.string().nullable(),
+    ifName: z.string().nullable(),
+    netns: z.string().nullable(),
+    pod: z.object({ namespace: z.string().nullable(), name: z.string(), uid: z.string().nullable() }).nullable(),
+    ips: z.array(z.string()),
+    cniArgs: z.array(z.tuple([z.string(), z.string()])),
+    capabilityArgs: z.unknown(),
+    config: z.unknown().describe('The conf/conflist libcni ran, decoded from the file'),
+    configProblem: z.string().nullable(),
+    result: z.unknown().describe('The final result of the chain, as libcni cached it'),
+    fileMtime: z.string(),
+    firstSeen: z.string(),
+    lastSeen: z.string(),
+    supersededAt: z.string().nullable().describe('A newer version of the file replaced this one'),
+    removedAt: z.string().nullable().describe('The file was deleted (libcni does on DEL)'),
+    addCallId: z.string().nullable().describe('The ADD call that wrote it, when recorded'),
+    delCallId: z.string().nullable().describe('The DEL call that removed it, when recorded'),
+  }),
+);
+
+export const cacheListSchema = z.object({ items: z.array(cacheEntrySchema) });
+
+export const ipHoldingSchema = component(
+  'IpHolding',
+  z.object({
+    network: z.string().nullable(),
+    containerId: z.string().nullable(),
+    ifName: z.string().nullable(),
+    pod: z.object({ namespace: z.string().nullable(), name: z.string() }).nullable(),
+    source: z.enum(['host-local', 'cache']).describe('host-local: a reservation file; cache: an address in a cached result'),
+    path: z.string(),
+    from: z.string(),
+    to: z.string().nullable().describe('Null while held'),
+  }),
+);
+
+export const ipHistorySchema = z.object({ ip: z.string(), history: z.array(ipHoldingSchema).describe('Oldest first') });
+
+export const findingSchema = component(
+  'Finding',
+  z.object({
+    id: z.number().int(),
+    kind: z.enum(FINDING_KINDS),
+    message: z.string(),
+    path: z.string().nullable(),
+    containerId: z.string().nullable(),
+    network: z.string().nullable(),
+    ip: z.string().nullable(),
+    callId: z.string().nullable(),
+    firstSeen: z.string(),
+    lastSeen: z.string(),
+    resolvedAt: z.string().nullable(),
+  }),
+);
+
+export const findingListSchema = z.object({ items: z.array(findingSchema) });
+
+export function presentCacheEntry(e: StoredCacheEntry): z.input<typeof cacheEntrySchema> {
+  return {
+    id: e.id,
+    path: e.path,
+    format: e.format,
+    containerId: e.containerId,
+    networkName: e.networkName,
+    ifName: e.ifName,
+    netns: e.netns,
+    pod: e.podName === null ? null : { namespace: e.podNamespace, name: e.podName, uid: e.podUid },
+    ips: [...e.ips],
+    cniArgs: e.cniArgs.map(([k, v]) => [k, v] as [string, string]),
+    capabilityArgs: e.capabilityArgs,
+    config: e.config,
+    configProblem: e.configProblem,
+    result: e.result,
+    fileMtime: iso(e.fileMtimeMs),
+    firstSeen: iso(e.firstSeenMs),
+    lastSeen: iso(e.lastSeenMs),
+    supersededAt: isoOrNull(e.supersededAtMs),
+    removedAt: isoOrNull(e.removedAtMs),
+    addCallId: e.addCallId,
+    delCallId: e.delCallId,
+  };
+}
+
+export function presentIpHolding(h: StoredIpHolding): z.input<typeof ipHoldingSchema> {
+  return {
+    network: h.network,
+    containerId: h.containerId,
+    ifName: h.ifName,
+    pod: h.podName === null ? null : { namespace: h.podNamespace, name: h.podName },
+    source: h.source,
+    path: h.path,
+    from: iso(h.fromMs),
+    to: isoOrNull(h.toMs),
+  };
+}
+
+export function presentFinding(f: StoredFinding): z.input<typeof findingSchema> {
+  return {
+    id: f.id,
+    kind: f.kind,
+    message: f.message,
+    path: f.path,
+    containerId: f.containerId,
+    network: f.network,
+    ip: f.ip,
+    callId: f.callId,
+    firstSeen: iso(f.firstSeenMs),
+    lastSeen: iso(f.lastSeenMs),
+    resolvedAt: isoOrNull(f.resolvedAtMs),
+  };
+}

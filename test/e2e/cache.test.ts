@@ -1,0 +1,176 @@
+/**
+ * libcni's cache beside the calls, with a real runtime: podman 4.3 (CNI
+ * backend) runs a container, libcni writes its cache file and host-local
+ * its reservation; the daemon stores the entry linked to the ADD, marks it
+ * removed and linked to the DEL when the container goes, and answers the
+ * IP's history. Broken state is written into directories of our own (a
+ * second cache dir, the test network's host-local dataDir), so the
+ * machine's /var/lib/cni is only read.
+ */
+
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDaemon, type RunningDaemon } from './support/daemon.js';
+import { createPodmanEnv, type PodmanEnv } from './support/podman.js';
+import { requirePrivilegedSuite } from './support/privileged.js';
+
+const canRun = requirePrivilegedSuite();
+
+interface Entry {
+  containerId: string;
+  networkName: string;
+  ifName: string;
+  ips: string[];
+  config: { name?: string };
+  addCallId: string | null;
+  delCallId: string | null;
+  removedAt: string | null;
+}
+interface Holding {
+  source: string;
+  containerId: string | null;
+  to: string | null;
+}
+interface Finding {
+  kind: string;
+  path: string | null;
+  message: string;
+}
+
+describe.runIf(canRun)('libcni cache and host-local state, with podman', () => {
+  let daemon: RunningDaemon;
+  let pm: PodmanEnv;
+  let scratch: string;
+
+  const get = async <T>(route: string): Promise<T> => {
+    const res = await fetch(`${daemon.url}${route}`);
+    expect(res.status, await res.clone().text()).toBe(200);
+    return (await res.json()) as T;
+  };
+  const poll = async <T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 20_000): Promise<T> => {
+    const end = Date.now() + timeoutMs;
+    for (;;) {
+      const v = await probe();
+      if (v) return v;
+      if (Date.now() > end) throw new Error(`timed out waiting for ${what}\n${daemon.logs().slice(-3000)}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  };
+
+  beforeAll(async () => {
+    pm = await createPodmanEnv({ networkPrefix: 'cnirec-cache' });
+    await pm.ensureImage();
+    scratch = mkdtempSync(path.join(tmpdir(), 'cnirec-e2e-cache-'));
+    mkdirSync(path.join(scratch, 'results'), { mode: 0o700 });
+    daemon = await startDaemon({
+      extraArgs: [
+        '--cni-cache-dirs',
+        `/var/lib/cni/results,${path.join(scratch, 'results')}`,
+        '--host-local-dirs',
+        pm.network.dataDir,
+        '--cache-rescan-ms',
+        '1000',
+      ],
+    });
+  });
+  afterAll(async () => {
+    await pm?.cleanup();
+    await daemon?.stop();
+    if (scratch) rmSync(scratch, { recursive: true, force: true });
+  });
+
+  it('stores the entry linked to the ADD, then removed and linked to the DEL, and the IP history', async () => {
+    const id = await pm.runContainer({ cmd: ['sleep', '120'], name: `cnirec-cache-${Date.now().toString(36)}` });
+    const entry = await poll('the cache entry linked to its ADD', async () => {
+      const { items } = await get<{ items: Entry[] }>(`/api/v1/cache?containerId=${id}`);
+      return items.find((e) => e.addCallId !== null);
+    });
+    expect(entry).toMatchObject({ networkName: pm.network.name, ifName: 'eth0', config: { name: pm.network.name }, removedAt: null });
+    const add = daemon.store.getCall(entry.addCallId!);
+    expect(add).toMatchObject({ command: 'ADD', containerId: id, ifname: 'eth0', parentId: null, ok: true });
+    const ip = entry.ips[0]!;
+    expect(ip.startsWith(pm.network.subnet.split('.').slice(0, 3).join('.'))).toBe(true);
+
+    const held = await poll('the IP held by the container in host-local and the cache', async () => {
+      const { history } = await get<{ history: Holding[] }>(`/api/v1/ips/${ip}`);
+      const mine = history.filter((h) => h.containerId === id && h.to === null);
+      return mine.some((h) => h.source === 'host-local') && mine.some((h) => h.source === 'cache') ? mine : null;
+    });
+    expect(held.length).toBeGreaterThanOrEqual(2);
+
+    await pm.removeContainer(id);
+    const removed = await poll('the entry removed and linked to its DEL', async () => {
+      const { items } = await get<{ items: Entry[] }>(`/api/v1/cache?containerId=${id}&includeRemoved=true`);
+      return items.find((e) => e.removedAt !== null && e.delCallId !== null);
+    });
+    expect(daemon.store.getCall(removed.delCallId!)).toMatchObject({ command: 'DEL', containerId: id, parentId: null });
+    expect((await get<{ items: Entry[] }>(`/api/v1/cache?containerId=${id}`)).items).toEqual([]);
+    const after = await poll('the IP released', async () => {
+      const { history } = await get<{ history: Holding[] }>(`/api/v1/ips/${ip}`);
+      return history.filter((h) => h.containerId === id).every((h) => h.to !== null) ? history : null;
+    });
+    expect(after.filter((h) => h.containerId === id).length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('reconciles a daemon restart while the container runs: one entry, no duplicates', async () => {
+    // Both daemons share one database (the last --db wins); the suite's daemon keeps its own.
+    const db = path.join(scratch, 'restart', 'cnirec.db');
+    const args = ['--cni-cache-dirs', '/var/lib/cni/results', '--host-local-dirs', pm.network.dataDir, '--db', db];
+    const id = await pm.runContainer({ cmd: ['sleep', '120'], name: `cnirec-restart-${Date.now().toString(36)}` });
+    const live = async (d: RunningDaemon, query: string) => {
+      const res = await fetch(`${d.url}/api/v1/cache?containerId=${id}${query}`);
+      return ((await res.json()) as { items: Entry[] }).items;
+    };
+    let first: RunningDaemon | null = await startDaemon({ extraArgs: args });
+    try {
+      const d = first;
+      await poll('the first daemon to import the entry', async () => (await live(d, '')).length === 1);
+      await first.stop();
+      first = null;
+    } finally {
+      await first?.stop();
+    }
+    const second = await startDaemon({ extraArgs: args });
+    try {
+      await poll('the second daemon to reconcile', async () => (await live(second, '')).length === 1);
+      expect(await live(second, '&includeRemoved=true')).toHaveLength(1);
+      const ip = (await live(second, ''))[0]!.ips[0]!;
+      const { history } = (await (await fetch(`${second.url}/api/v1/ips/${ip}`)).json()) as { history: Holding[] };
+      expect(history.filter((h) => h.containerId === id && h.source === 'host-local')).toHaveLength(1);
+    } finally {
+      await second.stop();
+      await pm.removeContainer(id);
+    }
+  });
+
+  it('reports a corrupt cache file and a leaked host-local IP as findings', async () => {
+    const corrupt = path.join(scratch, 'results', `${pm.network.name}-${'e'.repeat(64)}-eth0`);
+    writeFileSync(corrupt, '{"kind":"cniCacheV1","containerId":"eeee', { mode: 0o600 });
+    const leakIp = `${pm.network.subnet.split('.').slice(0, 3).join('.')}.250`;
+    const leakFile = path.join(pm.network.dataDir, pm.network.name, leakIp);
+    mkdirSync(path.dirname(leakFile), { recursive: true });
+    writeFileSync(leakFile, `${'f'.repeat(64)}\r\neth0`);
+
+    const findings = await poll(
+      'the corrupt file and the leak as findings',
+      async () => {
+        const { items } = await get<{ items: Finding[] }>('/api/v1/findings');
+        const c = items.find((f) => f.kind === 'corrupt-json' && f.path === corrupt);
+        const l = items.find((f) => f.kind === 'leaked-ip' && f.path === leakFile);
+        return c && l ? { c, l } : null;
+      },
+      30_000,
+    );
+    expect(findings.c.message).toMatch(/not valid JSON/);
+    expect(findings.l.message).toContain(leakIp);
+
+    rmSync(corrupt);
+    rmSync(leakFile);
+    await poll('both resolved', async () => {
+      const { items } = await get<{ items: Finding[] }>('/api/v1/findings');
+      return !items.some((f) => f.path === corrupt || f.path === leakFile);
+    });
+  });
+});
