@@ -5,14 +5,16 @@
  * (callers pass `nowMs`), so it can be replayed from recorded tracer output.
  */
 
-import path from 'node:path';
+import { foreignProc, newCallState, newHelperState, snapshotCall, type CallState, type HelperState, type Proc } from './call-state.js';
 import { ChunkedBuffer } from './chunked-buffer.js';
-import { isInCniPath, podFromCniArgs } from './cni-env.js';
+import { isInCniPath } from './cni-env.js';
 import { decodeExecBlock, newExecBlock } from './exec-block.js';
 import { decodeWaitStatus } from './wait-status.js';
-import { EMPTY_STREAM, StreamCapture } from './stream-capture.js';
+import type { StreamCapture } from './stream-capture.js';
 import { PAYLOAD_CAP_BYTES, type CaptureMode, type TracerRecord } from './tracer-protocol.js';
-import type { CniCall, CollectorEvent, HelperProcess, ParentProcess, ProcessOutcome } from './types.js';
+import type { CollectorEvent, ParentProcess } from './types.js';
+
+export { callId } from './call-state.js';
 
 /** Env value of CNI_COMMAND that marks the collector's own readiness probe, never a call. */
 export const CANARY_COMMAND = '__cnirec_canary__';
@@ -46,47 +48,6 @@ export interface AssemblerCounters {
   callsStarted: number;
   callsFinished: number;
   canaries: number;
-}
-
-/** `foreign`: followed by another tracer run (a mode switch hands over); ignored here with its descendants. */
-type Role = 'plugin' | 'helper' | 'fork' | 'foreign';
-
-interface Proc {
-  readonly pid: number;
-  ppid: number;
-  start: string | null;
-  callId: string | null;
-  role: Role;
-  helper: HelperState | null;
-  exited: boolean;
-}
-
-interface HelperState {
-  pid: number;
-  ppid: number;
-  path: string;
-  argv: string[];
-  startedAtUs: number;
-  endedAtUs: number | null;
-  outcome: ProcessOutcome | null;
-  stdout: StreamCapture;
-  stderr: StreamCapture;
-}
-
-interface CallState {
-  base: Omit<CniCall, 'endedAtUs' | 'durationUs' | 'outcome' | 'status' | 'incompleteReason' | 'stdin' | 'stdout' | 'stderr' | 'helpers' | 'lostRecords'>;
-  start: string;
-  stdioInodes: readonly [string, string, string];
-  stdin: StreamCapture;
-  stdout: StreamCapture;
-  stderr: StreamCapture;
-  helpers: HelperState[];
-  pids: Set<number>;
-  endedAtUs: number | null;
-  outcome: ProcessOutcome | null;
-  lostRecords: boolean;
-  finalizeDueMs: number | null;
-  incompleteReason: string | null;
 }
 
 interface PendingExec {
@@ -356,7 +317,7 @@ export class CallAssembler {
       call.pids.add(rec.pid);
       this.calls.set(call.base.id, call);
       this.counters.callsStarted++;
-      events.push({ type: 'call.started', call: this.snapshot(call) });
+      events.push({ type: 'call.started', call: snapshotCall(call) });
     } else {
       const helper = this.newHelper(rec.pid, rec.ppid, execPath, decoded.argv, startedAtUs);
       const call = this.calls.get(parentCallId!)!;
@@ -378,63 +339,17 @@ export class CallAssembler {
     startedAtUs: number,
     parentComm: string | null,
   ): CallState {
-    const command = env.CNI_COMMAND ?? null;
     let parentProcess: ParentProcess | null = null;
     if (parentId === null) {
       // The tracer's name for the parent is the one from exec time; /proc only adds the executable, if still there.
       const seen = this.opts.describeParent?.(rec.ppid);
       parentProcess = { pid: rec.ppid, comm: parentComm ?? seen?.comm ?? null, exe: seen?.exe ?? null };
     }
-    return {
-      base: {
-        id: callId(startedAtUs, rec.pid),
-        pid: rec.pid,
-        processStart: rec.start,
-        ppid: rec.ppid,
-        parentId,
-        parentProcess,
-        path: execPath,
-        plugin: path.posix.basename(execPath),
-        argv,
-        env,
-        command,
-        containerId: env.CNI_CONTAINERID || null,
-        netns: env.CNI_NETNS || null,
-        ifname: env.CNI_IFNAME || null,
-        cniArgs: env.CNI_ARGS ?? null,
-        pod: podFromCniArgs(env.CNI_ARGS),
-        traceParent: env.TRACEPARENT ?? null,
-        isVersionProbe: command === 'VERSION',
-        startedAtUs,
-        captureMode: this.mode,
-      },
-      start: rec.start,
-      stdioInodes: rec.stdioInodes,
-      stdin: new StreamCapture(this.maxStreamBytes),
-      stdout: new StreamCapture(this.maxStreamBytes),
-      stderr: new StreamCapture(this.maxStreamBytes),
-      helpers: [],
-      pids: new Set(),
-      endedAtUs: null,
-      outcome: null,
-      lostRecords: false,
-      finalizeDueMs: null,
-      incompleteReason: null,
-    };
+    return newCallState({ rec, execPath, argv, env, parentId, parentProcess, startedAtUs, captureMode: this.mode, maxStreamBytes: this.maxStreamBytes });
   }
 
   private newHelper(pid: number, ppid: number, execPath: string, argv: string[], startedAtUs: number): HelperState {
-    return {
-      pid,
-      ppid,
-      path: execPath,
-      argv,
-      startedAtUs,
-      endedAtUs: null,
-      outcome: null,
-      stdout: new StreamCapture(this.maxHelperStreamBytes),
-      stderr: new StreamCapture(this.maxHelperStreamBytes),
-    };
+    return newHelperState(pid, ppid, execPath, argv, startedAtUs, this.maxHelperStreamBytes);
   }
 
   private earlyFor(pid: number): EarlyRecords {
@@ -570,69 +485,6 @@ export class CallAssembler {
       }
     }
     this.counters.callsFinished++;
-    return { type: 'call.finished', call: this.snapshot(call) };
+    return { type: 'call.finished', call: snapshotCall(call) };
   }
-
-  private snapshot(call: CallState): CniCall {
-    const b = call.base;
-    const ended = call.endedAtUs;
-    const full = b.captureMode === 'full';
-    const incomplete = call.incompleteReason !== null;
-    // Spelled out rather than spread: a spread of this many fields makes V8 build slow dictionary objects.
-    return {
-      id: b.id,
-      pid: b.pid,
-      processStart: b.processStart,
-      ppid: b.ppid,
-      parentId: b.parentId,
-      parentProcess: b.parentProcess,
-      path: b.path,
-      plugin: b.plugin,
-      argv: b.argv,
-      env: b.env,
-      command: b.command,
-      containerId: b.containerId,
-      netns: b.netns,
-      ifname: b.ifname,
-      cniArgs: b.cniArgs,
-      pod: b.pod,
-      traceParent: b.traceParent,
-      isVersionProbe: b.isVersionProbe,
-      startedAtUs: b.startedAtUs,
-      captureMode: b.captureMode,
-      endedAtUs: ended,
-      durationUs: ended === null ? null : Math.max(0, ended - b.startedAtUs),
-      outcome: call.outcome,
-      status: incomplete ? 'incomplete' : ended === null ? 'running' : 'finished',
-      incompleteReason: call.incompleteReason,
-      lostRecords: call.lostRecords,
-      stdin: full ? call.stdin.snapshot() : EMPTY_STREAM,
-      stdout: full ? call.stdout.snapshot() : EMPTY_STREAM,
-      stderr: full ? call.stderr.snapshot() : EMPTY_STREAM,
-      helpers: call.helpers.map(helperSnapshot),
-    };
-  }
-}
-
-function foreignProc(pid: number, ppid: number): Proc {
-  return { pid, ppid, start: null, callId: null, role: 'foreign', helper: null, exited: false };
-}
-
-function helperSnapshot(h: HelperState): HelperProcess {
-  return {
-    pid: h.pid,
-    ppid: h.ppid,
-    path: h.path,
-    argv: h.argv,
-    startedAtUs: h.startedAtUs,
-    endedAtUs: h.endedAtUs,
-    outcome: h.outcome,
-    stdout: h.stdout.snapshot(),
-    stderr: h.stderr.snapshot(),
-  };
-}
-
-/** Sortable by start time, unique per process exec: `<epoch µs base36>-<pid base36>`. */
-export function callId(startedAtUs: number, pid: number): string {
-  return `${Math.floor(startedAtUs).toString(36).padStart(11, '0')}-${pid.toString(36)}`;
 }
