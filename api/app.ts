@@ -21,7 +21,9 @@ import { registerReplay } from './routes/replay.js';
 import { registerTail } from './routes/tail.js';
 import { registerTracer } from './routes/tracer.js';
 // CNI cache (issue 4):
+import type { CacheListener } from '../collector/cache/cache-types.js';
 import type { CacheReader } from '../store/cache-reader.js';
+import type { CacheFindingKind } from '../store/cache-types.js';
 import { registerCache } from './routes/cache.js';
 
 /** What the API reads from (and asks of) the rest of the daemon. */
@@ -43,6 +45,30 @@ export interface ApiDeps {
   readonly logger?: Logger;
   /** CNI cache (issue 4): libcni's cached entries, IP history, findings; null/absent when not watched. */
   readonly cache?: CacheReader | null;
+  /** CNI cache (issue 4): follows the cache watcher's changes (tail cache.added/cache.removed); absent when not watched. */
+  readonly subscribeCache?: (listener: CacheListener) => () => void;
+  /** CNI cache (issue 4): the watcher's state for /healthz and /metrics; absent when not watched. */
+  readonly cacheStatus?: () => CacheStatus;
+}
+
+/** The cache watcher and its store side, as /healthz and /metrics show them. */
+export interface CacheStatus {
+  readonly running: boolean;
+  readonly resultDirs: readonly string[];
+  readonly ipamDirs: readonly string[];
+  /** Directories under a file-system watch now (configured ones that exist, and host-local's network directories). */
+  readonly watchedDirs: number;
+  /** Live cache files and host-local reservations the watcher knows. */
+  readonly entries: number;
+  readonly allocations: number;
+  /** Files and directories it cannot use now (empty, corrupt, too large, unreadable…). */
+  readonly problems: number;
+  readonly openFindings: Partial<Record<CacheFindingKind, number>>;
+  /** When the last full rescan finished (ISO 8601); null before the first. */
+  readonly lastRescanAt: string | null;
+  readonly lastError: string | null;
+  readonly pendingWrites: number;
+  readonly droppedWrites: number;
 }
 
 export interface StoreStatus {

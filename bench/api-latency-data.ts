@@ -21,9 +21,9 @@
  * so rows land in the table in (nearly) the order the daemon would write them.
  */
 
-import { constants as fsConstants, copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, constants as fsConstants, copyFileSync, existsSync, fsyncSync, openSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { callId } from '../collector/assembler.js';
+import { callId } from '../collector/call-state.js';
 import type { CapturedStream, CniCall, CollectorEvent, ParentProcess } from '../collector/types.js';
 import { createCallStore, MIGRATIONS, openDatabase } from '../store/index.js';
 
@@ -650,9 +650,19 @@ function populate(file: string, total: number, version: string, progress: (msg: 
   };
 }
 
-/** A private copy of the cached file for one run (the daemon writes to it). */
+/**
+ * A private copy of the cached file for one run (the daemon writes to it),
+ * flushed to disk: otherwise the daemon's first WAL checkpoint fsyncs the
+ * file and waits for gigabytes of the copy's writeback, stalling the API.
+ */
 export function copyDataset(info: DatasetInfo, dir: string): string {
   const target = path.join(dir, 'cnirec.db');
   copyFileSync(info.file, target, fsConstants.COPYFILE_FICLONE);
+  const fd = openSync(target, 'r+');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
   return target;
 }

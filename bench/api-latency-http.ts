@@ -1,12 +1,13 @@
 /**
  * The REST side of the API latency benchmark: the query scenarios and a
  * closed-loop client (Node's fetch, keep-alive) that runs one of them at a
- * fixed concurrency for a fixed number of requests and times every request
- * from just before `fetch` to the last byte of the body.
+ * fixed concurrency for a fixed number of requests (or until a time cap, for
+ * slow routes) and times every request from just before `fetch` to the last
+ * byte of the body.
  */
 
 import type { PodName } from './api-latency-data.js';
-import { cpuWindow, distribution, round, type CpuShare, type Distribution } from './api-latency-stats.js';
+import { cpuWindow, distribution, round, type CpuShare, type Distribution, type ProcMemory } from './api-latency-stats.js';
 
 export interface ScenarioContext {
   readonly pods: readonly PodName[];
@@ -98,6 +99,8 @@ export interface LoadResult {
   readonly scenario: string;
   readonly concurrency: number;
   readonly requests: number;
+  /** Fewer than the requests asked for: the run hit its time cap. */
+  readonly cappedByTime: boolean;
   readonly errors: number;
   readonly firstError: string | null;
   readonly seconds: number;
@@ -111,6 +114,8 @@ export interface LoadResult {
   /** Largest page seen with a nextCursor: the route's page size when none was asked for. */
   readonly pageSize: number | null;
   readonly cpu: CpuShare;
+  /** The daemon's memory right after the run (filled in by the caller). */
+  readonly daemonMemoryAfter?: ProcMemory | null;
   readonly raw: number[];
   readonly rawTags?: string[];
 }
@@ -140,7 +145,15 @@ function countItems(body: unknown): number {
 export async function runLoad(
   baseUrl: string,
   scenario: Scenario,
-  opts: { requests: number; warmup: number; concurrency: number; rnd: () => number; ourPids: () => readonly number[] },
+  opts: {
+    requests: number;
+    warmup: number;
+    /** Stop issuing after this long even when fewer requests are done (slow routes would blow the time budget). */
+    maxSeconds: number;
+    concurrency: number;
+    rnd: () => number;
+    ourPids: () => readonly number[];
+  },
 ): Promise<LoadResult> {
   let recording = false;
   const samples: RequestSample[] = [];
@@ -177,10 +190,16 @@ export async function runLoad(
     return body;
   };
 
-  const loop = async (target: number) => {
+  let cappedByTime = false;
+  const loop = async (target: number, seconds: number) => {
     let issued = 0;
+    const deadline = performance.now() + seconds * 1000;
     const worker = async () => {
       while (issued < target) {
+        if (performance.now() > deadline) {
+          if (recording) cappedByTime = true;
+          break;
+        }
         issued += scenario.requestsPerIteration;
         try {
           await scenario.iterate(get, opts.rnd);
@@ -197,11 +216,11 @@ export async function runLoad(
     await Promise.all(Array.from({ length: opts.concurrency }, worker));
   };
 
-  await loop(opts.warmup);
+  await loop(opts.warmup, Math.min(10, opts.maxSeconds / 3));
   recording = true;
   const endCpu = cpuWindow(opts.ourPids);
   const t0 = performance.now();
-  await loop(opts.requests);
+  await loop(opts.requests, opts.maxSeconds);
   const seconds = (performance.now() - t0) / 1000;
   const cpu = endCpu();
 
@@ -212,6 +231,7 @@ export async function runLoad(
     scenario: scenario.id,
     concurrency: opts.concurrency,
     requests: samples.length,
+    cappedByTime,
     errors,
     firstError,
     seconds: round(seconds),

@@ -4,7 +4,8 @@
  * (host-local ADD, the way libcni execs it: argv = path only, config on
  * stdin, CNI_* in the environment) exec'd one call at a time. Each call is
  * timed from just before `spawn` to the arrival of its `call.started` and
- * `call.finished` messages, matched by container id.
+ * `call.finished` messages, matched by container id. Optionally with other
+ * CNI activity meanwhile (VERSION probes exec'd in the background).
  */
 
 import { spawn } from 'node:child_process';
@@ -12,7 +13,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { WebSocket } from 'ws';
-import { distribution, round, type Distribution } from './api-latency-stats.js';
+import { distribution, round, type CpuShare, type Distribution } from './api-latency-stats.js';
 
 export const LIVE_NAMESPACE = 'bench-live';
 export const PLUGIN = '/usr/lib/cni/host-local';
@@ -55,6 +56,8 @@ export interface LiveResult {
   readonly finishedAfterExitMs: Distribution | null;
   /** How many call.started arrived before the plugin had exited. */
   readonly startedBeforeExit: number;
+  /** CPU while measuring (filled in by the caller). */
+  readonly cpu?: CpuShare;
   readonly samples: readonly LiveCallSample[];
 }
 

@@ -3,7 +3,7 @@
 import type { DatasetResult } from './api-latency-data.js';
 import type { LoadResult } from './api-latency-http.js';
 import type { LiveResult } from './api-latency-live.js';
-import { distribution, type Distribution, type ProcMemory } from './api-latency-stats.js';
+import { distribution, type CpuShare, type Distribution, type ProcMemory } from './api-latency-stats.js';
 import type { StoreDiagnostic } from './api-latency-store.js';
 
 export const TARGETS = { restP99Ms: 10, liveStartedP99Ms: 100, daemonRssMiB: 200 } as const;
@@ -48,6 +48,8 @@ export interface Report {
   readonly scenarios: readonly ScenarioInfo[];
   readonly http: readonly LoadResult[];
   readonly store: readonly StoreDiagnostic[];
+  /** CPU over the whole diagnostic phase (its p99s are only as good as the machine was quiet). */
+  readonly storeCpu: CpuShare;
   readonly live: LiveResult;
   /** The same with other CNI activity meanwhile (not what the target is defined on). */
   readonly liveBusy: LiveResult | null;
@@ -142,7 +144,8 @@ export function markdown(r: Report): string {
 
   out.push('## REST latency (ms, from just before `fetch` to the last body byte, loopback, keep-alive)', '');
   out.push(
-    `Closed loop: each of *c* workers sends its next request when the previous one is answered, ${String(r.options.requests)} timed requests per row after ${String(r.options.warmup)} untimed ones. ` +
+    `Closed loop: each of *c* workers sends its next request when the previous one is answered, ${String(r.options.requests)} timed requests per row after ${String(r.options.warmup)} untimed ones, ` +
+      `or as many as fit in ${String(r.options.maxSecondsPerRun)} s (rows marked "capped"). ` +
       'With concurrency 8 the single-threaded server holds up to 7 other requests, so those latencies include queueing; req/s shows what it sustains.',
     '',
   );
@@ -156,7 +159,7 @@ export function markdown(r: Report): string {
       const l = h.latencyMs;
       const verdict = s.id === 'healthz' ? '(floor)' : l.p99 <= TARGETS.restP99Ms ? 'met' : '**not met**';
       out.push(
-        `| ${s.id} | \`${s.shape}\` | ${h.concurrency} | ${f2(l.p50)} | ${f2(l.p90)} | ${f2(l.p99)} | ${f2(l.max)} | ${Math.round(h.requestsPerSecond)} | ${h.itemsPerResponse} | ${f1(h.bytesPerResponse / 1024)} | ${Math.round(h.cpu.foreign * 100)}% | ${verdict}${h.errors > 0 ? ` (${h.errors} errors: ${h.firstError ?? ''})` : ''} |`,
+        `| ${s.id} | \`${s.shape}\` | ${h.concurrency}${h.cappedByTime ? ` (capped: ${h.requests} requests)` : ''} | ${f2(l.p50)} | ${f2(l.p90)} | ${f2(l.p99)} | ${f2(l.max)} | ${Math.round(h.requestsPerSecond)} | ${h.itemsPerResponse} | ${f1(h.bytesPerResponse / 1024)} | ${Math.round(h.cpu.foreign * 100)}% | ${verdict}${h.errors > 0 ? ` (${h.errors} errors: ${h.firstError ?? ''})` : ''} |`,
       );
     }
   }
@@ -173,12 +176,16 @@ export function markdown(r: Report): string {
       'in three cumulative steps: **store** = the store call(s) alone (SQLite + row decoding); **+ JSON** = plus the route\'s mapping ' +
       '(summaryFromStored / buildPodStory / presentCallDetail) and `JSON.stringify`; **+ schema** = plus the zod response-schema encode that ' +
       'fastify-type-provider-zod runs before stringifying, i.e. everything the route does before the reply leaves. ' +
-      'HTTP minus "+ schema" is fastify, loopback and the client, whose floor is `/healthz`. The plan is SQLite\'s `EXPLAIN QUERY PLAN` for the statements the store runs.',
+      'HTTP minus "+ schema" is fastify, loopback and the client, whose floor is `/healthz`. The plan is SQLite\'s `EXPLAIN QUERY PLAN` for the statements the store runs. ' +
+      `Others' CPU during this phase: ${Math.round(r.storeCpu.foreign * 100)}%.`,
     '',
   );
   const floor = r.http.find((h) => h.scenario === 'healthz' && h.concurrency === 1);
-  out.push('| scenario | HTTP p50 / p99 | store p50 / p99 | + JSON p50 / p99 | + schema p50 / p99 | rows | query plan |', '|---|---|---|---|---|---|---|');
-  if (floor) out.push(`| healthz (floor) | ${f2(floor.latencyMs.p50)} / ${f2(floor.latencyMs.p99)} | – | – | – | – | – |`);
+  out.push(
+    '| scenario | HTTP p50 / p99 | store p50 / p99 | + JSON p50 / p99 | + schema p50 / p99 | rows | rows the index walk passes per page | query plan |',
+    '|---|---|---|---|---|---|---|---|',
+  );
+  if (floor) out.push(`| healthz (floor) | ${f2(floor.latencyMs.p50)} / ${f2(floor.latencyMs.p99)} | – | – | – | – | – | – |`);
   const pp = (x: Distribution | null) => (x ? `${f2(x.p50)} / ${f2(x.p99)}` : '–');
   for (const s of r.store) {
     const h = r.http.find((x) => x.scenario === s.scenario && x.concurrency === 1);
@@ -186,7 +193,7 @@ export function markdown(r: Report): string {
       .map(([k, v]) => `${k}: ${v.join('; ')}`)
       .join('<br>');
     out.push(
-      `| ${s.scenario} | ${h ? pp(h.latencyMs) : '–'} | ${pp(s.storeMs)} | ${pp(s.storeAndJsonMs)} | ${pp(s.storeJsonAndSchemaMs)} | ${s.rowsPerQuery} | ${plan || '–'} |`,
+      `| ${s.scenario} | ${h ? pp(h.latencyMs) : '–'} | ${pp(s.storeMs)} | ${pp(s.storeAndJsonMs)} | ${pp(s.storeJsonAndSchemaMs)} | ${s.rowsPerQuery} | ${visited(s)} | ${plan || '–'} |`,
     );
   }
   out.push('');
@@ -222,11 +229,22 @@ export function markdown(r: Report): string {
   const mem = (x: ProcMemory | null) => (x ? `${f1(x.vmRssMiB)} | ${f1(x.vmHwmMiB)}` : '– | –');
   out.push('| when | VmRSS MiB | VmHWM MiB |', '|---|---|---|');
   out.push(`| after startup (1M-call database open, tracer attached) | ${mem(r.memory.afterStartup)} |`);
+  for (const h of r.http) {
+    if (h.daemonMemoryAfter !== undefined) out.push(`| after ${h.scenario}, concurrency ${h.concurrency} | ${mem(h.daemonMemoryAfter)} |`);
+  }
   out.push(`| after all REST scenarios | ${mem(r.memory.afterQueries)} |`);
   out.push(`| after the live tail | ${mem(r.memory.afterLive)} |`);
   out.push(`| bpftrace (its own process, not counted) after the REST scenarios | ${mem(r.memory.tracerAfterQueries)} |`);
   out.push('', `Target ≤ ${TARGETS.daemonRssMiB} MiB (node daemon, peak VmHWM): ${yes(r.verdicts.daemonRss.met)}.`, '');
   return `${out.join('\n')}\n`;
+}
+
+function visited(s: StoreDiagnostic): string {
+  if (s.rowsVisitedPerPage === null) return '–';
+  const others = Object.entries(s.rowsVisitedByOtherIndexes)
+    .map(([index, n]) => `; ${index} would pass ${n ?? '?'}`)
+    .join('');
+  return `${s.rowsVisitedPerPage.toLocaleString('en-US')}${others}`;
 }
 
 function liveTable(l: LiveResult, target: string): string[] {
@@ -245,7 +263,8 @@ function liveTable(l: LiveResult, target: string): string[] {
   out.push(
     '',
     `Plugin failures: ${l.pluginFailures}; \`call.started\` never received: ${l.missingStarted}; \`call.finished\` never received: ${l.missingFinished}; ` +
-      `\`call.started\` received before the plugin had exited: ${l.startedBeforeExit} of ${l.samples.length}.`,
+      `\`call.started\` received before the plugin had exited: ${l.startedBeforeExit} of ${l.samples.length}` +
+      `${l.cpu ? `; others' CPU meanwhile ${Math.round(l.cpu.foreign * 100)}%` : ''}.`,
     '',
   );
   return out;
@@ -279,9 +298,16 @@ function breakdown(r: Report): string[] {
     lines.push(
       `- **${h.scenario}** (p50 ${f2(h.latencyMs.p50)} ms, p99 ${f2(h.latencyMs.p99)} ms, ${h.itemsPerResponse} items, ${f1(h.bytesPerResponse / 1024)} KiB): ` +
         parts.map(([k, v]) => `${k} ~${f2(v)} ms`).join(', ') +
-        `; largest: ${top[0]}.${top[0].startsWith('SQLite') && plan ? ` Plan: ${plan}.` : ''}`,
+        `; largest: ${top[0]}.${top[0].startsWith('SQLite') && plan ? ` Plan: ${plan}.` : ''}` +
+        (s.rowsVisitedPerPage !== null ? ` The index walk passes ${visited(s)} rows for a page of ${s.rowsPerQuery}.` : ''),
     );
   }
   if (lines.length === 0) return [];
-  return ['Scenarios over the target at concurrency 1, their median split (from the table above):', '', ...lines, ''];
+  return [
+    'Scenarios over the target at concurrency 1, their median split (from the table above). The parts come from two processes ' +
+      "measured at different moments on a shared machine, so they need not add up; a part shown as ~0 means the in-process steps alone took as long as the daemon's whole answer.",
+    '',
+    ...lines,
+    '',
+  ];
 }

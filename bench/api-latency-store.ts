@@ -41,6 +41,14 @@ export interface StoreDiagnostic {
   readonly rowsPerQuery: number;
   /** EXPLAIN QUERY PLAN of the SQL the store runs, per statement. */
   readonly plans: Record<string, string[]>;
+  /**
+   * Lists served by walking an index in order: how many index entries (each a
+   * table row looked up and tested) the walk passes to fill one page, counted
+   * for one representative query. Null where that does not apply.
+   */
+  readonly rowsVisitedPerPage: number | null;
+  /** The same count for another index that could serve the query, by index name. */
+  readonly rowsVisitedByOtherIndexes: Record<string, number | null>;
 }
 
 const DAY_US = 86_400_000_000;
@@ -55,10 +63,19 @@ interface Probe {
   /** The queries of one iteration, run in order (paging: one per page). */
   iteration(): Query[];
   plans(): Record<string, string[]>;
+  visited?(): number | null;
+  otherIndexes?(): Record<string, number | null>;
 }
 
-/** Runs `iterations` iterations per scenario and step, after a few untimed ones. */
-export function diagnoseStore(dbFile: string, ctx: ScenarioContext, pageSize: number, iterations: number, rnd: () => number): StoreDiagnostic[] {
+/** Runs `iterations` iterations per scenario and step (at most `maxSecondsPerStep`), after a few untimed ones. */
+export function diagnoseStore(
+  dbFile: string,
+  ctx: ScenarioContext,
+  pageSize: number,
+  iterations: number,
+  maxSecondsPerStep: number,
+  rnd: () => number,
+): StoreDiagnostic[] {
   const db = new BetterSqlite3(dbFile, { readonly: true, fileMustExist: true });
   try {
     const store = createCallStore(db);
@@ -82,11 +99,20 @@ export function diagnoseStore(dbFile: string, ctx: ScenarioContext, pageSize: nu
       const page = store.listCalls(filter, limit);
       return { rows: page.items.length, body: pageBody(page) };
     };
-    const listProbe = (scenario: string, filter: () => CallFilter, limit: number): Probe => ({
+    // Entries of the index the plan walks, from the newest down to the page's last row.
+    const walked = (filter: CallFilter, limit: number, indexPrefix: string, params: unknown[]): number | null => {
+      const page = store.listCalls(filter, limit);
+      const last = page.items[page.items.length - 1];
+      if (!last) return null;
+      const row = db.prepare(`SELECT count(*) AS n FROM calls WHERE ${indexPrefix} started_at_us >= ?`).get(...params, last.startedAtUs) as { n: number };
+      return row.n;
+    };
+    const listProbe = (scenario: string, filter: () => CallFilter, limit: number, visited?: () => number | null): Probe => ({
       scenario,
       schema: callPageSchema,
       iteration: () => [listQuery(filter(), limit)],
       plans: () => ({ list: listPlan(filter(), limit) }),
+      ...(visited ? { visited } : {}),
     });
     const aPod = ctx.pods[0]!;
     const anId = ctx.callIds[0]!;
@@ -142,9 +168,18 @@ export function diagnoseStore(dbFile: string, ctx: ScenarioContext, pageSize: nu
         },
         plans: () => ({ list: listPlan({ namespace: aPod.namespace, pod: aPod.name }, pageSize) }),
       },
-      listProbe('calls-failed-add', () => ({ command: 'ADD', failed: true }), pageSize),
-      listProbe('calls-slow-bridge', () => ({ plugin: 'bridge', minDurationUs: 200_000 }), pageSize),
-      listProbe('calls-last-day', () => ({ sinceUs }), PAGE_LIMIT),
+      // The plans walk calls_by_command / calls_by_plugin / calls_by_started (see EXPLAIN): count what each passes.
+      {
+        ...listProbe('calls-failed-add', () => ({ command: 'ADD', failed: true }), pageSize, () =>
+          walked({ command: 'ADD', failed: true }, pageSize, 'command = ? AND', ['ADD']),
+        ),
+        // The partial index of failures, newest first, that the planner could walk instead.
+        otherIndexes: () => ({ calls_failed: walked({ command: 'ADD', failed: true }, pageSize, 'ok = 0 AND', []) }),
+      },
+      listProbe('calls-slow-bridge', () => ({ plugin: 'bridge', minDurationUs: 200_000 }), pageSize, () =>
+        walked({ plugin: 'bridge', minDurationUs: 200_000 }, pageSize, 'plugin = ? AND', ['bridge']),
+      ),
+      listProbe('calls-last-day', () => ({ sinceUs }), PAGE_LIMIT, () => walked({ sinceUs }, PAGE_LIMIT, '', [])),
       {
         scenario: 'calls-paging',
         schema: callPageSchema,
@@ -182,13 +217,13 @@ export function diagnoseStore(dbFile: string, ctx: ScenarioContext, pageSize: nu
         }),
       },
     ];
-    return probes.map((p) => measure(p, iterations));
+    return probes.map((p) => measure(p, iterations, maxSecondsPerStep));
   } finally {
     db.close();
   }
 }
 
-function measure(p: Probe, iterations: number): StoreDiagnostic {
+function measure(p: Probe, iterations: number, maxSeconds: number): StoreDiagnostic {
   const run = (mode: Mode, timed: boolean) => {
     const ms: number[] = [];
     let rows = 0;
@@ -212,10 +247,12 @@ function measure(p: Probe, iterations: number): StoreDiagnostic {
     return { ms, rows };
   };
   const step = (mode: Mode) => {
-    for (let i = 0; i < Math.min(20, iterations); i++) run(mode, false);
+    const warmUntil = performance.now() + 1000;
+    for (let i = 0; i < Math.min(20, iterations) && performance.now() < warmUntil; i++) run(mode, false);
     const ms: number[] = [];
     let rows = 0;
-    for (let i = 0; i < iterations; i++) {
+    const deadline = performance.now() + maxSeconds * 1000;
+    for (let i = 0; i < iterations && performance.now() < deadline; i++) {
       const r = run(mode, true);
       ms.push(...r.ms);
       rows += r.rows;
@@ -233,5 +270,7 @@ function measure(p: Probe, iterations: number): StoreDiagnostic {
     storeJsonAndSchemaMs: schema === null ? null : distribution(schema.ms),
     rowsPerQuery: Math.round((store.rows / Math.max(1, store.ms.length)) * 10) / 10,
     plans: p.plans(),
+    rowsVisitedPerPage: p.visited?.() ?? null,
+    rowsVisitedByOtherIndexes: p.otherIndexes?.() ?? {},
   };
 }

@@ -5,8 +5,8 @@
  *
  *   npm run build && node dist/bench/api-latency.js     (as root: it runs the real daemon with bpftrace)
  *
- * About 10-13 minutes on 2 CPUs the first time (4-5 of them populating the
- * data set), about 7 once the data set is cached.
+ * About 11 minutes on 2 CPUs once the data set is cached, plus 5-6 the
+ * first time to populate it.
  *
  * 1. Data set: 1,000,000 calls (3,000 pods in 50 namespaces, bridge and its
  *    delegated host-local for every ADD and DEL, VERSION probes, ~2%
@@ -18,7 +18,8 @@
  * 2. The real daemon, `cnirec run --db <copy> --listen 127.0.0.1:0` (full
  *    capture, bpftrace attached), ready when /healthz says the tracer is.
  *    REST scenarios, each at concurrency 1 and 8 with a closed-loop fetch
- *    client on loopback (--requests timed requests after --warmup untimed):
+ *    client on loopback (--requests timed requests after --warmup untimed,
+ *    each run capped at --max-seconds-per-run):
  *    GET /api/v1/pods/:ns/:name (random pods), /api/v1/calls filtered by
  *    namespace+pod, command=ADD&failed=true, plugin=bridge&minDurationMs=200,
  *    since=<a day before the data's end>&limit=100, paging 5 pages deep with
@@ -31,14 +32,15 @@
  *    /usr/lib/cni/host-local ADD exec'd --live-execs times, each timed from
  *    just before spawn to its call.started and call.finished messages.
  *    Target p99 ≤ 100 ms for call.started.
- *    Then again (--busy-execs, default 30) while host-local VERSION probes
+ *    Then again (--busy-execs, default 20) while host-local VERSION probes
  *    are exec'd in the background --busy-interval-ms (20) apart: other CNI
  *    activity on the node, which keeps the tracer's stream from going quiet.
  * 5. Daemon memory: VmRSS/VmHWM from /proc/<pid>/status after startup,
  *    after the REST scenarios and after the live part. Target ≤ 200 MiB.
  *
  * Options: --calls N (1000000), --requests N (2000), --warmup N (100),
- * --live-execs N (200), --busy-execs N (30; 0 skips), --busy-interval-ms N
+ * --max-seconds-per-run N (30), --live-execs N (200), --busy-execs N (20;
+ * 0 skips), --busy-interval-ms N
  * (20), --store-iterations N (300), --cache-dir DIR
  * (/tmp/cnirec-bench-api-latency), --rebuild (populate again), --out DIR
  * (bench/results).
@@ -59,18 +61,21 @@ import { copyDataset, DATASET_CALLS, ensureDataset, seededRandom } from './api-l
 import { HEALTHZ_SCENARIO, RouteMissingError, runLoad, scenarios as restScenarios, type LoadResult, type Scenario, type ScenarioContext } from './api-latency-http.js';
 import { measureLive, PLUGIN, type LiveResult } from './api-latency-live.js';
 import { markdown, verdicts, type Machine, type MemoryReadings, type Report, type ScenarioInfo, TARGETS } from './api-latency-report.js';
-import { createQuietGate, procMemory, round } from './api-latency-stats.js';
+import { cpuWindow, createQuietGate, procMemory, round } from './api-latency-stats.js';
 import { diagnoseStore } from './api-latency-store.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const CLI = path.join(ROOT, 'bin/cnirec.js');
 const COMMAND = 'node dist/bench/api-latency.js';
 const CONCURRENCIES = [1, 8] as const;
+/** Time cap of each diagnostic step (the pod story takes ~100 ms a query on the full data set). */
+const STORE_STEP_SECONDS = 5;
 
 interface Options {
   calls: number;
   requests: number;
   warmup: number;
+  maxSecondsPerRun: number;
   liveExecs: number;
   busyExecs: number;
   busyIntervalMs: number;
@@ -85,8 +90,9 @@ function parseOptions(argv: readonly string[]): Options {
     calls: DATASET_CALLS,
     requests: 2_000,
     warmup: 100,
+    maxSecondsPerRun: 30,
     liveExecs: 200,
-    busyExecs: 30,
+    busyExecs: 20,
     busyIntervalMs: 20,
     storeIterations: 300,
     cacheDir: path.join(tmpdir(), 'cnirec-bench-api-latency'),
@@ -108,6 +114,7 @@ function parseOptions(argv: readonly string[]): Options {
     if (a === '--calls') o.calls = int(1000);
     else if (a === '--requests') o.requests = int(10);
     else if (a === '--warmup') o.warmup = int(0);
+    else if (a === '--max-seconds-per-run') o.maxSecondsPerRun = int(1);
     else if (a === '--live-execs') o.liveExecs = int(1);
     else if (a === '--busy-execs') o.busyExecs = int(0);
     else if (a === '--busy-interval-ms') o.busyIntervalMs = int(0);
@@ -280,10 +287,12 @@ async function main(): Promise<void> {
 
   const dataset = ensureDataset({ calls: opts.calls, cacheDir: opts.cacheDir, rebuild: opts.rebuild, progress });
   const work = mkdtempSync(path.join(tmpdir(), 'cnirec-bench-api-latency-run-'));
-  const quietGate = createQuietGate(120_000);
+  const quietGate = createQuietGate(60_000);
   try {
-    progress('copying the data set for this run');
+    progress('copying the data set for this run (and flushing the copy to disk)');
+    const copyStart = Date.now();
     const dbFile = copyDataset(dataset, work);
+    progress(`  copied in ${((Date.now() - copyStart) / 1000).toFixed(1)} s`);
     const ctx: ScenarioContext = {
       pods: dataset.pods,
       callIds: sampleCallIds(dbFile, 2_000, seededRandom(7)),
@@ -309,17 +318,18 @@ async function main(): Promise<void> {
     for (const [k, scenario] of all.entries()) {
       let missing: string | null = null;
       for (const concurrency of CONCURRENCIES) {
-        const busy = await quietGate(15_000, 0.3);
+        const busy = await quietGate(10_000, 0.3);
         progress(`${scenario.id} at concurrency ${concurrency} (machine ${Math.round(busy * 100)}% busy before)`);
         try {
           const r = await runLoad(daemon.url, scenario, {
             requests: opts.requests,
             warmup: opts.warmup,
+            maxSeconds: opts.maxSecondsPerRun,
             concurrency,
             rnd: seededRandom(1000 + k * 10 + concurrency),
             ourPids,
           });
-          http.push(r);
+          http.push({ ...r, daemonMemoryAfter: procMemory(daemon.pid) });
           progress(
             `  p50 ${r.latencyMs.p50.toFixed(2)} ms, p99 ${r.latencyMs.p99.toFixed(2)} ms, ${Math.round(r.requestsPerSecond)} req/s, ${r.itemsPerResponse} items, ${r.bytesPerResponse} B${r.errors ? `, ${r.errors} errors` : ''}`,
           );
@@ -338,23 +348,27 @@ async function main(): Promise<void> {
 
     progress('store diagnostics (same queries in-process, no HTTP)');
     // Lists without ?limit= get the route's default page size.
-    const store = diagnoseStore(dbFile, ctx, DEFAULT_PAGE_SIZE, opts.storeIterations, seededRandom(99));
+    const storeCpu = cpuWindow(ourPids);
+    const store = diagnoseStore(dbFile, ctx, DEFAULT_PAGE_SIZE, opts.storeIterations, STORE_STEP_SECONDS, seededRandom(99));
     for (const s of store) {
       progress(
         `  ${s.scenario}: p50/p99 ms store ${s.storeMs.p50}/${s.storeMs.p99}, +json ${s.storeAndJsonMs.p50}/${s.storeAndJsonMs.p99}, +schema ${s.storeJsonAndSchemaMs?.p50 ?? '-'}/${s.storeJsonAndSchemaMs?.p99 ?? '-'}; ${s.rowsPerQuery} rows`,
       );
     }
 
-    await quietGate(15_000, 0.3);
+    await quietGate(10_000, 0.3);
     progress(`exec → websocket: ${opts.liveExecs} × ${PLUGIN} ADD`);
-    const live = await measureLive(daemon.url, opts.liveExecs, progress);
+    const liveCpu = cpuWindow(ourPids);
+    const live: LiveResult = { ...(await measureLive(daemon.url, opts.liveExecs, progress)), cpu: liveCpu() };
     if (live.startedMs) progress(`  call.started p50 ${live.startedMs.p50} ms, p99 ${live.startedMs.p99} ms; call.finished p99 ${live.finishedMs?.p99 ?? '?'} ms`);
     else progress(`  not measured: ${live.reason ?? 'no messages'}`);
     memory.afterLive = procMemory(daemon.pid);
     let liveBusy: LiveResult | null = null;
     if (opts.busyExecs > 0) {
       progress(`exec → websocket with other CNI activity: ${opts.busyExecs} execs, background VERSION execs ${opts.busyIntervalMs} ms apart`);
+      const busyCpu = cpuWindow(ourPids);
       liveBusy = await measureLive(daemon.url, opts.busyExecs, progress, { backgroundIntervalMs: opts.busyIntervalMs });
+      liveBusy = { ...liveBusy, cpu: busyCpu() };
       if (liveBusy.startedMs) progress(`  call.started p50 ${liveBusy.startedMs.p50} ms, p99 ${liveBusy.startedMs.p99} ms (${liveBusy.background?.perSecond ?? '?'} background execs/s)`);
     }
     const healthAtEnd = await health(daemon.url);
@@ -376,6 +390,7 @@ async function main(): Promise<void> {
       scenarios: infos,
       http,
       store,
+      storeCpu: storeCpu(),
       live,
       liveBusy,
       memory,

@@ -117,8 +117,9 @@ interface Exit {
 /** Runs a command to its end and times it (spawn to exit) with hrtime. */
 function run(argv: readonly string[], captureStdout = false): Promise<Exit> {
   return new Promise((resolve, reject) => {
+    const full = [...NICE, ...argv];
     const start = process.hrtime.bigint();
-    const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', captureStdout ? 'pipe' : 'ignore', 'pipe'] });
+    const child = spawn(full[0]!, full.slice(1), { stdio: ['ignore', captureStdout ? 'pipe' : 'ignore', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout?.on('data', (b: Buffer) => (stdout += b.toString('utf8')));
@@ -236,9 +237,6 @@ function killTree(child: ChildProcess): void {
   child.kill('SIGKILL');
 }
 
-/** Our own tracer processes (the daemons' bpftrace), not to be taken for someone else's. */
-const ours = new Set<number>();
-
 /**
  * Tracers someone else runs on this node (another cnirec's bpftrace, perf,
  * strace): a syscall tracepoint attached by anyone puts every process on the
@@ -247,9 +245,9 @@ const ours = new Set<number>();
 function foreignTracers(): string[] {
   const found: string[] = [];
   for (const p of allPids()) {
-    if (ours.has(p) || p === process.pid) continue;
     const st = procStat(p);
     if (!st || !['bpftrace', 'strace', 'perf', 'bpftool'].includes(st.comm)) continue;
+    if (isOurs(st.ppid)) continue;
     let cmd = '';
     try {
       const argv = readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0');
@@ -263,9 +261,44 @@ function foreignTracers(): string[] {
   return found;
 }
 
+/** Whether `pid` is this benchmark or one of its descendants (our daemons' bpftrace, our strace). */
+function isOurs(pid: number): boolean {
+  for (let p = pid, hops = 0; p > 1 && hops < 64; hops++) {
+    if (p === process.pid) return true;
+    const st = procStat(p);
+    if (!st) return false;
+    p = st.ppid;
+  }
+  return false;
+}
+
+/** Polls for foreign tracers every 250 ms while a workload runs. */
+function watchForeign(): { stop(): string[] } {
+  const seen = new Set<string>(foreignTracers());
+  const timer = setInterval(() => {
+    for (const f of foreignTracers()) seen.add(f);
+  }, 250);
+  return {
+    stop() {
+      clearInterval(timer);
+      for (const f of foreignTracers()) seen.add(f);
+      return [...seen];
+    },
+  };
+}
+
 const QUIET_BUSY = 0.15;
 /** Total time all quiet gates together may wait, so a busy node cannot stretch the run without end. */
 let gateBudgetMs = 120_000;
+/** A sample a foreign tracer overlapped is taken again up to this many times, and not past this point of the run. */
+const MAX_ATTEMPTS = 3;
+const RETRY_UNTIL_MS = 6 * 60_000;
+/**
+ * Everything the benchmark runs (workloads, strace, redis, the daemon) runs
+ * at nice -20: on a small shared machine other people's builds then barely
+ * take CPU from the measured processes. Alike for every variant.
+ */
+const NICE = ['nice', '-n', '-20'];
 
 function cpuTimes(): { busy: number; total: number } {
   const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1, 9).map(Number);
@@ -274,14 +307,16 @@ function cpuTimes(): { busy: number; total: number } {
 }
 
 /**
- * Waits (up to `maxMs`, within the run's total gate budget) until the node is
- * quiet: under QUIET_BUSY of all CPUs busy over 500 ms and no foreign tracer.
- * Other people's builds, tests and tracers on a small machine would land on
- * whichever variant runs meanwhile. Says how it found the node at the end.
+ * Waits, within the run's total gate budget, until the node is quiet: no
+ * foreign tracer (up to 20 s) and under QUIET_BUSY of all CPUs busy over
+ * 500 ms (up to 5 s: a shared machine may never get there). Other people's
+ * builds, tests and tracers would land on whichever variant runs meanwhile.
+ * Says how it found the node at the end.
  */
-async function quietGate(maxMs = 15_000): Promise<{ busy: number; foreign: string[] }> {
+async function quietGate(): Promise<{ busy: number; foreign: string[] }> {
   const start = Date.now();
-  const deadline = start + Math.min(maxMs, gateBudgetMs);
+  const busyDeadline = start + Math.min(5_000, gateBudgetMs);
+  const foreignDeadline = start + Math.min(20_000, gateBudgetMs);
   try {
     for (;;) {
       const a = cpuTimes();
@@ -289,7 +324,8 @@ async function quietGate(maxMs = 15_000): Promise<{ busy: number; foreign: strin
       const b = cpuTimes();
       const busy = (b.busy - a.busy) / Math.max(1, b.total - a.total);
       const foreign = foreignTracers();
-      if ((busy < QUIET_BUSY && foreign.length === 0) || Date.now() > deadline) return { busy, foreign };
+      const now = Date.now();
+      if ((busy < QUIET_BUSY || now > busyDeadline) && (foreign.length === 0 || now > foreignDeadline)) return { busy, foreign };
     }
   } finally {
     gateBudgetMs = Math.max(0, gateBudgetMs - (Date.now() - start));
@@ -323,8 +359,8 @@ async function startDaemon(capture: 'light' | 'full'): Promise<Daemon> {
   const start = Date.now();
   const dir = mkdtempSync(path.join(tmpdir(), 'cnirec-overhead-'));
   const child = spawn(
-    process.execPath,
-    [CLI, 'run', '--db', path.join(dir, 'cnirec.db'), '--listen', '127.0.0.1:0', '--capture', capture, '--log-level', 'info'],
+    NICE[0]!,
+    [...NICE.slice(1), process.execPath, CLI, 'run', '--db', path.join(dir, 'cnirec.db'), '--listen', '127.0.0.1:0', '--capture', capture, '--log-level', 'info'],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   live.add(child);
@@ -413,6 +449,8 @@ interface Sample {
   busyBefore: number;
   /** foreign tracers seen just before or just after the workload: the sample is left out of the medians when it can be */
   foreignTracers: string[];
+  /** 1 unless earlier attempts were overlapped by a foreign tracer and discarded */
+  attempt: number;
   tracerCpu: TracerCpu | null;
 }
 
@@ -511,7 +549,7 @@ async function redisWorkload(
   const dir = mkdtempSync(path.join(tmpdir(), 'cnirec-overhead-redis-'));
   // --bind 127.0.0.1: the benchmark only ever talks to loopback.
   const argv = v.wrap(['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--dir', dir]);
-  const server = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'ignore', 'ignore'] });
+  const server = spawn(NICE[0]!, [...NICE.slice(1), ...argv], { stdio: ['ignore', 'ignore', 'ignore'] });
   live.add(server);
   try {
     const deadline = Date.now() + 30_000;
@@ -850,6 +888,11 @@ function fmt(x: number, digits = 3): string {
   return Number.isFinite(x) ? x.toFixed(digits) : 'n/a';
 }
 
+function verdict(met: boolean, conclusive: boolean): string {
+  if (!conclusive) return `not measurable (foreign tracer; would read ${met ? 'yes' : 'no'})`;
+  return met ? 'yes' : '**no**';
+}
+
 function markdown(report: Report): string {
   const { summary, opts, config } = report;
   const m = report.machine;
@@ -888,21 +931,23 @@ function markdown(report: Report): string {
   const title: Record<WorkloadName, string> = { exec: 'exec loop', dd: 'dd loop', redis: 'realistic (redis)' };
   for (const t of report.targets) {
     L.push(
-      `| ${title[t.workload]}, ${t.variant}: ≤ ${t.limit}× | ${fmt(t.ratio)}× | ${t.met ? 'yes' : '**no**'} | ${fmt(t.cpuRatio)}× | ${t.cpuMet ? 'yes' : '**no**'} |`,
+      `| ${title[t.workload]}, ${t.variant}: ≤ ${t.limit}× | ${fmt(t.ratio)}× | ${verdict(t.met, t.conclusive)} | ${fmt(t.cpuRatio)}× | ${verdict(t.cpuMet, t.conclusive)} |`,
     );
   }
   L.push('');
   const baseSpread = WORKLOADS.map((w) => `${w} ${fmt((summary[w].none.max / summary[w].none.min - 1) * 100, 1)} %`).join(', ');
-  L.push(`Baseline noise (max/min − 1 over the ${opts.reps} baseline repetitions): ${baseSpread}. A ratio within that band of 1 is not distinguishable from no overhead.`);
+  L.push(
+    `Baseline noise (max/min − 1 over the baseline samples in the medians): ${baseSpread}. A ratio within that band of 1 is not distinguishable from no overhead.`,
+  );
   const noisy = report.samples.filter((s) => s.busyBefore >= QUIET_BUSY);
   L.push(
-    `Before every workload the benchmark waited (up to 15 s each, 90 s in all) for the node to be quiet (< ${QUIET_BUSY * 100} % of all CPUs busy over 500 ms); ${noisy.length} of ${report.samples.length} samples started on a busier node${noisy.length > 0 ? ` (by variant: ${VARIANTS.map((v) => `${v} ${noisy.filter((s) => s.variant === v).length}`).join(', ')}; each sample's share is \`busyBefore\` in the JSON)` : ''}.`,
+    `Everything measured ran at nice -20 (workloads, strace, redis, the daemon), so other work on the node takes little CPU from it. Before every workload the benchmark waited (120 s in all) for no foreign tracer (up to 20 s) and for the node to be quiet (< ${QUIET_BUSY * 100} % of all CPUs busy over 500 ms, up to 5 s); ${noisy.length} of ${report.samples.length} samples started on a busier node${noisy.length > 0 ? ` (by variant: ${VARIANTS.map((v) => `${v} ${noisy.filter((s) => s.variant === v).length}`).join(', ')}; each sample's share is \`busyBefore\` in the JSON)` : ''}.`,
   );
   if (report.checks.foreignTracers.length > 0) {
     const hit = report.samples.filter((s) => s.foreignTracers.length > 0);
     L.push('');
     L.push(
-      `**Warning:** other tracers ran on this node during the benchmark (${hit.length} of ${report.samples.length} samples saw one; they are left out of the medians where possible): ${report.checks.foreignTracers.join('; ')}`,
+      `**Warning:** other tracers ran on this node during the benchmark: ${report.discardedSamples.length} samples overlapped by one were discarded and taken again; ${hit.length} of the ${report.samples.length} kept samples still saw one (left out of the medians where 3 clean ones remain). A foreign syscall tracer puts every process, the baseline's too, on the slow path. Seen: ${report.checks.foreignTracers.join('; ')}`,
     );
   }
   if ('workloads' in report.attribution) {
@@ -938,8 +983,9 @@ interface Report {
   checks: { exec: { iterations: number; execveSeen: number }; foreignTracers: string[]; bpfStatsEnabledAtStart: string };
   daemons: { rep: number; variant: VariantName; startupSeconds: number; restarts: number | null; lostEvents: number | null }[];
   samples: Sample[];
+  discardedSamples: Sample[];
   summary: Record<WorkloadName, Record<VariantName, Cell>>;
-  targets: { workload: WorkloadName; variant: VariantName; limit: number; ratio: number; met: boolean; cpuRatio: number; cpuMet: boolean }[];
+  targets: { workload: WorkloadName; variant: VariantName; limit: number; ratio: number; met: boolean; cpuRatio: number; cpuMet: boolean; conclusive: boolean }[];
   attribution: Attribution | { skipped: string };
 }
 
@@ -965,6 +1011,8 @@ async function main(): Promise<void> {
   progress(`dd count=${cal.count} (strace: ${ddStraceCount} ×${opts.ddStraceDivisor})`);
 
   const samples: Sample[] = [];
+  /** samples a foreign tracer overlapped, taken again */
+  const discarded: Sample[] = [];
   const daemons: Report['daemons'] = [];
   const orders: VariantName[][] = [];
   for (let rep = 0; rep < opts.reps; rep++) {
@@ -974,19 +1022,26 @@ async function main(): Promise<void> {
       let daemon: Daemon | null = null;
       if (name === 'light' || name === 'full') {
         daemon = await startDaemon(name);
-        ours.add(daemon.tracerPid);
       }
       const v: ActiveVariant = { name, daemon, wrap: (a) => (name === 'strace' ? [...STRACE, ...a] : [...a]) };
       try {
         progress(`rep ${rep + 1}/${opts.reps} ${name}${daemon ? ` (daemon ready in ${daemon.startupSeconds.toFixed(1)} s)` : ''}`);
-        const measure = async (workload: WorkloadName, fn: () => Promise<Omit<Sample, 'rep' | 'slot' | 'variant' | 'workload' | 'busyBefore' | 'foreignTracers'>>) => {
-          const gate = await quietGate();
-          const m = await fn();
-          const foreign = [...new Set([...gate.foreign, ...foreignTracers()])];
-          for (const f of foreign) foreignSeen.add(f);
-          const sample: Sample = { rep, slot, variant: name, workload, ...m, busyBefore: gate.busy, foreignTracers: foreign };
-          samples.push(sample);
-          return sample;
+        type Measured = Omit<Sample, 'rep' | 'slot' | 'variant' | 'workload' | 'busyBefore' | 'foreignTracers' | 'attempt'>;
+        const measure = async (workload: WorkloadName, fn: () => Promise<Measured>): Promise<Sample> => {
+          for (let attempt = 1; ; attempt++) {
+            const gate = await quietGate();
+            const watch = watchForeign();
+            const m = await fn();
+            const foreign = [...new Set([...gate.foreign, ...watch.stop()])];
+            for (const f of foreign) foreignSeen.add(f);
+            const sample: Sample = { rep, slot, variant: name, workload, ...m, busyBefore: gate.busy, foreignTracers: foreign, attempt };
+            if (foreign.length === 0 || attempt >= MAX_ATTEMPTS || Date.now() - t0 > RETRY_UNTIL_MS) {
+              samples.push(sample);
+              return sample;
+            }
+            discarded.push(sample);
+            progress(`  ${workload}: someone else's tracer ran meanwhile (${foreign.length}); measuring again`);
+          }
         };
         const e = await measure('exec', async () => {
           const t = await timed(v, execLoop(opts.execIterations));
@@ -1043,7 +1098,11 @@ async function main(): Promise<void> {
   const targets = TARGETS.map((t) => {
     const ratio = summary[t.workload][t.variant].ratio;
     const cpuRatio = summary[t.workload][t.variant].cpu.ratio;
-    return { ...t, ratio, met: ratio <= t.limit, cpuRatio, cpuMet: cpuRatio <= t.limit };
+    // A foreign syscall tracer in the medians of the variant or of its baseline makes the comparison meaningless.
+    const tainted = [t.variant, 'none' as const].some((v) =>
+      samples.some((s) => s.workload === t.workload && s.variant === v && s.foreignTracers.length > 0 && summary[t.workload][v].used === 'all'),
+    );
+    return { ...t, ratio, met: ratio <= t.limit, cpuRatio, cpuMet: cpuRatio <= t.limit, conclusive: !tainted };
   });
   const report: Report = {
     command: COMMAND,
@@ -1057,6 +1116,7 @@ async function main(): Promise<void> {
     checks: { exec, foreignTracers: [...foreignSeen], bpfStatsEnabledAtStart },
     daemons,
     samples,
+    discardedSamples: discarded,
     summary,
     targets,
     attribution: attr,

@@ -68,6 +68,8 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
     subscribe: (listener) => collector.subscribe(listener),
     logger: log.child({ component: 'api' }),
     cache: cache.reader, // CNI cache (issue 4)
+    ...(cache.subscribe ? { subscribeCache: cache.subscribe } : {}), // CNI cache (issue 4): tail cache.added/cache.removed
+    ...(cache.status ? { cacheStatus: cache.status } : {}), // CNI cache (issue 4): /healthz, /metrics
   });
   const url = await app.listen({ host: config.listen.host, port: config.listen.port });
   log.info({ url, db: config.db, capture: config.capture }, 'cnirec API listening');

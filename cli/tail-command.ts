@@ -1,5 +1,6 @@
 /**
- * `cnirec tail`: CNI calls as they happen, from the daemon's websocket.
+ * `cnirec tail`: CNI calls (and libcni cache writes and removals) as they
+ * happen, from the daemon's websocket.
  * Human lines by default, NDJSON with --json.
  */
 
@@ -20,13 +21,15 @@ export async function tailCommand(args: string[], client: ClientOptions): Promis
   const ws = new WebSocket(url, { headers: headers(client) });
   return new Promise<number>((resolve, reject) => {
     ws.on('message', (data) => {
-      const msg = JSON.parse(data.toString()) as { type: string; call?: CallSummaryView; error?: { message: string } };
+      const msg = JSON.parse(data.toString()) as { type: string; call?: CallSummaryView; entry?: CacheEntryView; error?: { message: string } };
       if (values.json) {
         process.stdout.write(`${data.toString()}\n`);
       } else if (msg.call && msg.type === 'call.finished') {
         process.stdout.write(`${callLine(msg.call, msg.call.parentId ? '  └ ' : '')}\n`);
       } else if (msg.call && msg.type === 'call.started') {
         process.stdout.write(dim(`${callLine(msg.call, msg.call.parentId ? '  └ ' : '')}\n`));
+      } else if (msg.entry && (msg.type === 'cache.added' || msg.type === 'cache.removed')) {
+        process.stdout.write(dim(`${cacheLine(msg.type, msg.entry)}\n`));
       } else if (msg.type === 'error') {
         process.stderr.write(red(`cnirec: ${msg.error?.message ?? 'error from the daemon'}\n`));
       }
@@ -39,4 +42,22 @@ export async function tailCommand(args: string[], client: ClientOptions): Promis
     });
     process.once('SIGINT', () => ws.close(1000));
   });
+}
+
+/** The fields of a tail cache message this command prints. */
+interface CacheEntryView {
+  readonly path: string;
+  readonly containerId: string | null;
+  readonly networkName: string | null;
+  readonly ifName: string | null;
+  readonly pod: { readonly namespace: string | null; readonly name: string } | null;
+  readonly ips: readonly string[];
+  readonly at: string;
+}
+
+function cacheLine(type: string, e: CacheEntryView): string {
+  const what = type === 'cache.added' ? 'cache written' : 'cache removed';
+  const pod = e.pod ? ` ${e.pod.namespace ?? '?'}/${e.pod.name}` : '';
+  const where = e.networkName === null ? e.path : `${e.networkName} ${e.containerId?.slice(0, 12) ?? '?'} ${e.ifName ?? '?'}`;
+  return `${e.at} ${what} ${where}${pod}${e.ips.length ? ` ${e.ips.join(',')}` : ''}`;
 }

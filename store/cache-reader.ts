@@ -66,10 +66,14 @@ function toEntry(r: EntryRow): StoredCacheEntry {
 export interface CacheReader {
   /** Newest first. */
   listCacheEntries(filter: CacheEntryFilter): StoredCacheEntry[];
+  /** Every version ever seen for one container (removed and superseded too), oldest first: the call and pod views pick from these. */
+  entriesForContainer(containerId: string): StoredCacheEntry[];
   /** Every holder of `ip`, oldest first. */
   ipHistory(ip: string): StoredIpHolding[];
   /** Most recently seen first. */
   listFindings(filter: FindingFilter): StoredFinding[];
+  /** Open findings by kind (kinds with none are absent), for /healthz and /metrics. */
+  countOpenFindings(): Partial<Record<CacheFindingKind, number>>;
 }
 
 export function createCacheReader(db: Database): CacheReader {
@@ -108,7 +112,17 @@ export function createCacheReader(db: Database): CacheReader {
     }
   >('SELECT ip, network, container_id, if_name, pod_namespace, pod_name, source, path, from_ms, to_ms FROM ip_history WHERE ip = ? ORDER BY from_ms, id');
 
+  const byContainerStmt = db.prepare<[string, number], EntryRow>(
+    'SELECT * FROM cache_entries WHERE container_id = ? ORDER BY first_seen_ms, id LIMIT ?',
+  );
+
+  const openCountsStmt = db.prepare<[], { kind: CacheFindingKind; n: number }>(
+    'SELECT kind, count(*) AS n FROM cache_findings WHERE resolved_at_ms IS NULL GROUP BY kind',
+  );
+
   return {
+    countOpenFindings: () => Object.fromEntries(openCountsStmt.all().map((r) => [r.kind, r.n])),
+    entriesForContainer: (containerId) => byContainerStmt.all(containerId, MAX_CACHE_PAGE).map(toEntry),
     listCacheEntries(f) {
       const where: string[] = [];
       const args: Record<string, string | number> = { limit: Math.min(f.limit ?? MAX_CACHE_PAGE, MAX_CACHE_PAGE) };

@@ -6,9 +6,10 @@
 
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { TailStats } from '../tail/tail-stats.js';
-import type { ApiDeps } from '../app.js';
+import type { ApiDeps, CacheStatus } from '../app.js';
+import { FINDING_KINDS } from '../schemas/cache.js';
 
-type DaemonDeps = Pick<ApiDeps, 'tracerStatus' | 'collectorStats' | 'storeStatus' | 'store'>;
+type DaemonDeps = Pick<ApiDeps, 'tracerStatus' | 'collectorStats' | 'storeStatus' | 'store' | 'cacheStatus'>;
 
 export function registerDaemonMetrics(registry: Registry, deps: DaemonDeps, tailStats: () => TailStats | null): void {
   const gauge = (name: string, help: string, value: () => number) =>
@@ -46,6 +47,32 @@ export function registerDaemonMetrics(registry: Registry, deps: DaemonDeps, tail
   gauge('cnirec_ws_clients', 'Live tail clients connected', () => tailStats()?.clients ?? 0);
   total('cnirec_ws_dropped_clients_total', 'Live tail clients closed for reading too slowly', () => tailStats()?.droppedClients ?? 0);
   total('cnirec_ws_dropped_messages_total', 'Messages those slow tail clients never got', () => tailStats()?.droppedMessages ?? 0);
+  if (deps.cacheStatus) registerCacheMetrics(registry, deps.cacheStatus, gauge);
+}
+
+/** CNI cache (issue 4): the watcher and its findings, read at scrape time like the rest. */
+function registerCacheMetrics(registry: Registry, status: () => CacheStatus, gauge: (name: string, help: string, value: () => number) => Gauge): void {
+  gauge('cnirec_cache_watcher_up', '1 when the CNI cache watcher runs, else 0', () => (status().running ? 1 : 0));
+  gauge('cnirec_cache_watched_dirs', 'Directories under a file-system watch (result dirs, host-local dirs and their network dirs)', () => status().watchedDirs);
+  gauge('cnirec_cache_entries', 'Live libcni cache files the watcher knows', () => status().entries);
+  gauge('cnirec_cache_ip_allocations', 'Live host-local reservations the watcher knows', () => status().allocations);
+  gauge('cnirec_cache_problems', 'Cache and host-local files or directories the watcher cannot use now', () => status().problems);
+  gauge('cnirec_cache_last_rescan_age_seconds', 'Seconds since the last full rescan finished (-1 before the first)', () => {
+    const at = status().lastRescanAt;
+    return at === null ? -1 : (Date.now() - Date.parse(at)) / 1000;
+  });
+  new Gauge({
+    name: 'cnirec_cache_open_findings',
+    help: 'Open findings (corrupt cache files, stale entries, leaked IPs, ADDs without cache) by kind',
+    labelNames: ['kind'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      // Every kind always, so a finding resolved to zero reads 0 rather than vanishing.
+      const open = status().openFindings;
+      for (const kind of FINDING_KINDS) this.set({ kind }, open[kind] ?? 0);
+    },
+  });
 }
 
 /** Asks the database itself; falls back to the daemon's last known size if the store cannot answer now. */

@@ -4,9 +4,12 @@
  * the same here as in lists and the live tail.
  */
 
+import type { StoredCacheEntry } from '../../store/cache-types.js';
 import type { StoredCall, StoredCallSummary } from '../../store/index.js';
+import { presentCacheEntry } from '../schemas/cache.js';
 import type { CallDetail } from '../schemas/call-detail.js';
 import { summaryFromStored } from '../schemas/call-summary.js';
+import { cacheEntryForCall, networkOfConfig } from './call-cache.js';
 import { presentHelper } from './helper.js';
 import { jsonOrNull, presentPayload } from './payload.js';
 
@@ -16,9 +19,12 @@ export function summaryOfStoredCall(call: StoredCall): StoredCallSummary {
   return { ...call, stdin: size(call.stdin), stdout: size(call.stdout), stderr: size(call.stderr) };
 }
 
-export function presentCallDetail(call: StoredCall, children: readonly StoredCallSummary[]): CallDetail {
+/** `cacheEntries`: every stored version for the call's container (empty when caches are not watched). */
+export function presentCallDetail(call: StoredCall, children: readonly StoredCallSummary[], cacheEntries: readonly StoredCacheEntry[] = []): CallDetail {
   const stdin = presentPayload(call.stdin);
   const stdout = presentPayload(call.stdout);
+  const config = jsonOrNull(stdin.text);
+  const cache = cacheEntryForCall(call, networkOfConfig(config), cacheEntries);
   return {
     ...summaryFromStored(summaryOfStoredCall(call)),
     argv: [...call.argv],
@@ -27,10 +33,10 @@ export function presentCallDetail(call: StoredCall, children: readonly StoredCal
     stdin,
     stdout,
     stderr: presentPayload(call.stderr),
-    config: jsonOrNull(stdin.text),
+    config,
     result: jsonOrNull(stdout.text),
     children: children.map(summaryFromStored),
     helpers: call.helpers.map(presentHelper),
-    cache: null,
+    cache: cache === null ? null : presentCacheEntry(cache),
   };
 }

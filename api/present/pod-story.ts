@@ -5,19 +5,24 @@
  * store so tests can hand it anything that answers those three questions.
  */
 
+import type { CacheReader } from '../../store/cache-reader.js';
 import type { CallStore, StoredCallSummary } from '../../store/index.js';
+import { presentCacheEntry } from '../schemas/cache.js';
 import { summaryFromStored } from '../schemas/call-summary.js';
 import type { CallTree, PodStory, Sandbox } from '../schemas/pod-story.js';
 import { presentHelperSummary } from './helper.js';
 import { msFromUs } from './time.js';
 
 export type PodStoryReader = Pick<CallStore, 'listPodCalls' | 'childrenOf' | 'getCall'>;
+export type PodCacheReader = Pick<CacheReader, 'entriesForContainer'>;
+/** A sandbox's cache entries, as the Sandbox schema wants them. */
+export type SandboxCacheOf = (containerId: string) => Sandbox['cache'];
 
 /** Real delegation is two or three levels deep (bridge → host-local); this only stops a corrupt parent chain. */
 const MAX_DEPTH = 16;
 
 /** Null when the store has no call for the pod (or none with `podUid`, when given). */
-export function buildPodStory(reader: PodStoryReader, namespace: string, name: string, podUid?: string): PodStory | null {
+export function buildPodStory(reader: PodStoryReader, namespace: string, name: string, podUid?: string, cache?: PodCacheReader | null): PodStory | null {
   const all = reader.listPodCalls(namespace, name);
   const calls = podUid === undefined ? all : all.filter((c) => c.podUid === podUid);
   if (calls.length === 0) return null;
@@ -44,13 +49,13 @@ export function buildPodStory(reader: PodStoryReader, namespace: string, name: s
   return {
     pod: { namespace, name, uid: uids.at(-1) ?? null, uids },
     calls: trees,
-    sandboxes: groupBySandbox(trees),
+    sandboxes: groupBySandbox(trees, cache ? (id) => cache.entriesForContainer(id).map((e) => presentCacheEntry(e)) : undefined),
     totals: totalsByCommand(trees),
   };
 }
 
 /** Sandboxes in the order their first call started; trees keep their oldest-first order inside each. */
-export function groupBySandbox(trees: readonly CallTree[]): Sandbox[] {
+export function groupBySandbox(trees: readonly CallTree[], cacheOf: SandboxCacheOf = () => []): Sandbox[] {
   const groups = new Map<string | null, CallTree[]>();
   for (const t of trees) {
     const group = groups.get(t.containerId);
@@ -63,6 +68,8 @@ export function groupBySandbox(trees: readonly CallTree[]): Sandbox[] {
     startedAt: calls[0]!.startedAt,
     calls,
     totals: totalsByCommand(calls),
+    // Calls without a container id have no attachment libcni could cache.
+    cache: containerId === null ? [] : cacheOf(containerId),
   }));
 }
 

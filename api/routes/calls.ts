@@ -55,7 +55,8 @@ export function registerCalls(app: FastifyInstance, deps: ApiDeps): void {
     async (request) => {
       const call = deps.store.getCall(request.params.id);
       if (call === null) throw apiErrors.callNotFound(request.params.id);
-      return presentCallDetail(call, deps.store.childrenOf(call.id));
+      const cacheEntries = deps.cache && call.containerId ? deps.cache.entriesForContainer(call.containerId) : [];
+      return presentCallDetail(call, deps.store.childrenOf(call.id), cacheEntries);
     },
   );
 }

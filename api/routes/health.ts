@@ -1,6 +1,7 @@
 /**
  * GET /healthz: "ok" when the tracer records and the store writes,
- * "degraded" otherwise, with the numbers that say why.
+ * "degraded" otherwise, with the numbers that say why; and the CNI cache
+ * watcher's state (null when the daemon watches no cache directory).
  */
 
 import type { FastifyInstance } from 'fastify';
@@ -13,11 +14,14 @@ export function registerHealth(app: FastifyInstance, deps: ApiDeps): void {
     const stats = deps.collectorStats();
     const ok = tracer.running && tracer.ready && store.writable;
     const lastRecordAgeMs = tracer.lastRecordAt === null ? null : Date.now() - Date.parse(tracer.lastRecordAt);
+    // CNI cache (issue 4). Problems and findings are the node's, not the daemon's: they do not make it degraded.
+    const cache = deps.cacheStatus?.() ?? null;
     return {
       status: ok ? 'ok' : 'degraded',
       tracer: { ...tracer, lastEventAgeMs: lastRecordAgeMs },
       calls: stats,
       store,
+      cache: cache === null ? null : { ...cache, lastRescanAgeMs: cache.lastRescanAt === null ? null : Date.now() - Date.parse(cache.lastRescanAt) },
     };
   });
 }

@@ -26,7 +26,7 @@ export function registerPods(app: FastifyInstance, deps: ApiDeps): void {
     {
       schema: {
         tags: ['pods'],
-        summary: "A pod's story: its CNI calls oldest first, as trees, grouped by sandbox, with time per command",
+        summary: "A pod's story: its CNI calls oldest first, as trees, grouped by sandbox with libcni's cache entries, with time per command",
         params: podParamsSchema,
         querystring: podQuerySchema,
         response: { 200: podStorySchema, ...errorResponses(400, 401, 404) },
@@ -34,7 +34,7 @@ export function registerPods(app: FastifyInstance, deps: ApiDeps): void {
     },
     async (request) => {
       const { namespace, name } = request.params;
-      const story = buildPodStory(deps.store, namespace, name, request.query.podUid);
+      const story = buildPodStory(deps.store, namespace, name, request.query.podUid, deps.cache);
       if (story === null) throw apiErrors.podNotFound(namespace, name);
       return story;
     },

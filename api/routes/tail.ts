@@ -1,6 +1,7 @@
 /**
  * WS /api/v1/tail: calls as they start and finish, filtered like
- * /api/v1/calls, optionally caught up from the store with `?since=`.
+ * /api/v1/calls, optionally caught up from the store with `?since=`; and
+ * libcni cache files as they are written and removed (live only).
  * Protocol in api/tail/tail-messages.ts, close codes in api/tail/tail-close.ts.
  *
  * A bad query is refused after the upgrade, not with an HTTP 400: browsers
@@ -41,8 +42,12 @@ export async function registerTail(app: FastifyInstance, deps: ApiDeps, options:
   // One subscription for all clients, for the app's lifetime.
   const unsubscribe = deps.subscribe?.(hub);
   if (unsubscribe === undefined) app.log.warn('no collector subscription: the live tail can only replay stored calls');
+  const unsubscribeCache = deps.subscribeCache?.(hub); // CNI cache (issue 4)
   app.decorate(TAIL_STATS_DECORATOR, { read: () => hub.stats() } satisfies TailStatsReader);
-  app.addHook('onClose', async () => unsubscribe?.());
+  app.addHook('onClose', async () => {
+    unsubscribe?.();
+    unsubscribeCache?.();
+  });
 
   const sessionOptions = {
     hub,

@@ -5,6 +5,7 @@
  */
 
 import { z } from 'zod';
+import { cacheEntrySchema } from './cache.js';
 import { callSummarySchema } from './call-summary.js';
 import { helperSchema } from './helper.js';
 import { payloadSchema } from './payload.js';
@@ -24,7 +25,11 @@ export const callDetailSchema = component(
       result: z.unknown().describe('stdout parsed as JSON (the CNI result or error); null when it is not JSON'),
       children: z.array(callSummarySchema).describe('Calls this one delegated to (host-local under bridge…), oldest first'),
       helpers: z.array(helperSchema).describe('Non-plugin programs the call ran, in order'),
-      cache: z.null().describe("libcni's cache entry for this attachment: reserved, always null in this version"),
+      cache: cacheEntrySchema
+        .nullable()
+        .describe(
+          "libcni's cache entry for this call's attachment (container, ifname, network): the version this call wrote or removed, else the one nearest in time; null for delegated calls, VERSION probes, or when none was seen",
+        ),
     })
     .describe('CallDetail'),
 );

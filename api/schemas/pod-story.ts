@@ -5,6 +5,7 @@
  */
 
 import { z } from 'zod';
+import { cacheEntrySchema } from './cache.js';
 import { callSummarySchema, podRefSchema, type CallSummary } from './call-summary.js';
 import { helperSummarySchema, type HelperSummary } from './helper.js';
 import { component } from './registry.js';
@@ -40,6 +41,9 @@ export const sandboxSchema = component(
     startedAt: z.string().describe('When its first call started (ISO 8601)'),
     calls: z.array(callTreeSchema).describe('Top-level calls in this sandbox, oldest first'),
     totals: totalsSchema,
+    cache: z
+      .array(cacheEntrySchema)
+      .describe("libcni's cache entries for this sandbox, every version seen (rewritten and removed ones too), oldest first; empty when caches are not watched"),
   }),
 );
 

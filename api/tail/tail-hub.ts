@@ -1,12 +1,15 @@
 /**
- * The live tail's single subscription to the collector. Each event becomes a
+ * The live tail's single subscription to the collector (and to the cache
+ * watcher, for cache.added/cache.removed). Each event becomes a
  * CallSummary once and, if anyone wants it, one encoded frame that every
  * matching client shares. Delivery only appends to per-client outboxes, so
  * the collector's publish never waits on a socket, however slow.
  */
 
+import type { CacheListener } from '../../collector/cache/cache-types.js';
 import type { CallListener, CollectorEvent } from '../../collector/types.js';
 import { summaryFromLive, type CallSummary } from '../schemas/call-summary.js';
+import { createCacheFeed, matchesCacheFilter, type TailCacheMessage } from './tail-cache.js';
 import { matchesFilter, type TailFilter } from './tail-filter.js';
 import { encodeMessage, type CallEventType } from './tail-messages.js';
 import type { TailStats } from './tail-stats.js';
@@ -15,9 +18,11 @@ export interface TailSubscriber {
   /** Read at every event, so a client's new filter applies from the next event on. */
   readonly filter: TailFilter;
   deliver(type: CallEventType, call: CallSummary, frame: Buffer): void;
+  /** Cache messages; a subscriber without this does not get them. */
+  deliverCache?(message: TailCacheMessage, frame: Buffer): void;
 }
 
-export interface TailHub extends CallListener {
+export interface TailHub extends CallListener, CacheListener {
   /** Starts delivering to `subscriber`; returns the function that stops it. */
   add(subscriber: TailSubscriber): () => void;
   /** A client was dropped for being too slow, losing `messages` messages. */
@@ -50,7 +55,27 @@ export function createTailHub(options: TailHubOptions = {}): TailHub {
     }
   };
 
+  // Fed even with no client connected: it must know every live file to describe a later removal.
+  const cacheFeed = createCacheFeed();
+  const fanOutCache = (message: TailCacheMessage) => {
+    let frame: Buffer | null = null;
+    for (const subscriber of subscribers) {
+      if (subscriber.deliverCache === undefined || !matchesCacheFilter(message.entry, subscriber.filter)) continue;
+      frame ??= encodeMessage(message);
+      try {
+        subscriber.deliverCache(message, frame);
+      } catch (err) {
+        options.onSubscriberError?.(err);
+      }
+    }
+  };
+
   return {
+    onCacheEvents(events) {
+      const messages = cacheFeed.messagesOf(events);
+      if (subscribers.size === 0) return;
+      for (const message of messages) fanOutCache(message);
+    },
     onEvents(events) {
       if (subscribers.size === 0) return;
       for (const event of events) fanOut(event);

@@ -8,6 +8,7 @@
 import type { RawData } from 'ws';
 import { z } from 'zod';
 import type { CallSummary } from '../schemas/call-summary.js';
+import type { CacheEventType, TailCacheEntry } from './tail-cache.js';
 import { filterMessageFieldsSchema, withoutUndefined, type TailFilter } from './tail-filter.js';
 
 export const TAIL_PROTOCOL_VERSION = 1;
@@ -34,6 +35,7 @@ export type ServerMessage =
       readonly replay: { readonly since: string; readonly limit: number } | null;
     }
   | { readonly type: CallEventType; readonly call: CallSummary }
+  | { readonly type: CacheEventType; readonly entry: TailCacheEntry }
   | { readonly type: 'replay.done'; readonly calls: number; readonly capped: boolean; readonly message?: string }
   | { readonly type: 'filter.updated'; readonly filter: TailFilter }
   | { readonly type: 'pong' }

@@ -15,6 +15,7 @@ import type { WebSocket } from 'ws';
 import type { CallStore } from '../../store/index.js';
 import { iso, summaryFromStored, type CallSummary } from '../schemas/call-summary.js';
 import { CLOSE_CODES, tooSlowReason } from './tail-close.js';
+import { matchesCacheFilter, type TailCacheMessage } from './tail-cache.js';
 import { matchesFilter, toCallFilter, type TailFilter, type TailQuery } from './tail-filter.js';
 import { createHandoffLedger } from './tail-handoff.js';
 import { keepAlive } from './tail-heartbeat.js';
@@ -33,11 +34,9 @@ export interface TailSessionOptions {
   readonly log: FastifyBaseLogger;
 }
 
-interface HeldEvent {
-  readonly type: CallEventType;
-  readonly call: CallSummary;
-  readonly frame: Buffer;
-}
+type HeldEvent =
+  | { readonly type: CallEventType; readonly call: CallSummary; readonly frame: Buffer }
+  | { readonly type: 'cache'; readonly message: TailCacheMessage; readonly frame: Buffer };
 
 export function runTailSession(socket: WebSocket, query: TailQuery, opts: TailSessionOptions): void {
   let filter: TailFilter = query.filter;
@@ -73,19 +72,22 @@ export function runTailSession(socket: WebSocket, query: TailQuery, opts: TailSe
     replay: query.sinceUs === null ? null : { since: iso(query.sinceUs), limit: opts.replayLimit },
   });
 
+  // Live messages go out at once, or wait in `held` while a replay is being sent.
+  const deliverLive = (event: HeldEvent) => {
+    if (held === null) {
+      outbox.send(event.frame);
+    } else if (held.length >= opts.outbox.maxMessages) {
+      giveUp(1 + outbox.close());
+    } else {
+      held.push(event);
+    }
+  };
   leaveHub = opts.hub.add({
     get filter() {
       return filter;
     },
-    deliver(type, call, frame) {
-      if (held === null) {
-        outbox.send(frame);
-      } else if (held.length >= opts.outbox.maxMessages) {
-        giveUp(1 + outbox.close());
-      } else {
-        held.push({ type, call, frame });
-      }
-    },
+    deliver: (type, call, frame) => deliverLive({ type, call, frame }),
+    deliverCache: (message, frame) => deliverLive({ type: 'cache', message, frame }),
   });
 
   socket.on('message', (data, isBinary) => {
@@ -139,7 +141,10 @@ export function runTailSession(socket: WebSocket, query: TailQuery, opts: TailSe
     // Events keep arriving while this drains: they join the end of `held`, and it only goes live once empty.
     while (open && held !== null && held.length > 0) {
       const event = held.shift() as HeldEvent;
-      if (ledger.alreadySent(event.call.id, event.type) || !matchesFilter(event.call, filter)) continue;
+      // The replay holds calls only: cache messages were never sent, and only the filter (maybe changed since) decides.
+      if (event.type === 'cache') {
+        if (!matchesCacheFilter(event.message.entry, filter)) continue;
+      } else if (ledger.alreadySent(event.call.id, event.type) || !matchesFilter(event.call, filter)) continue;
       outbox.send(event.frame);
       if (!outbox.idle) await outbox.whenIdle();
     }

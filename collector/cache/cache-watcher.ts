@@ -44,6 +44,8 @@ export interface CacheWatcherStatus {
   readonly running: boolean;
   readonly resultDirs: readonly string[];
   readonly ipamDirs: readonly string[];
+  /** Directories under a file-system watch now (host-local's network directories count; missing ones do not). */
+  readonly watchedDirs: number;
   readonly entries: number;
   readonly allocations: number;
   readonly problems: number;
@@ -347,6 +349,7 @@ export function createCacheWatcher(opts: CacheWatcherOptions): CacheWatcher {
         running,
         resultDirs: opts.resultDirs,
         ipamDirs: opts.ipamDirs,
+        watchedDirs: watchers.size,
         entries,
         allocations,
         problems,

@@ -19,14 +19,30 @@ import { requirePrivilegedSuite } from './support/privileged.js';
 const canRun = requirePrivilegedSuite();
 
 interface Entry {
+  id: number;
   containerId: string;
   networkName: string;
   ifName: string;
   ips: string[];
   config: { name?: string };
+  result: { ips?: { address: string }[] } | null;
   addCallId: string | null;
   delCallId: string | null;
   removedAt: string | null;
+}
+interface CallRow {
+  id: string;
+  plugin: string | null;
+  command: string | null;
+  parentId: string | null;
+  startedAt: string;
+}
+interface CallDetailBody {
+  id: string;
+  config: { prevResult?: unknown } | null;
+  result: unknown;
+  children: CallRow[];
+  cache: Entry | null;
 }
 interface Holding {
   source: string;
@@ -112,6 +128,56 @@ describe.runIf(canRun)('libcni cache and host-local state, with podman', () => {
       return history.filter((h) => h.containerId === id).every((h) => h.to !== null) ? history : null;
     });
     expect(after.filter((h) => h.containerId === id).length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('on a chained conflist, caches the final result and records each chained plugin as its own call with its prevResult', async () => {
+    // bridge (+ host-local) → portmap → tuning → bandwidth, as libcni runs a conflist: one exec per plugin,
+    // each fed the previous plugin's result. Ingress shaping only: egress would need the ifb module.
+    const chained = await createPodmanEnv({
+      networkPrefix: 'cnirec-chain',
+      extraPlugins: [
+        { type: 'portmap', capabilities: { portMappings: true } },
+        { type: 'tuning', sysctl: { 'net.ipv4.conf.eth0.accept_redirects': '0' } },
+        { type: 'bandwidth', ingressRate: 8_000_000, ingressBurst: 16_000 },
+      ],
+    });
+    try {
+      await chained.ensureImage();
+      const id = await chained.runContainer({ cmd: ['sleep', '120'], name: `cnirec-chain-${Date.now().toString(36)}`, extraArgs: ['-p', '18080:80'] });
+      const entry = await poll('the chain\'s cache entry linked to its ADD', async () => {
+        const { items } = await get<{ items: Entry[] }>(`/api/v1/cache?containerId=${id}`);
+        return items.find((e) => e.addCallId !== null);
+      });
+      expect(entry.config).toMatchObject({ name: chained.network.name, plugins: [{ type: 'bridge' }, { type: 'portmap' }, { type: 'tuning' }, { type: 'bandwidth' }] });
+
+      const { items } = await get<{ items: CallRow[] }>(`/api/v1/calls?containerId=${id}&command=ADD`);
+      const adds = items.filter((c) => c.parentId === null).sort((a, b) => a.startedAt.localeCompare(b.startedAt));
+      expect(adds.map((c) => c.plugin)).toEqual(['bridge', 'portmap', 'tuning', 'bandwidth']);
+      const details = await Promise.all(adds.map((c) => get<CallDetailBody>(`/api/v1/calls/${c.id}`)));
+      const [bridge, ...rest] = details;
+      expect(bridge!.children.map((c) => c.plugin)).toEqual(['host-local']);
+      expect(bridge!.config?.prevResult).toBeUndefined();
+      // Each chained plugin was handed exactly what the one before it answered.
+      rest.forEach((d, i) => {
+        expect(d.children).toEqual([]);
+        expect(d.config?.prevResult).toEqual(details[i]!.result);
+      });
+      // libcni caches the last plugin's answer, and the entry is tied to that call; every ADD of the chain shows it.
+      const last = details.at(-1)!;
+      expect(entry.addCallId).toBe(last.id);
+      expect(entry.result).toEqual(last.result);
+      expect(entry.result?.ips?.[0]?.address.split('/')[0]).toBe(entry.ips[0]);
+      for (const d of details) expect(d.cache).toMatchObject({ id: entry.id, addCallId: last.id });
+
+      await chained.removeContainer(id);
+      const removed = await poll('the chain\'s entry removed and linked to a DEL', async () => {
+        const { items: all } = await get<{ items: Entry[] }>(`/api/v1/cache?containerId=${id}&includeRemoved=true`);
+        return all.find((e) => e.removedAt !== null && e.delCallId !== null);
+      });
+      expect(daemon.store.getCall(removed.delCallId!)).toMatchObject({ command: 'DEL', containerId: id, parentId: null });
+    } finally {
+      await chained.cleanup();
+    }
   });
 
   it('reconciles a daemon restart while the container runs: one entry, no duplicates', async () => {

@@ -13,6 +13,7 @@ import { buildApp, type ApiDeps } from '../../api/app.js';
 import type { TracerStatus } from '../../collector/collector.js';
 import type { CaptureMode } from '../../collector/tracer-protocol.js';
 import type { CapturedStream, CniCall, CollectorEvent, HelperProcess } from '../../collector/types.js';
+import { createCacheStore, type CacheStore } from '../../store/cache-store.js';
 import { createCallStore, openDatabase, type CallStore } from '../../store/index.js';
 
 // ---- calls -------------------------------------------------------------------
@@ -158,6 +159,8 @@ export const TRACER_STATUS: TracerStatus = {
 export interface ApiHarness {
   readonly app: FastifyInstance;
   readonly store: CallStore;
+  /** The cache store on the same database, when started with `cache: true`. */
+  readonly cache: CacheStore | null;
   /** What the API was asked to do to the tracer. */
   readonly modeSwitches: CaptureMode[];
   /** Every line the app logged (debug and up), as written. */
@@ -173,11 +176,15 @@ export interface HarnessOptions {
   readonly setCaptureMode?: ApiDeps['setCaptureMode'] | null;
   /** Lets a test break the store the API reads from. */
   readonly wrapStore?: (store: CallStore) => CallStore;
+  /** Also a cache store on the same database, passed to the API as deps.cache. */
+  readonly cache?: boolean;
 }
 
 export async function startApi(options: HarnessOptions = {}): Promise<ApiHarness> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cnirec-api-'));
-  const store = createCallStore(openDatabase(path.join(dir, 'calls.db')));
+  const db = openDatabase(path.join(dir, 'calls.db'));
+  const store = createCallStore(db);
+  const cache = options.cache ? createCacheStore(db, { sinceMs: T0_MS - 1000, graceMs: 1000 }) : null;
   const modeSwitches: CaptureMode[] = [];
   const state = { tracer: { ...TRACER_STATUS } };
   const defaultSetMode = async (mode: CaptureMode) => {
@@ -194,12 +201,14 @@ export async function startApi(options: HarnessOptions = {}): Promise<ApiHarness
     storeStatus: () => ({ writable: true, lastError: null, pendingWrites: 0, droppedWrites: 0, databaseBytes: 0 }),
     store: options.wrapStore ? options.wrapStore(store) : store,
     token: options.token ?? null,
+    cache,
     ...(setCaptureMode ? { setCaptureMode } : {}),
   });
   await app.ready();
   return Object.assign(state, {
     app,
     store,
+    cache,
     modeSwitches,
     logLines,
     write: (...calls: CniCall[]) => store.writeEvents(calls.map(finished)),

@@ -14,6 +14,7 @@ import type { ApiDeps } from '../../api/app.js';
 import { registerMetrics } from '../../api/routes/metrics.js';
 import { registerTail, type TailOptions } from '../../api/routes/tail.js';
 import type { CallSummary } from '../../api/schemas/call-summary.js';
+import type { CacheEvent, CacheListener } from '../../collector/cache/cache-types.js';
 import type { CollectorStats, TracerStatus } from '../../collector/collector.js';
 import type { CallListener, CapturedStream, CniCall, CollectorEvent } from '../../collector/types.js';
 import { createCallStore, openDatabase, type CallStore } from '../../store/index.js';
@@ -111,12 +112,27 @@ export class FakeCollector {
   }
 }
 
+/** The cache watcher, driven by hand: the test emits its events. */
+export class FakeCacheWatcher {
+  readonly listeners = new Set<CacheListener>();
+
+  readonly subscribe = (listener: CacheListener): (() => void) => {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  };
+
+  emit(...events: CacheEvent[]): void {
+    for (const listener of this.listeners) listener.onCacheEvents(events);
+  }
+}
+
 // ---- the app ------------------------------------------------------------------
 
 export interface TestApp {
   readonly app: FastifyInstance;
   readonly store: CallStore;
   readonly collector: FakeCollector;
+  readonly cacheWatcher: FakeCacheWatcher;
   /** ws://127.0.0.1:port */
   readonly wsBase: string;
   tracer: TracerStatus;
@@ -142,6 +158,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     },
   };
   const collector = new FakeCollector();
+  const cacheWatcher = new FakeCacheWatcher();
   const state = {
     tracer: {
       running: true,
@@ -165,6 +182,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     storeStatus: () => state.storeStatus,
     store: apiStore,
     subscribe: collector.subscribe,
+    subscribeCache: cacheWatcher.subscribe,
   };
   const app = Fastify();
   await registerTail(app, deps, options.tail);
@@ -177,6 +195,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     app,
     store,
     collector,
+    cacheWatcher,
     wsBase: `ws://127.0.0.1:${address.port}`,
     async close() {
       await app.close();

@@ -1,0 +1,100 @@
+/**
+ * libcni cache changes as tail messages: `cache.added` when libcni wrote a
+ * cache file (a rewrite is a new version, so it is announced the same way),
+ * `cache.removed` when the file went away. The watcher's removal names only
+ * the path, so the feed remembers the last version of every live file it was
+ * told about (the watcher announces all of them at startup) to say what was
+ * removed. Kept small: no config, which is the conflist libcni ran and
+ * belongs to the REST view (/api/v1/cache).
+ */
+
+import type { CacheEntry, CacheEvent } from '../../collector/cache/cache-types.js';
+import type { TailFilter } from './tail-filter.js';
+
+export type CacheEventType = 'cache.added' | 'cache.removed';
+
+export interface TailCacheEntry {
+  readonly path: string;
+  readonly dir: string;
+  /** Null in a removal of a file the feed never saw (gone before the API started following). */
+  readonly format: 'cniCacheV1' | 'legacy' | null;
+  readonly containerId: string | null;
+  readonly networkName: string | null;
+  readonly ifName: string | null;
+  readonly netns: string | null;
+  readonly pod: { readonly namespace: string | null; readonly name: string; readonly uid: string | null } | null;
+  readonly ips: readonly string[];
+  readonly result: unknown;
+  /** The file's mtime (when libcni wrote it), ISO 8601. */
+  readonly writtenAt: string | null;
+  /** When the watcher saw the change, ISO 8601. */
+  readonly at: string;
+}
+
+export interface TailCacheMessage {
+  readonly type: CacheEventType;
+  readonly entry: TailCacheEntry;
+}
+
+export interface CacheFeed {
+  /** The messages `events` make, in order; remembers live files for later removals. */
+  messagesOf(events: readonly CacheEvent[]): TailCacheMessage[];
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+function live(e: CacheEntry, atMs: number): TailCacheEntry {
+  return {
+    path: e.path,
+    dir: e.dir,
+    format: e.format,
+    containerId: e.containerId,
+    networkName: e.networkName,
+    ifName: e.ifName,
+    netns: e.netns,
+    pod: e.pod === null ? null : { namespace: e.pod.namespace, name: e.pod.name, uid: e.pod.uid },
+    ips: [...e.ips],
+    result: e.result,
+    writtenAt: iso(e.mtimeMs),
+    at: iso(atMs),
+  };
+}
+
+export function createCacheFeed(): CacheFeed {
+  const lastVersion = new Map<string, TailCacheEntry>();
+  return {
+    messagesOf(events) {
+      const out: TailCacheMessage[] = [];
+      for (const ev of events) {
+        if (ev.type === 'cache.added' || ev.type === 'cache.changed') {
+          const entry = live(ev.entry, ev.atMs);
+          lastVersion.set(ev.entry.path, entry);
+          out.push({ type: 'cache.added', entry });
+        } else if (ev.type === 'cache.removed') {
+          const last = lastVersion.get(ev.path);
+          lastVersion.delete(ev.path);
+          const entry: TailCacheEntry = last
+            ? { ...last, at: iso(ev.atMs) }
+            : { path: ev.path, dir: ev.dir, format: null, containerId: null, networkName: null, ifName: null, netns: null, pod: null, ips: [], result: null, writtenAt: null, at: iso(ev.atMs) };
+          out.push({ type: 'cache.removed', entry });
+        }
+        // IP reservations, problems and reconciliation are not tail messages: /api/v1/ips and /api/v1/findings tell those.
+      }
+      return out;
+    },
+  };
+}
+
+/**
+ * Whether a tail client wants a cache message. Namespace and pod narrow only
+ * entries that carry a pod (podman's, for one, never do); command, plugin and
+ * failed are about calls, so a client that sets any of them sees no cache
+ * messages.
+ */
+export function matchesCacheFilter(entry: TailCacheEntry, f: TailFilter): boolean {
+  if (f.command !== undefined || f.plugin !== undefined || f.failed !== undefined) return false;
+  if (entry.pod === null) return true;
+  if (f.namespace !== undefined && entry.pod.namespace !== f.namespace) return false;
+  if (f.pod !== undefined && entry.pod.name !== f.pod) return false;
+  return true;
+}
