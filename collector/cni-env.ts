@@ -37,7 +37,14 @@ export function parseCniArgs(cniArgs: string | undefined): Map<string, string> {
 }
 
 export function podFromCniArgs(cniArgs: string | undefined): PodRef | null {
-  const args = parseCniArgs(cniArgs);
+  return podFromArgs(parseCniArgs(cniArgs));
+}
+
+/**
+ * The pod named by K8S_POD_* arguments. A name without a namespace (podman
+ * sets only K8S_POD_NAME) is not a Kubernetes pod.
+ */
+export function podFromArgs(args: ReadonlyMap<string, string>): PodRef | null {
   const namespace = args.get('K8S_POD_NAMESPACE');
   const name = args.get('K8S_POD_NAME');
   if (!namespace || !name) return null;
