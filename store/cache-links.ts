@@ -34,6 +34,11 @@ const NETWORK_OF_STDIN = "CASE WHEN length(c.stdin) > 0 AND json_valid(CAST(c.st
 // Same network, or no stdin to tell (light capture).
 const SAME_NETWORK = `(length(c.stdin) = 0 OR ${NETWORK_OF_STDIN} = @network)`;
 const TOP_LEVEL = 'c.parent_id IS NULL AND c.is_version_probe = 0 AND c.container_id = @containerId AND c.ifname = @ifName';
+/**
+ * How long after a file appears (or goes) before it is linked: longer than the collector can take to publish
+ * a call (its reordering window, the grace after exit and the store's batching).
+ */
+const SETTLE_MS = 3_000;
 /** Clock slack between the file's mtime, our detection time and the tracer's timestamps. */
 const SLACK_US = 2_000_000;
 
@@ -42,12 +47,14 @@ export function createCacheLinker(db: Database, opts: CacheLinkOptions = {}): Ca
   const graceMs = opts.graceMs ?? 5_000;
   const findings = createFindingsLog(db);
 
-  const unlinkedAdds = db.prepare<{ since: number; briefly: number }, { id: number; container_id: string; if_name: string; network_name: string | null; file_mtime_ms: number; first_seen_ms: number }>(
+  const unlinkedAdds = db.prepare<{ since: number; briefly: number; settled: number }, { id: number; container_id: string; if_name: string; network_name: string | null; file_mtime_ms: number; first_seen_ms: number }>(
     // Recent files are retried for the whole window (their ADD may reach the store late); old files found at
-    // startup only briefly: their ADD is either in the database already or was never recorded.
+    // startup only briefly: their ADD is either in the database already or was never recorded. A file is
+    // linked only once it has settled, so every call of its chain has been stored: linked earlier, it could
+    // take a plugin that ran before the chain's last one.
     `SELECT id, container_id, if_name, network_name, file_mtime_ms, first_seen_ms FROM cache_entries
      WHERE add_call_id IS NULL AND container_id IS NOT NULL AND if_name IS NOT NULL
-       AND (file_mtime_ms >= @since OR first_seen_ms >= @briefly)`,
+       AND (file_mtime_ms >= @since OR first_seen_ms >= @briefly) AND first_seen_ms <= @settled`,
   );
   // The ADD that ended last before the file was written: with a chain, the last plugin's.
   const findAdd = db.prepare<{ containerId: string; ifName: string; network: string | null; writtenUs: number }, { id: string }>(`
@@ -57,8 +64,8 @@ export function createCacheLinker(db: Database, opts: CacheLinkOptions = {}): Ca
     ORDER BY abs(@writtenUs - c.ended_at_us) LIMIT 1`);
   const setAdd = db.prepare('UPDATE cache_entries SET add_call_id = ? WHERE id = ?');
 
-  const unlinkedDels = db.prepare<[number], { id: number; container_id: string; if_name: string; network_name: string | null; file_mtime_ms: number; removed_at_ms: number }>(
-    'SELECT id, container_id, if_name, network_name, file_mtime_ms, removed_at_ms FROM cache_entries WHERE del_call_id IS NULL AND removed_at_ms IS NOT NULL AND container_id IS NOT NULL AND if_name IS NOT NULL AND removed_at_ms >= ?',
+  const unlinkedDels = db.prepare<[number, number], { id: number; container_id: string; if_name: string; network_name: string | null; file_mtime_ms: number; removed_at_ms: number }>(
+    'SELECT id, container_id, if_name, network_name, file_mtime_ms, removed_at_ms FROM cache_entries WHERE del_call_id IS NULL AND removed_at_ms IS NOT NULL AND container_id IS NOT NULL AND if_name IS NOT NULL AND removed_at_ms >= ? AND removed_at_ms <= ?',
   );
   const findDel = db.prepare<{ containerId: string; ifName: string; network: string | null; writtenUs: number; removedUs: number }, { id: string }>(`
     SELECT c.id FROM calls c
@@ -104,12 +111,13 @@ export function createCacheLinker(db: Database, opts: CacheLinkOptions = {}): Ca
     WHERE c.id = ? AND (e.file_mtime_ms * 1000 >= c.started_at_us - ${SLACK_US} OR e.first_seen_ms * 1000 >= c.started_at_us)`);
 
   const link = db.transaction((nowMs: number) => {
-    for (const e of unlinkedAdds.all({ since: nowMs - windowMs, briefly: nowMs - 30_000 })) {
+    const settled = nowMs - SETTLE_MS;
+    for (const e of unlinkedAdds.all({ since: nowMs - windowMs, briefly: nowMs - 30_000, settled })) {
       const writtenUs = (e.file_mtime_ms > 0 ? e.file_mtime_ms : e.first_seen_ms) * 1000;
       const add = findAdd.get({ containerId: e.container_id, ifName: e.if_name, network: e.network_name, writtenUs });
       if (add) setAdd.run(add.id, e.id);
     }
-    for (const e of unlinkedDels.all(nowMs - windowMs)) {
+    for (const e of unlinkedDels.all(nowMs - windowMs, settled)) {
       const del = findDel.get({ containerId: e.container_id, ifName: e.if_name, network: e.network_name, writtenUs: e.file_mtime_ms * 1000, removedUs: e.removed_at_ms * 1000 });
       if (del) setDel.run(del.id, e.id);
     }

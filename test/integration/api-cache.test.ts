@@ -62,7 +62,7 @@ describe('cache API', () => {
       { type: 'cache.removed', path: entry('bbb').path, dir: '/var/lib/cni/results', atMs: T0_MS + 80 },
       { type: 'cache.problem', problem: { kind: 'empty-file', path: '/var/lib/cni/results/x', dir: '/var/lib/cni/results', message: 'cache file is empty' }, atMs: T0_MS },
     ]);
-    cache.refresh(T0_MS + 500);
+    cache.refresh(T0_MS + 3500); // after the settle time: the whole chain is stored by then
     app = await cacheApp(cache);
   });
   afterAll(async () => {

@@ -50,7 +50,7 @@ describe('cache entries in the call detail and the pod view', () => {
       { type: 'cache.added', entry: entry('other', { ips: ['10.99.0.5'] }), atMs: T0_MS + 220 },
       { type: 'cache.removed', path: entry('podnet').path, dir: '/var/lib/cni/results', atMs: T0_MS + 5300 },
     ]);
-    h.cache!.refresh(T0_MS + 6000);
+    h.cache!.refresh(T0_MS + 9000); // after the settle time of the removal
   });
   afterAll(() => h.close());
 

@@ -61,7 +61,7 @@ describe('cache store', () => {
     cache.writeCacheEvents([reconciled(T0_MS - 500, []), { type: 'ip.allocated', allocation: alloc(), atMs: T0_MS + 25 }, { type: 'cache.added', entry: entry(), atMs: T0_MS + 60 }]);
     // The ADD reaches the store after the file (the collector's grace period): the refresh links it later.
     calls.writeEvents([finished(add)]);
-    cache.refresh(T0_MS + 500);
+    cache.refresh(T0_MS + 3500); // after the settle time: the whole chain is stored by then
     let [live] = cache.listCacheEntries({});
     expect(live).toMatchObject({ containerId: CID, networkName: 'podnet', podNamespace: 'demo', podName: 'web-0', addCallId: add.id, removedAtMs: null, ips: ['10.22.0.5'] });
 
@@ -74,7 +74,7 @@ describe('cache store', () => {
       { type: 'cache.removed', path: FILE, dir: RESULTS, atMs: T0_MS + 10_100 },
       { type: 'ip.released', path: IP_FILE, dir: IPAM, atMs: T0_MS + 10_050 },
     ]);
-    cache.refresh(T0_MS + 11_000);
+    cache.refresh(T0_MS + 14_000); // after the removal's settle time
     expect(cache.listCacheEntries({})).toEqual([]);
     [live] = cache.listCacheEntries({ includeRemoved: true });
     expect(live).toMatchObject({ removedAtMs: T0_MS + 10_100, delCallId: del.id });
