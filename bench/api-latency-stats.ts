@@ -79,7 +79,9 @@ export function cpuWindow(pids: () => readonly number[]): () => CpuShare {
     const oursB = pids().reduce((s, p) => s + processTicks(p), 0);
     const total = Math.max(1, b.total - a.total);
     const busy = (b.busy - a.busy) / total;
-    return { busy: round(busy), foreign: round(Math.max(0, busy - (oursB - oursA) / total)) };
+    // Read both ends while the processes live: a pid gone by the end reads 0 and would count as negative.
+    const ours = Math.max(0, oursB - oursA) / total;
+    return { busy: round(busy), foreign: round(Math.min(1, Math.max(0, busy - ours))) };
   };
 }
 

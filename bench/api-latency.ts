@@ -350,6 +350,7 @@ async function main(): Promise<void> {
     // Lists without ?limit= get the route's default page size.
     const storeCpu = cpuWindow(ourPids);
     const store = diagnoseStore(dbFile, ctx, DEFAULT_PAGE_SIZE, opts.storeIterations, STORE_STEP_SECONDS, seededRandom(99));
+    const storeCpuShare = storeCpu();
     for (const s of store) {
       progress(
         `  ${s.scenario}: p50/p99 ms store ${s.storeMs.p50}/${s.storeMs.p99}, +json ${s.storeAndJsonMs.p50}/${s.storeAndJsonMs.p99}, +schema ${s.storeJsonAndSchemaMs?.p50 ?? '-'}/${s.storeJsonAndSchemaMs?.p99 ?? '-'}; ${s.rowsPerQuery} rows`,
@@ -390,7 +391,7 @@ async function main(): Promise<void> {
       scenarios: infos,
       http,
       store,
-      storeCpu: storeCpu(),
+      storeCpu: storeCpuShare,
       live,
       liveBusy,
       memory,
