@@ -2,17 +2,33 @@
  * GET /healthz: "ok" when the tracer records and the store writes,
  * "degraded" otherwise, with the numbers that say why; and the CNI cache
  * watcher's state (null when the daemon watches no cache directory).
+ *
+ * Plain /healthz answers 200 whenever the daemon answers at all: a degraded
+ * daemon still serves what it has, so only a wedged process (no answer)
+ * should get it restarted — that is the liveness probe. `?probe=readiness`
+ * answers 503 (same body) while the tracer is not recording (starting,
+ * restarting, given up): a node where nothing is recorded is not ready, and
+ * a DaemonSet rollout of a version whose tracer cannot start stops there.
+ * A full disk is not a readiness failure: the API still serves.
  */
 
 import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
 import type { ApiDeps } from '../app.js';
+import { apiErrors } from '../errors.js';
+
+const healthQuerySchema = z.object({ probe: z.enum(['liveness', 'readiness']).optional() });
 
 export function registerHealth(app: FastifyInstance, deps: ApiDeps): void {
-  app.get('/healthz', async () => {
+  app.get('/healthz', async (request, reply) => {
+    const query = healthQuerySchema.safeParse(request.query);
+    if (!query.success) throw apiErrors.badRequest('Invalid query: probe must be "liveness" or "readiness".', [{ path: 'probe', message: 'must be "liveness" or "readiness"' }]);
     const tracer = deps.tracerStatus();
     const store = deps.storeStatus();
     const stats = deps.collectorStats();
-    const ok = tracer.running && tracer.ready && store.writable;
+    const recording = tracer.running && tracer.ready;
+    const ok = recording && store.writable;
+    if (query.data.probe === 'readiness' && !recording) void reply.code(503);
     const lastRecordAgeMs = tracer.lastRecordAt === null ? null : Date.now() - Date.parse(tracer.lastRecordAt);
     // CNI cache (issue 4). Problems and findings are the node's, not the daemon's: they do not make it degraded.
     const cache = deps.cacheStatus?.() ?? null;

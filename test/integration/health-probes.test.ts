@@ -1,0 +1,71 @@
+// /healthz as the Kubernetes probes use it (deploy/kubernetes): liveness on
+// plain /healthz fails only when the daemon does not answer; readiness
+// (?probe=readiness) fails while the tracer is not recording, not when the
+// store is unwritable.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp, type StoreStatus } from '../../api/app.js';
+import type { TracerStatus } from '../../collector/collector.js';
+import { createCallStore, openDatabase, type CallStore } from '../../store/index.js';
+import { TRACER_STATUS, type ErrorBody } from './api-harness.js';
+
+const WRITABLE: StoreStatus = { writable: true, lastError: null, pendingWrites: 0, droppedWrites: 0, databaseBytes: 0 };
+const DISK_FULL: StoreStatus = { writable: false, lastError: 'database or disk is full', pendingWrites: 12, droppedWrites: 0, databaseBytes: 0 };
+
+describe('/healthz for liveness and readiness probes', () => {
+  let dir: string;
+  let store: CallStore;
+  let app: FastifyInstance;
+  const state: { tracer: TracerStatus; store: StoreStatus } = { tracer: TRACER_STATUS, store: WRITABLE };
+
+  beforeAll(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cnirec-health-'));
+    store = createCallStore(openDatabase(path.join(dir, 'calls.db')));
+    app = await buildApp({
+      tracerStatus: () => state.tracer,
+      collectorStats: () => ({ openCalls: 0, callsStarted: 0, callsFinished: 0, records: 0, orphanChunks: 0 }),
+      storeStatus: () => state.store,
+      store,
+      token: 'secret-token', // /healthz stays open: kubelet probes send no token
+    });
+    await app.ready();
+  });
+  afterAll(async () => {
+    await app.close();
+    store.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  const probe = async (url: string) => {
+    const res = await app.inject({ method: 'GET', url });
+    return { status: res.statusCode, body: res.json<{ status: string }>() };
+  };
+
+  const cases: Array<{ name: string; tracer: Partial<TracerStatus>; store: StoreStatus; status: string; live: number; ready: number }> = [
+    { name: 'recording and writing', tracer: {}, store: WRITABLE, status: 'ok', live: 200, ready: 200 },
+    { name: 'recording with the disk full', tracer: {}, store: DISK_FULL, status: 'degraded', live: 200, ready: 200 },
+    { name: 'tracer started but not recording yet', tracer: { ready: false }, store: WRITABLE, status: 'degraded', live: 200, ready: 503 },
+    { name: 'tracer down (restarting or given up)', tracer: { running: false, ready: false, pid: null, lastError: 'bpftrace exited with code 1' }, store: WRITABLE, status: 'degraded', live: 200, ready: 503 },
+  ];
+
+  for (const c of cases) {
+    it(`${c.name}: liveness ${c.live}, readiness ${c.ready}, status "${c.status}"`, async () => {
+      state.tracer = { ...TRACER_STATUS, ...c.tracer };
+      state.store = c.store;
+      const live = await probe('/healthz');
+      const liveExplicit = await probe('/healthz?probe=liveness');
+      const ready = await probe('/healthz?probe=readiness');
+      expect([live.status, liveExplicit.status, ready.status]).toEqual([c.live, c.live, c.ready]);
+      for (const r of [live, liveExplicit, ready]) expect(r.body.status).toBe(c.status);
+    });
+  }
+
+  it('answers 400 naming the parameter for an unknown probe', async () => {
+    const res = await app.inject({ method: 'GET', url: '/healthz?probe=startup' });
+    expect(res.statusCode).toBe(400);
+    expect(res.json<ErrorBody>().error.issues?.[0]?.path).toBe('probe');
+  });
+});
