@@ -81,6 +81,13 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 async function run(args: string[]): Promise<number> {
+  const config = loadConfig(parseRunFlags(args), process.env);
+  const log = pino({ level: config.logLevel, base: { app: 'cnirec' } });
+  return runDaemon(config, log);
+}
+
+/** `cnirec run`'s flags, as loadConfig takes them (exported so deploy/ manifests can be checked against it). */
+export function parseRunFlags(args: string[]): Partial<Record<SettingName, string>> {
   const options = Object.fromEntries(
     (Object.keys(settings) as SettingName[]).map((n) => [flagName(n), { type: 'string' as const }]),
   );
@@ -95,9 +102,7 @@ async function run(args: string[]): Promise<number> {
     const v = values[flagName(n)];
     if (typeof v === 'string') flags[n] = v;
   }
-  const config = loadConfig(flags, process.env);
-  const log = pino({ level: config.logLevel, base: { app: 'cnirec' } });
-  return runDaemon(config, log);
+  return flags;
 }
 
 /** Takes --api and --token out of the arguments (the rest belong to the command). */
