@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what cnirec needs on a Debian/Ubuntu node (run as root):
 # bpftrace and the tools the end-to-end tests drive (reference CNI plugins,
-# iproute2, iptables, podman with runc), mounts tracefs, installs npm packages
-# and builds. Safe to run again.
+# iproute2, iptables, podman with runc; systemd-analyze for the unit check),
+# mounts tracefs, installs npm packages and builds. Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,7 +17,7 @@ if [ "$node_major" -lt 20 ]; then
   exit 1
 fi
 
-packages=(bpftrace containernetworking-plugins iproute2 iptables podman runc busybox-static catatonit jq curl)
+packages=(bpftrace containernetworking-plugins iproute2 iptables podman runc busybox-static catatonit jq curl systemd)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
