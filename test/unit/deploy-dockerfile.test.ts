@@ -5,6 +5,7 @@
 // the image as the DaemonSet runs it.
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { parseDocument } from 'yaml';
@@ -170,6 +171,39 @@ describe('the Dockerfile', () => {
     const container = ds.spec.template.spec.containers[0]!;
     expect(container.command).toBeUndefined();
     for (const arg of container.args ?? []) expect(arg.startsWith('--'), arg).toBe(true);
+  });
+
+  it('lays out a runnable image: the final stage’s files and link, assembled in a scratch root, run the CLI and find the bpftrace program', () => {
+    expect(fs.existsSync(path.join(ROOT, 'dist/cli/main.js')), 'run npm run build first').toBe(true);
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'cnirec-image-'));
+    try {
+      const buildDir = inStage(0).find((i) => i.keyword === 'WORKDIR')!.args;
+      const workdir = path.join(root, inStage(finalStage).find((i) => i.keyword === 'WORKDIR')!.args);
+      fs.mkdirSync(workdir, { recursive: true });
+      for (const copy of inStage(finalStage).filter((i) => i.keyword === 'COPY')) {
+        const parts = words(copy.args);
+        const fromBuild = parts[0]!.startsWith('--from=');
+        const [source, dest] = fromBuild ? [path.posix.relative(buildDir, parts[1]!), parts[2]!] : [parts[0]!, parts[1]!];
+        const target = path.resolve(workdir, dest === './' ? path.basename(source) : dest);
+        fs.mkdirSync(path.dirname(target), { recursive: true });
+        // The build stage's node_modules is this checkout's (same lockfile), linked rather than copied.
+        if (source === 'node_modules') fs.symlinkSync(fs.realpathSync(path.join(ROOT, source)), target);
+        else fs.cpSync(path.join(ROOT, source), target, { recursive: true });
+      }
+      for (const link of runs.filter((c) => c.startsWith('ln -s'))) {
+        const [target, linkPath] = words(link).filter((w) => !w.startsWith('-')).slice(1);
+        fs.mkdirSync(path.dirname(path.join(root, linkPath!)), { recursive: true });
+        fs.symlinkSync(path.join(root, target!), path.join(root, linkPath!));
+      }
+      const entry = path.join(root, 'usr/local/bin', (JSON.parse(inStage(finalStage).find((i) => i.keyword === 'ENTRYPOINT')!.args) as string[])[0]!);
+      const help = spawnSync(entry, ['help'], { encoding: 'utf8' });
+      expect(help.stderr).toBe('');
+      expect(help.stdout).toMatch(/^usage: cnirec/);
+      const program = spawnSync(process.execPath, ['--input-type=module', '-e', `import { programPath } from ${JSON.stringify(path.join(workdir, 'dist/bpf/program.js'))}; console.log(programPath());`], { encoding: 'utf8' });
+      expect(program.stdout.trim(), program.stderr).toBe(path.join(workdir, 'bpf/cnirec.bt'));
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
   });
 
   describe('apt packages', () => {
