@@ -11,7 +11,7 @@
  * and reported through `onRun`, so it is never silent.
  */
 
-import { setImmediate as nextTurn } from 'node:timers/promises';
+import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import type { Database } from 'better-sqlite3';
 import { createSizeMeter, type DatabaseSize } from './db-size.js';
 import { toStoreError, type StoreError } from './errors.js';
@@ -40,6 +40,8 @@ export interface RetentionLimits {
 export interface RetentionOptions extends RetentionLimits {
   /** Pause between the end of one run and the start of the next. */
   readonly intervalMs?: number;
+  /** How often the size is checked in between, to start a run early when over the limit. */
+  readonly sizeCheckMs?: number;
   /** Rows (calls, or history rows) one transaction deletes at most. */
   readonly batchRows?: number;
   /** Time one call-deleting transaction may take before it commits what it has. */
@@ -95,13 +97,23 @@ export interface RetentionWorker {
 }
 
 const DEFAULT_INTERVAL_MS = 10_000;
-const DEFAULT_BATCH_ROWS = 200;
-const DEFAULT_BATCH_BUDGET_MS = 20;
-// 64 pages of 16 KiB: 1 MiB moved per step, a few ms on any disk.
-const DEFAULT_VACUUM_STEP_PAGES = 64;
+const DEFAULT_SIZE_CHECK_MS = 1_000;
+const DEFAULT_BATCH_ROWS = 100;
+const DEFAULT_BATCH_BUDGET_MS = 10;
+// 32 pages of 16 KiB: 512 KiB moved per step, a few ms on any disk.
+const DEFAULT_VACUUM_STEP_PAGES = 32;
+/**
+ * Size deletion starts at this fraction of the limit, and deletes down to
+ * the low-water mark, not just under it: ingest keeps writing while a run
+ * works and until the next size check, and the next run then has room for
+ * that instead of deleting a sliver each time (and the file over the limit).
+ */
+const HIGH_WATER_MARK = 0.95;
+const LOW_WATER_MARK = 0.85;
 
 export function createRetentionWorker(db: Database, opts: RetentionOptions): RetentionWorker {
   const intervalMs = opts.intervalMs ?? DEFAULT_INTERVAL_MS;
+  const sizeCheckMs = opts.sizeCheckMs ?? DEFAULT_SIZE_CHECK_MS;
   const batchRows = opts.batchRows ?? DEFAULT_BATCH_ROWS;
   const batchBudgetMs = opts.batchBudgetMs ?? DEFAULT_BATCH_BUDGET_MS;
   const vacuumStepPages = opts.vacuumStepPages ?? DEFAULT_VACUUM_STEP_PAGES;
@@ -113,6 +125,7 @@ export function createRetentionWorker(db: Database, opts: RetentionOptions): Ret
   const vacuumer = createVacuumer(db, timing);
   const meter = createSizeMeter(db);
   const tracerEvents = createTracerEventLog(db);
+  const walBudgetBytes = opts.maxDbBytes > 0 ? boundWal(db, opts.maxDbBytes) : 0;
 
   let timer: NodeJS.Timeout | null = null;
   let stopped = false;
@@ -136,13 +149,19 @@ export function createRetentionWorker(db: Database, opts: RetentionOptions): Ret
       get longestStepMs() {
         return longestStepMs;
       },
-      /** Runs one transaction, counts it, then lets the event loop run before the next. */
+      /**
+       * Runs one transaction, counts it, then gives the event loop at least
+       * as long as the step took: retention never takes more than half of
+       * the daemon's time, so ingest keeps up even on a busy machine.
+       */
       async step<T>(fn: () => T): Promise<T> {
         const t0 = performance.now();
         const result = fn();
+        const took = performance.now() - t0;
         steps++;
-        longestStepMs = Math.max(longestStepMs, performance.now() - t0);
-        await nextTurn();
+        longestStepMs = Math.max(longestStepMs, took);
+        if (took >= 1) await sleep(took);
+        else await nextTurn();
         return result;
       },
     };
@@ -179,32 +198,45 @@ export function createRetentionWorker(db: Database, opts: RetentionOptions): Ret
     return total;
   };
 
-  /** Gives free pages back in small steps, checkpointing so the main file shrinks as it goes. */
-  const vacuum = async (run: Run, maxSteps: number): Promise<void> => {
+  /**
+   * Gives free pages back in small steps. Each step's moves land in the WAL;
+   * SQLite's own auto-checkpoint (on commit, past wal_autocheckpoint pages)
+   * copies them back and shrinks the main file as it goes, and the run's
+   * final TRUNCATE checkpoint does the rest.
+   */
+  const vacuum = async (run: Run): Promise<void> => {
     // Without incremental auto-vacuum the step is a no-op: free pages are only reused.
     if (vacuumer.autoVacuumMode() !== 'incremental') return;
     let free = meter.measure().freePages;
-    for (let i = 0; i < maxSteps && free > 0 && !stopped; i++) {
+    while (free > 0 && !stopped) {
       const left = await run.step(() => vacuumer.vacuumStep(vacuumStepPages));
-      await run.step(() => vacuumer.checkpointPassive());
       if (left >= free) return; // no progress: never spin
       free = left;
     }
   };
 
-  /** The size to hold against the limit, after letting go of what the WAL holds if nobody needs it. */
+  /** Resets the WAL if nobody is reading it, then measures (the end of a run). */
   const settledSize = async (run: Run): Promise<DatabaseSize> => {
     await run.step(() => vacuumer.checkpointTruncate());
     return meter.measure();
   };
 
+  /**
+   * Over the limit: deletes the oldest calls until the data (pages in use)
+   * plus the WAL's budget is under the low-water mark. Free pages count as
+   * gone (the vacuum hands them back afterwards) and the WAL as its budget,
+   * not its size of the moment, so the loop needs no checkpoint per batch.
+   */
   const runSizeLimit = async (run: Run): Promise<{ bySize: boolean; overLimit: boolean }> => {
-    let size = await settledSize(run);
-    let bySize = false;
+    const dataBytes = () => {
+      const m = meter.measure();
+      return m.fileBytes - m.freeBytes + walBudgetBytes;
+    };
+    if (dataBytes() <= opts.maxDbBytes * HIGH_WATER_MARK) return { bySize: false, overLimit: false };
+    const target = Math.floor(opts.maxDbBytes * LOW_WATER_MARK);
     let position: CallPosition | null = null;
     let callsLeft = true;
-    while (size.usedBytes > opts.maxDbBytes && !stopped) {
-      bySize = true;
+    while (dataBytes() > target && !stopped) {
       if (callsLeft) {
         const batch = await callBatch(run, NO_CUTOFF, position);
         addCounts(run.deleted, { calls: batch.calls, helpers: batch.helpers });
@@ -215,12 +247,10 @@ export function createRetentionWorker(db: Database, opts: RetentionOptions): Ret
         if (horizonUs !== null) await deleteHistory(run, Math.floor(horizonUs / 1000), true);
       } else if ((await deleteHistory(run, NO_CUTOFF, true)) === 0) {
         // Only calls in flight and the node's live cache state are left.
-        return { bySize, overLimit: true };
+        return { bySize: true, overLimit: dataBytes() > opts.maxDbBytes };
       }
-      await vacuum(run, Math.ceil(batchRows / 4));
-      size = await settledSize(run);
     }
-    return { bySize, overLimit: false };
+    return { bySize: true, overLimit: false };
   };
 
   const runOnce = async (): Promise<RetentionRun | null> => {
@@ -236,7 +266,7 @@ export function createRetentionWorker(db: Database, opts: RetentionOptions): Ret
     }
     const { bySize, overLimit } = opts.maxDbBytes > 0 ? await runSizeLimit(run) : { bySize: false, overLimit: false };
     // Whatever the deletes freed goes back to the disk; then the WAL is reset when nobody reads it.
-    await vacuum(run, Number.POSITIVE_INFINITY);
+    await vacuum(run);
     const after = await settledSize(run);
     const oldestUs = pruner.oldestCallStartUs();
     const result: RetentionRun = {
@@ -297,11 +327,27 @@ export function createRetentionWorker(db: Database, opts: RetentionOptions): Ret
     return inFlight;
   };
 
+  /** Cheap (three pragmas and a stat): whether the size limit needs a run before the interval is up. */
+  const overSize = () => {
+    if (opts.maxDbBytes <= 0) return false;
+    const m = meter.measure();
+    return m.fileBytes - m.freeBytes + walBudgetBytes > opts.maxDbBytes * HIGH_WATER_MARK;
+  };
+
+  let lastRunEndMs = Number.NEGATIVE_INFINITY;
   const schedule = (delayMs: number) => {
     if (stopped || !enabled) return;
     timer = setTimeout(() => {
       timer = null;
-      void guardedRun().then(() => schedule(intervalMs));
+      // A flood can fill the database faster than the interval: check the size every second in between.
+      if (performance.now() - lastRunEndMs < intervalMs && !overSize()) {
+        schedule(Math.min(sizeCheckMs, intervalMs));
+        return;
+      }
+      void guardedRun().then(() => {
+        lastRunEndMs = performance.now();
+        schedule(Math.min(sizeCheckMs, intervalMs));
+      });
     }, delayMs);
     // The daemon is kept alive by its server and tracer, not by housekeeping.
     timer.unref();
@@ -333,4 +379,24 @@ export function createRetentionWorker(db: Database, opts: RetentionOptions): Ret
       await inFlight;
     },
   };
+}
+
+/**
+ * The WAL is disk the database takes, and in WAL mode it sits at its high
+ * water mark between checkpoints: at SQLite's defaults (1000 pages, here
+ * 16 MiB) it alone would be half of a 32 MiB limit. So a size limit also
+ * bounds the WAL to a sixteenth of it (between 1 and 16 MiB): checkpoint
+ * after that much (smaller checkpoints are also shorter stalls), and cut the
+ * file back to it after each one. Only ever lowers what open-database chose.
+ * Returns the WAL budget in bytes, which the size limit reserves.
+ */
+function boundWal(db: Database, maxDbBytes: number): number {
+  const pageSize = db.pragma('page_size', { simple: true }) as number;
+  const budget = Math.min(16 * 1024 * 1024, Math.max(1024 * 1024, Math.floor(maxDbBytes / 16)));
+  const pages = Math.max(16, Math.floor(budget / pageSize));
+  const current = db.pragma('wal_autocheckpoint', { simple: true }) as number;
+  if (current <= 0 || pages < current) db.pragma(`wal_autocheckpoint = ${pages}`);
+  const limit = db.pragma('journal_size_limit', { simple: true }) as number;
+  if (limit < 0 || budget < limit) db.pragma(`journal_size_limit = ${budget}`);
+  return budget;
 }
