@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { CollectorStats, TracerStatus } from '../collector/collector.js';
 import type { CaptureMode } from '../collector/tracer-protocol.js';
 import type { CallListener } from '../collector/types.js';
-import type { CallStore } from '../store/index.js';
+import type { CallStore, RetentionStatus, WriteTiming } from '../store/index.js';
 import { authEnabled, registerAuth } from './auth.js';
 import { answerFrameworkError, registerErrorHandling } from './errors.js';
 import { registerCalls } from './routes/calls.js';
@@ -49,6 +49,10 @@ export interface ApiDeps {
   readonly subscribeCache?: (listener: CacheListener) => () => void;
   /** CNI cache (issue 4): the watcher's state for /healthz and /metrics; absent when not watched. */
   readonly cacheStatus?: () => CacheStatus;
+  /** Retention: its limits, last run and totals for /healthz and /metrics; absent when the daemon runs none. */
+  readonly retentionStatus?: () => RetentionStatus;
+  /** How long the store's writes hold the database (and the event loop), for /metrics. */
+  readonly writeTiming?: WriteTiming;
 }
 
 /** The cache watcher and its store side, as /healthz and /metrics show them. */

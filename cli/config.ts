@@ -7,6 +7,7 @@
 
 import { accessSync, constants, readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { parseDuration, parseSize, type Parsed } from './config-units.js';
 
 const listenAddress = z
   .string()
@@ -31,6 +32,18 @@ const dirList = z
       .filter((d) => d.length > 0),
   )
   .refine((dirs) => dirs.every((d) => d.startsWith('/')), 'must be absolute directories, separated by commas');
+
+/** A duration or size text → milliseconds or bytes, with the parser's message as the issue. */
+const parsedText = (parse: (text: string) => Parsed) =>
+  z.string().transform((text, ctx) => {
+    const r = parse(text);
+    if (r.ok) return r.value;
+    ctx.addIssue({ code: 'custom', message: r.message });
+    return z.NEVER;
+  });
+
+/** Below this the schema and the WAL alone would not fit: retention would delete everything and still be over. */
+const MIN_RETENTION_DB_BYTES = 4 * 1024 * 1024;
 
 export const settings = {
   db: {
@@ -87,6 +100,16 @@ export const settings = {
     schema: positiveInt(200, 3_600_000),
     default: () => '5000',
     help: 'Full rescan of the cache and host-local directories, the safety net for changes file notifications miss.',
+  },
+  retentionMaxAge: {
+    schema: parsedText(parseDuration),
+    default: () => '7d',
+    help: 'Delete calls, tracer events and closed cache/IP history older than this (e.g. 7d, 12h, 30m; 0: keep forever). Calls in flight are kept.',
+  },
+  retentionMaxDbSize: {
+    schema: parsedText(parseSize).refine((n) => n === 0 || n >= MIN_RETENTION_DB_BYTES, 'must be 0 (off) or at least 4MiB'),
+    default: () => '1GiB',
+    help: 'Keep the database (its pages in use plus the WAL) under this size by deleting the oldest calls first (e.g. 1GiB, 512MiB; 0: no limit). Deleting early is logged and recorded as a tracer event.',
   },
   token: {
     schema: z.string(),

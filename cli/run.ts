@@ -11,6 +11,8 @@ import { runPreflight } from '../collector/preflight.js';
 import { createCallStore } from '../store/call-store.js';
 import { openDatabase } from '../store/open-database.js';
 import { createStoreListener } from '../store/store-listener.js';
+import { writeTimingFor } from '../store/write-timing.js';
+import { createRetentionWiring } from './retention-wiring.js';
 import { resolveToken, type DaemonConfig } from './config.js';
 // CNI cache (issue 4):
 import { createCacheWiring } from './cache-wiring.js';
@@ -29,6 +31,9 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
   const store = createCallStore(db);
   const recovered = store.markRunningAsIncomplete('cnirec stopped while the call ran');
   if (recovered > 0) log.warn({ calls: recovered }, 'calls left running by the previous run are marked incomplete');
+
+  // Retention (issue 5): runs beside ingest from the start; its first run may catch up on a long downtime.
+  const retention = createRetentionWiring(db, config, log.child({ component: 'retention' }));
 
   // CNI cache (issue 4): the store side now (the API reads it), the watcher after the tracer.
   const cache = createCacheWiring(db, config, log.child({ component: 'cache' }));
@@ -70,9 +75,12 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
     cache: cache.reader, // CNI cache (issue 4)
     ...(cache.subscribe ? { subscribeCache: cache.subscribe } : {}), // CNI cache (issue 4): tail cache.added/cache.removed
     ...(cache.status ? { cacheStatus: cache.status } : {}), // CNI cache (issue 4): /healthz, /metrics
+    retentionStatus: () => retention.status(), // Retention (issue 5): /healthz, /metrics
+    writeTiming: writeTimingFor(db),
   });
   const url = await app.listen({ host: config.listen.host, port: config.listen.port });
   log.info({ url, db: config.db, capture: config.capture }, 'cnirec API listening');
+  retention.start();
 
   let stopping: Promise<void> | null = null;
   const stop = () => {
@@ -85,6 +93,7 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
       await app.close();
       await collector.stop();
       await cache.stop(); // CNI cache (issue 4)
+      await retention.stop(); // Retention (issue 5): waits for a run to stop between two short steps
       storeListener.flush();
       store.recordTracerEvent('stopped', {}, Date.now() * 1000);
       store.close();

@@ -9,6 +9,7 @@ import type { CacheEvent } from '../collector/cache/cache-types.js';
 import { createCacheLinker, type CacheLinkOptions } from './cache-links.js';
 import { createCacheReader, type CacheReader } from './cache-reader.js';
 import { createCacheWriter } from './cache-writer.js';
+import { writeTimingFor } from './write-timing.js';
 
 export interface CacheStore extends CacheReader {
   writeCacheEvents(events: readonly CacheEvent[]): void;
@@ -25,17 +26,20 @@ export function createCacheStore(db: Database, opts: CacheStoreOptions = {}): Ca
   const writer = createCacheWriter(db, { sinceMs: opts.sinceMs ?? Date.now() });
   const linker = createCacheLinker(db, opts);
   const reader = createCacheReader(db);
+  const timing = writeTimingFor(db);
   // Until the watcher has read the result directories once, "no cache file" means nothing.
   let watchedSinceMs: number | null = null;
   return {
     ...reader,
     writeCacheEvents(events) {
-      writer.writeCacheEvents(events);
+      timing.time('cache', () => writer.writeCacheEvents(events));
       for (const ev of events) if (ev.type === 'cache.reconciled' && ev.watchingResults && watchedSinceMs === null) watchedSinceMs = ev.atMs;
     },
     refresh(nowMs) {
-      linker.link(nowMs);
-      linker.detect(nowMs, watchedSinceMs);
+      timing.time('cache', () => {
+        linker.link(nowMs);
+        linker.detect(nowMs, watchedSinceMs);
+      });
     },
   };
 }

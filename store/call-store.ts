@@ -9,6 +9,7 @@ import { createCallReader } from './call-reader.js';
 import { createCallWriter } from './call-writer.js';
 import { createTracerEventLog } from './tracer-events.js';
 import type { CallStore } from './types.js';
+import { writeTimingFor } from './write-timing.js';
 
 export { createStoreListener, type StoreListener, type StoreListenerOptions } from './store-listener.js';
 export type { CallStore } from './types.js';
@@ -17,13 +18,14 @@ export function createCallStore(db: Database): CallStore {
   const writer = createCallWriter(db);
   const reader = createCallReader(db);
   const tracer = createTracerEventLog(db);
+  const timing = writeTimingFor(db);
   const pageCount = db.prepare<[], { page_count: number }>('PRAGMA page_count');
   const pageSize = db.prepare<[], { page_size: number }>('PRAGMA page_size');
 
   return {
-    writeEvents: (events) => writer.writeEvents(events),
-    markRunningAsIncomplete: (reason) => writer.markRunningAsIncomplete(reason),
-    recordTracerEvent: (kind, detail, atUs) => tracer.recordTracerEvent(kind, detail, atUs),
+    writeEvents: (events) => timing.time('calls', () => writer.writeEvents(events)),
+    markRunningAsIncomplete: (reason) => timing.time('calls', () => writer.markRunningAsIncomplete(reason)),
+    recordTracerEvent: (kind, detail, atUs) => timing.time('tracer-events', () => tracer.recordTracerEvent(kind, detail, atUs)),
     listTracerEvents: (limit) => tracer.listTracerEvents(limit),
     getCall: (id) => reader.getCall(id),
     listCalls: (filter, limit, cursor) => reader.listCalls(filter, limit, cursor),

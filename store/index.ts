@@ -7,3 +7,6 @@ export { StoreError, isTransientStoreError, type StoreErrorCode } from './errors
 export { MIGRATIONS, migrate, type Migration } from './migrations.js';
 export { MAX_PAGE_SIZE } from './call-reader.js';
 export type * from './types.js';
+export { createRetentionWorker, type RetentionOptions, type RetentionRun, type RetentionStatus, type RetentionWorker, type RetentionCounts } from './retention.js';
+export { writeTimingFor, type WriteTiming, type WriteTimingStats, type WriteKind } from './write-timing.js';
+export type { DatabaseSize } from './db-size.js';

@@ -12,6 +12,12 @@ import { StoreError } from './errors.js';
 export interface Migration {
   readonly version: number;
   readonly name: string;
+  /**
+   * false: `up` runs outside a transaction, for statements SQLite refuses
+   * inside one (VACUUM). Such an `up` must be safe to run again, as a crash
+   * before the version is recorded repeats it on the next start.
+   */
+  readonly transactional?: boolean;
   up(db: Database): void;
 }
 
@@ -119,6 +125,27 @@ const CREATE_INDEXES = [
   'CREATE INDEX tracer_events_by_time ON tracer_events (at_us DESC, id DESC)',
 ];
 
+// Retention deletes closed history by when it closed (retention-prune.ts).
+const CREATE_RETENTION_INDEXES = [
+  'CREATE INDEX IF NOT EXISTS cache_entries_closed ON cache_entries (coalesce(superseded_at_ms, removed_at_ms)) WHERE superseded_at_ms IS NOT NULL OR removed_at_ms IS NOT NULL',
+  'CREATE INDEX IF NOT EXISTS ip_history_closed ON ip_history (to_ms) WHERE to_ms IS NOT NULL',
+];
+
+/**
+ * Retention hands deleted pages back to the disk with incremental vacuum,
+ * which needs auto_vacuum=INCREMENTAL. New files get it before their first
+ * table (open-database.ts); a file created without it can only switch
+ * through a full VACUUM, which rewrites the file once (it needs free disk
+ * about the file's size, and takes seconds per GiB) at this one start.
+ */
+function convertToIncrementalVacuum(db: Database): void {
+  if ((db.pragma('auto_vacuum', { simple: true }) as number) === 2) return;
+  db.pragma('auto_vacuum = INCREMENTAL');
+  db.exec('VACUUM');
+  // VACUUM wrote the whole file into the WAL: put it back and let the WAL go.
+  db.pragma('wal_checkpoint(TRUNCATE)');
+}
+
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
@@ -139,6 +166,17 @@ export const MIGRATIONS: readonly Migration[] = [
       db.exec(CREATE_IP_HISTORY);
       db.exec(CREATE_CACHE_FINDINGS);
       for (const sql of CREATE_CACHE_INDEXES) db.exec(sql);
+    },
+  },
+  // Version 3 is the query indexes' migration (merged separately); the runner
+  // applies whatever is missing above the file's version, gaps included.
+  {
+    version: 4,
+    name: 'retention: incremental auto-vacuum and indexes on closed history',
+    transactional: false,
+    up(db) {
+      for (const sql of CREATE_RETENTION_INDEXES) db.exec(sql);
+      convertToIncrementalVacuum(db);
     },
   },
 ];
@@ -170,6 +208,13 @@ export function migrate(db: Database, file: string, migrations: readonly Migrati
   const applied: number[] = [];
   for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
     if (m.version <= current) continue;
+    if (m.transactional === false) {
+      if ((db.pragma('user_version', { simple: true }) as number) >= m.version) continue;
+      m.up(db);
+      db.pragma(`user_version = ${m.version}`);
+      applied.push(m.version);
+      continue;
+    }
     // IMMEDIATE takes the write lock first; re-reading the version under it
     // makes two daemons starting at once apply each migration only once.
     const ran = db

@@ -38,6 +38,30 @@ export function registerHealth(app: FastifyInstance, deps: ApiDeps): void {
       calls: stats,
       store,
       cache: cache === null ? null : { ...cache, lastRescanAgeMs: cache.lastRescanAt === null ? null : Date.now() - Date.parse(cache.lastRescanAt) },
+      // Retention (issue 5): the limits, the last run and the longest write stall. Being over the limit is the operator's to fix, not "degraded".
+      retention: retentionView(deps),
     };
   });
+}
+
+function retentionView(deps: ApiDeps) {
+  const r = deps.retentionStatus?.() ?? null;
+  const writes = deps.writeTiming?.stats() ?? null;
+  if (r === null) return null;
+  return {
+    enabled: r.enabled,
+    maxAgeMs: r.maxAgeMs,
+    maxDbBytes: r.maxDbBytes,
+    intervalMs: r.intervalMs,
+    running: r.running,
+    runs: r.runs,
+    sizeRuns: r.sizeRuns,
+    lastRun: r.lastRun,
+    lastRunAgeMs: r.lastRun === null ? null : Date.now() - Date.parse(r.lastRun.startedAt),
+    lastError: r.lastError,
+    deletedTotal: r.deletedTotal,
+    size: r.size,
+    autoVacuum: r.autoVacuum,
+    longestWrite: writes === null ? null : { seconds: writes.maxSeconds, kind: writes.maxKind, at: writes.maxAt },
+  };
 }

@@ -9,6 +9,7 @@ import { Registry } from 'prom-client';
 import type { ApiDeps } from '../app.js';
 import { createCallMetrics } from '../metrics/call-metrics.js';
 import { registerDaemonMetrics } from '../metrics/daemon-metrics.js';
+import { registerRetentionMetrics, registerWriteMetrics } from '../metrics/store-metrics.js';
 import { readTailStats } from '../tail/tail-stats.js';
 
 export function registerMetrics(app: FastifyInstance, deps: ApiDeps): void {
@@ -17,6 +18,10 @@ export function registerMetrics(app: FastifyInstance, deps: ApiDeps): void {
   app.addHook('onClose', async () => unsubscribe?.());
   // Looked up per scrape: the tail may be registered after this route, or not at all.
   registerDaemonMetrics(registry, deps, () => readTailStats(app));
+  // Retention (issue 5): write stalls and what retention deletes.
+  const unobserveWrites = deps.writeTiming ? registerWriteMetrics(registry, deps.writeTiming) : undefined;
+  app.addHook('onClose', async () => unobserveWrites?.());
+  if (deps.retentionStatus) registerRetentionMetrics(registry, deps.retentionStatus);
 
   app.get('/metrics', async (_request, reply) => {
     const text = await registry.metrics();

@@ -1,0 +1,144 @@
+/**
+ * The deletes behind retention, each one small: a batch is one short
+ * transaction bounded in rows and in time, so the daemon's other writes (and
+ * the event loop they run on) wait milliseconds, never the whole clean-up.
+ *
+ * Calls go as whole trees: a top-level call (or one whose parent is already
+ * gone) with every call it delegated to, and their helpers through ON DELETE
+ * CASCADE (the payload blobs are columns of those rows), so no child, helper
+ * or blob is ever left without its call. A tree with any call still running
+ * is kept whole: its calls are in flight and the tail and the API show them.
+ * Rows simply disappear; readers page by (started_at_us, id) keysets, which
+ * stay valid when rows before or after the cursor are gone.
+ */
+
+import type { Database } from 'better-sqlite3';
+
+/** Rows deleted, by table. Helpers go with their calls. */
+export interface RetentionCounts {
+  calls: number;
+  helpers: number;
+  tracerEvents: number;
+  cacheEntries: number;
+  ipHistory: number;
+  cacheFindings: number;
+}
+
+export type HistoryTable = 'tracerEvents' | 'cacheEntries' | 'ipHistory' | 'cacheFindings';
+
+export const HISTORY_TABLES: readonly HistoryTable[] = ['tracerEvents', 'cacheEntries', 'ipHistory', 'cacheFindings'];
+
+export function zeroCounts(): RetentionCounts {
+  return { calls: 0, helpers: 0, tracerEvents: 0, cacheEntries: 0, ipHistory: 0, cacheFindings: 0 };
+}
+
+export function addCounts(into: RetentionCounts, more: Partial<RetentionCounts>): void {
+  for (const k of Object.keys(more) as (keyof RetentionCounts)[]) into[k] += more[k] ?? 0;
+}
+
+/** Where a pass over the calls got to: the last root it looked at, oldest first. */
+export interface CallPosition {
+  readonly startedAtUs: number;
+  readonly id: string;
+}
+
+export interface CallBatch {
+  readonly calls: number;
+  readonly helpers: number;
+  readonly position: CallPosition | null;
+  /** No older root is left to look at below the cutoff. */
+  readonly exhausted: boolean;
+}
+
+export interface BatchLimits {
+  readonly maxRows: number;
+  readonly budgetMs: number;
+}
+
+export interface Pruner {
+  /** Deletes the oldest call trees whose root started before `cutoffUs`, after `after`. */
+  deleteCallTrees(cutoffUs: number, after: CallPosition | null, limits: BatchLimits): CallBatch;
+  /** Deletes up to `maxRows` of the oldest closed history rows that ended before `cutoffMs`. */
+  deleteHistory(table: HistoryTable, cutoffMs: number, maxRows: number): number;
+  /** When the oldest call still stored started (µs), or null when none is. */
+  oldestCallStartUs(): number | null;
+}
+
+/** "No cutoff": bigger than any timestamp, still an integer SQLite compares exactly. */
+export const NO_CUTOFF = Number.MAX_SAFE_INTEGER;
+
+// Roots: calls with no parent row (top-level, or orphaned by an earlier
+// drop). Children are skipped here and deleted with their root, which always
+// started before them. Oldest first on the (started_at_us, id) index.
+const ROOTS = `
+SELECT c.id, c.started_at_us FROM calls c
+WHERE c.started_at_us < ? AND (c.started_at_us, c.id) > (?, ?)
+  AND (c.parent_id IS NULL OR NOT EXISTS (SELECT 1 FROM calls p WHERE p.id = c.parent_id))
+ORDER BY c.started_at_us, c.id
+LIMIT ?`;
+
+// UNION, not UNION ALL: ends even if damaged rows ever formed a parent cycle.
+const TREE = 'WITH RECURSIVE tree(id) AS (SELECT ? UNION SELECT c.id FROM calls c JOIN tree t ON c.parent_id = t.id)';
+const TREE_INFO = `${TREE}
+SELECT count(*) AS calls,
+       coalesce(sum(status = 'running'), 0) AS running,
+       (SELECT count(*) FROM helpers h WHERE h.call_id IN tree) AS helpers
+FROM calls WHERE id IN tree`;
+const DELETE_TREE = `${TREE} DELETE FROM calls WHERE id IN tree`;
+
+// Closed history only: a live cache entry, an address still held and an open
+// finding describe the node now, whatever their age.
+const HISTORY_SQL: Record<HistoryTable, string> = {
+  // at_us is in µs: the bound is multiplied in SQL so callers pass ms everywhere.
+  tracerEvents: 'DELETE FROM tracer_events WHERE id IN (SELECT id FROM tracer_events WHERE at_us < ? * 1000 ORDER BY at_us LIMIT ?)',
+  cacheEntries: `DELETE FROM cache_entries WHERE id IN (
+    SELECT id FROM cache_entries
+    WHERE (superseded_at_ms IS NOT NULL OR removed_at_ms IS NOT NULL) AND coalesce(superseded_at_ms, removed_at_ms) < ?
+    ORDER BY coalesce(superseded_at_ms, removed_at_ms) LIMIT ?)`,
+  ipHistory: 'DELETE FROM ip_history WHERE id IN (SELECT id FROM ip_history WHERE to_ms IS NOT NULL AND to_ms < ? ORDER BY to_ms LIMIT ?)',
+  cacheFindings: 'DELETE FROM cache_findings WHERE id IN (SELECT id FROM cache_findings WHERE resolved_at_ms IS NOT NULL AND resolved_at_ms < ? ORDER BY resolved_at_ms LIMIT ?)',
+};
+
+interface TreeInfo {
+  calls: number;
+  running: number;
+  helpers: number;
+}
+
+export function createPruner(db: Database, nowMs: () => number = () => performance.now()): Pruner {
+  const roots = db.prepare<[number, number, string, number], { id: string; started_at_us: number }>(ROOTS);
+  const treeInfo = db.prepare<[string], TreeInfo>(TREE_INFO);
+  const deleteTree = db.prepare<[string]>(DELETE_TREE);
+  const oldest = db.prepare<[], { started_at_us: number }>('SELECT started_at_us FROM calls ORDER BY started_at_us LIMIT 1');
+  const history = Object.fromEntries(HISTORY_TABLES.map((t) => [t, db.prepare<[number, number]>(HISTORY_SQL[t])])) as Record<
+    HistoryTable,
+    ReturnType<typeof db.prepare<[number, number]>>
+  >;
+
+  const callBatch = db.transaction((cutoffUs: number, after: CallPosition | null, limits: BatchLimits): CallBatch => {
+    const started = nowMs();
+    // A root is at least one row: never ask for more roots than rows allowed.
+    const candidates = roots.all(cutoffUs, after?.startedAtUs ?? -1, after?.id ?? '', limits.maxRows);
+    let calls = 0;
+    let helpers = 0;
+    let position = after;
+    let looked = 0;
+    for (const root of candidates) {
+      if (calls >= limits.maxRows || nowMs() - started >= limits.budgetMs) break;
+      looked++;
+      position = { startedAtUs: root.started_at_us, id: root.id };
+      const info = treeInfo.get(root.id);
+      if (!info || info.running > 0) continue;
+      deleteTree.run(root.id);
+      calls += info.calls;
+      helpers += info.helpers;
+    }
+    return { calls, helpers, position, exhausted: looked === candidates.length && candidates.length < limits.maxRows };
+  });
+
+  return {
+    deleteCallTrees: (cutoffUs, after, limits) => callBatch.immediate(cutoffUs, after, limits),
+    deleteHistory: (table, cutoffMs, maxRows) => history[table].run(cutoffMs, maxRows).changes,
+    oldestCallStartUs: () => oldest.get()?.started_at_us ?? null,
+  };
+}

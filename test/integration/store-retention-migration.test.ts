@@ -1,0 +1,89 @@
+// Migration 4 against a file an older build wrote (schema 2, no
+// auto-vacuum): it is converted once, keeps every row, and can then shrink.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createCallStore } from '../../store/call-store.js';
+import { MIGRATIONS, latestVersion, migrate } from '../../store/migrations.js';
+import { openDatabase } from '../../store/open-database.js';
+import { createRetentionWorker } from '../../store/retention.js';
+import { syntheticTree } from '../support/synthetic-calls.js';
+
+let dir: string;
+let file: string;
+
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cnirec-retention-mig-'));
+  file = path.join(dir, 'old.db');
+});
+
+afterEach(() => {
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+const NOW_US = Date.parse('2025-11-21T12:00:00Z') * 1000;
+
+/** What a build with schema 2 and without auto_vacuum left on disk, with some calls in it. */
+function writeOldDatabase(trees: number): string[] {
+  const db = new BetterSqlite3(file);
+  db.pragma('auto_vacuum = NONE');
+  db.pragma('journal_mode = WAL');
+  db.pragma('foreign_keys = ON');
+  migrate(db, file, MIGRATIONS.filter((m) => m.version <= 2));
+  const store = createCallStore(db);
+  const all = Array.from({ length: trees }, (_, i) => syntheticTree(NOW_US - (trees - i) * 1_000_000, { payloadBytes: 4096 }));
+  store.writeEvents(all.flatMap((t) => t.events));
+  expect(db.pragma('auto_vacuum', { simple: true })).toBe(0);
+  expect(db.pragma('user_version', { simple: true })).toBe(2);
+  db.close();
+  return all.map((t) => t.root.id);
+}
+
+describe('migration 4 (incremental auto-vacuum)', () => {
+  it('converts a schema-2 file without auto-vacuum, keeping every row', () => {
+    const ids = writeOldDatabase(200);
+    const db = openDatabase(file);
+    try {
+      expect(db.pragma('auto_vacuum', { simple: true })).toBe(2);
+      expect(db.pragma('user_version', { simple: true })).toBe(latestVersion());
+      expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+      const store = createCallStore(db);
+      expect(store.countCalls()).toBe(400);
+      expect(store.getCall(ids[0]!)?.helpers).toHaveLength(1);
+      const indexes = db.prepare("SELECT name FROM sqlite_schema WHERE type = 'index'").pluck().all();
+      expect(indexes).toEqual(expect.arrayContaining(['cache_entries_closed', 'ip_history_closed']));
+    } finally {
+      db.close();
+    }
+  });
+
+  it('lets retention shrink the converted file', async () => {
+    writeOldDatabase(400);
+    const db = openDatabase(file);
+    try {
+      const sizeOf = () => fs.statSync(file).size + (fs.existsSync(`${file}-wal`) ? fs.statSync(`${file}-wal`).size : 0);
+      db.pragma('wal_checkpoint(TRUNCATE)');
+      const before = sizeOf();
+      const worker = createRetentionWorker(db, { maxAgeMs: 60_000, maxDbBytes: 0, now: () => NOW_US / 1000 - 100_000 });
+      const run = await worker.runOnce();
+      expect(run?.deleted.calls).toBeGreaterThan(300);
+      expect(sizeOf()).toBeLessThan(before / 2);
+      await worker.stop();
+    } finally {
+      db.close();
+    }
+  });
+
+  it('leaves a file that already has incremental auto-vacuum alone, and runs once', () => {
+    openDatabase(file).close();
+    const db = openDatabase(file);
+    try {
+      expect(db.pragma('auto_vacuum', { simple: true })).toBe(2);
+      expect(migrate(db, file)).toEqual([]);
+    } finally {
+      db.close();
+    }
+  });
+});
