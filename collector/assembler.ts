@@ -89,6 +89,13 @@ const EARLY_RECORDS_TTL_MS = 10_000;
  * rather than being held for good.
  */
 const CHUNKS_TTL_MS = 10_000;
+/**
+ * How long a helper still running when its call was published stays
+ * followed. Its records change nothing published any more; it is kept only
+ * so that what it runs next is not taken for a runtime's call. Past this
+ * (its exit lost, or a daemon it became) it is forgotten.
+ */
+const OUTLIVED_TTL_MS = 60_000;
 /** Ids of published calls remembered, so an exec record seen again after its call ended is not a second call. */
 const RECENT_IDS = 4096;
 
@@ -119,6 +126,8 @@ export class CallAssembler {
   private readonly ioByTid = new Map<number, IoInFlight>();
   /** Ids of the last calls finished, oldest first (a Set keeps insertion order). */
   private readonly recentIds = new Set<string>();
+  /** Helpers that outlived their call's publication, and since when. */
+  private readonly outlived = new Map<number, { proc: Proc; since: number }>();
   private seq = 0;
   private acceptsNewCalls = true;
   private now = 0;
@@ -227,6 +236,7 @@ export class CallAssembler {
 
   /** Finalizes calls whose grace period after exit has passed. */
   tick(nowMs: number): CollectorEvent[] {
+    this.now = Math.max(this.now, nowMs);
     const events: CollectorEvent[] = [];
     for (const [pid, pending] of this.pendingExecs) {
       if (nowMs - pending.since >= CHUNKS_TTL_MS) this.flushPendingExec(pid, events);
@@ -239,6 +249,11 @@ export class CallAssembler {
         this.ioByTid.delete(tid);
         this.counters.orphanChunks++;
       }
+    }
+    for (const [pid, o] of this.outlived) {
+      if (nowMs - o.since < OUTLIVED_TTL_MS) continue;
+      this.outlived.delete(pid);
+      if (this.procs.get(pid) === o.proc) this.procs.delete(pid);
     }
     for (const [pid, early] of this.early) {
       if (nowMs - early.since < EARLY_RECORDS_TTL_MS) continue;
@@ -271,6 +286,7 @@ export class CallAssembler {
       events.push(this.finalize(id, call));
     }
     this.procs.clear();
+    this.outlived.clear();
     this.ioByTid.clear();
     return events;
   }
@@ -488,7 +504,10 @@ export class CallAssembler {
       }
     }
     // A helper or fork that outlived its call's publication: nothing will ever clear it but this.
-    if (proc.callId === null || !this.calls.has(proc.callId)) this.procs.delete(rec.pid);
+    if (proc.callId === null || !this.calls.has(proc.callId)) {
+      this.procs.delete(rec.pid);
+      this.outlived.delete(rec.pid);
+    }
   }
 
   /** Moves a finished read/write into the stream it belongs to. */
@@ -550,9 +569,9 @@ export class CallAssembler {
     if (this.recentIds.size > RECENT_IDS) this.recentIds.delete(this.recentIds.values().next().value!);
     for (const pid of call.pids) {
       const proc = this.procs.get(pid);
-      if (proc && proc.callId === id && (proc.exited || proc.role === 'fork' || proc.pid === call.base.pid)) {
-        this.procs.delete(pid);
-      }
+      if (proc?.callId !== id) continue;
+      if (proc.exited || proc.role === 'fork' || proc.pid === call.base.pid) this.procs.delete(pid);
+      else this.outlived.set(pid, { proc, since: this.now });
     }
     this.counters.callsFinished++;
     return { type: 'call.finished', call: snapshotCall(call) };

@@ -32,12 +32,13 @@ export interface Pipeline {
   end(): void;
 }
 
-export function createPipeline(opts: Partial<AssemblerOptions> = {}): Pipeline {
+/** `msPerRecord`: how far the fake clock moves for each record handed to the assembler. */
+export function createPipeline(opts: Partial<AssemblerOptions> = {}, msPerRecord = 1): Pipeline {
   const assembler = new CallAssembler({ monoToEpochUs, ...opts });
   const sequencer = new RecordSequencer(REORDER_WINDOW_US);
   const feed = (records: readonly TracerRecord[]) => {
     for (const rec of records) {
-      p.nowMs += 1;
+      p.nowMs += msPerRecord;
       p.events.push(...assembler.push(rec, p.nowMs));
     }
   };

@@ -53,6 +53,25 @@ describe('records whose chunks never come are not held for good', () => {
     expect(r.started[0]!.path).toBe('/opt/cni/bin/bridge');
   });
 
+  it('a helper still running when its call was published, whose exit never comes, is forgotten after a minute', () => {
+    const r = replay(
+      [
+        ...plugin(100, 10 * ms, 11 * ms),
+        forkLine(12 * ms, 100, 150),
+        ...execLines({ ts: 13 * ms, pid: 150, ppid: 100, start: 12 * ms, path: '/usr/sbin/iptables', env: CNI_ENV }),
+        exitLine({ ts: 14 * ms, pid: 100, start: 10 * ms }),
+      ],
+      { end: 'none' },
+    );
+    r.tick(r.nowMs + 1_000);
+    expect(r.finished).toHaveLength(1);
+    expect(r.assembler.knowsProcess(150)).toBe(true);
+    r.tick(r.nowMs + 30_000);
+    expect(r.assembler.knowsProcess(150)).toBe(true);
+    r.tick(r.nowMs + 62_000);
+    expect(r.assembler.heldState()).toMatchObject({ procs: 0, calls: 0 });
+  });
+
   it('a forked child that exits after its call was published is forgotten', () => {
     const r = replay([...plugin(100, 10 * ms, 11 * ms), forkLine(12 * ms, 100, 150), exitLine({ ts: 13 * ms, pid: 100, start: 10 * ms })], { end: 'none' });
     r.tick(r.nowMs + 1_000);
