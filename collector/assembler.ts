@@ -5,7 +5,7 @@
  * (callers pass `nowMs`), so it can be replayed from recorded tracer output.
  */
 
-import { foreignProc, newCallState, newHelperState, snapshotCall, type CallState, type HelperState, type Proc } from './call-state.js';
+import { callId, foreignProc, newCallState, newHelperState, snapshotCall, type CallState, type HelperState, type Proc } from './call-state.js';
 import { ChunkedBuffer } from './chunked-buffer.js';
 import { isInCniPath } from './cni-env.js';
 import { decodeExecBlock, newExecBlock } from './exec-block.js';
@@ -48,9 +48,26 @@ export interface AssemblerCounters {
   callsStarted: number;
   callsFinished: number;
   canaries: number;
+  /** Exec records seen twice (same pid and start time to the µs): the repeat is ignored. */
+  duplicateExecs: number;
+}
+
+export interface AssemblerHeldState {
+  /** Processes followed (live, or exited but part of a call still open). */
+  readonly procs: number;
+  /** Calls not yet published as finished. */
+  readonly calls: number;
+  /** Exec records waiting for the rest of their argv/env chunks. */
+  readonly pendingExecs: number;
+  /** Reads/writes waiting for the rest of their payload chunks. */
+  readonly ioInFlight: number;
+  /** Records waiting for the exec or fork of their process. */
+  readonly earlyRecords: number;
 }
 
 interface PendingExec {
+  /** When it arrived (the caller's clock). */
+  since: number;
   record: Extract<TracerRecord, { kind: 'exec' }>;
   block: ChunkedBuffer;
   parentComm: string | null;
@@ -65,8 +82,26 @@ interface EarlyRecords {
 
 /** How long records may wait for the exec or fork of their process. */
 const EARLY_RECORDS_TTL_MS = 10_000;
+/**
+ * How long an exec or a read/write may wait for chunks it has not got. They
+ * are printed right after their header, so one still incomplete by then lost
+ * its chunks (lost records, a bpftrace restart) and goes on with what it has
+ * rather than being held for good.
+ */
+const CHUNKS_TTL_MS = 10_000;
+/**
+ * How long a helper still running when its call was published stays
+ * followed. Its records change nothing published any more; it is kept only
+ * so that what it runs next is not taken for a runtime's call. Past this
+ * (its exit lost, or a daemon it became) it is forgotten.
+ */
+const OUTLIVED_TTL_MS = 60_000;
+/** Ids of published calls remembered, so an exec record seen again after its call ended is not a second call. */
+const RECENT_IDS = 4096;
 
 interface IoInFlight {
+  /** When its header arrived (the caller's clock). */
+  since: number;
   pid: number;
   kind: 'read' | 'write';
   fd: 0 | 1 | 2;
@@ -83,11 +118,16 @@ export class CallAssembler {
     callsStarted: 0,
     callsFinished: 0,
     canaries: 0,
+    duplicateExecs: 0,
   };
   private readonly procs = new Map<number, Proc>();
   private readonly calls = new Map<string, CallState>();
   private readonly pendingExecs = new Map<number, PendingExec>();
   private readonly ioByTid = new Map<number, IoInFlight>();
+  /** Ids of the last calls finished, oldest first (a Set keeps insertion order). */
+  private readonly recentIds = new Set<string>();
+  /** Helpers that outlived their call's publication, and since when. */
+  private readonly outlived = new Map<number, { proc: Proc; since: number }>();
   private seq = 0;
   private acceptsNewCalls = true;
   private now = 0;
@@ -121,7 +161,7 @@ export class CallAssembler {
         break;
       case 'exec':
         this.flushPendingExec(rec.pid, events);
-        this.pendingExecs.set(rec.pid, { record: rec, block: newExecBlock(rec.blockBytes), parentComm: null });
+        this.pendingExecs.set(rec.pid, { since: nowMs, record: rec, block: newExecBlock(rec.blockBytes), parentComm: null });
         this.completeExecIfWhole(rec.pid, events);
         break;
       case 'exec-chunk': {
@@ -148,14 +188,18 @@ export class CallAssembler {
         this.flushPendingExec(rec.pid, events);
         this.commitIo(rec.tid);
         const fd = rec.kind === 'read' ? 0 : rec.fd;
-        this.ioByTid.set(rec.tid, {
+        const io: IoInFlight = {
+          since: nowMs,
           pid: rec.pid,
           kind: rec.kind,
           fd,
           inode: rec.inode,
           ts: rec.ts,
           buf: new ChunkedBuffer(rec.len, PAYLOAD_CAP_BYTES),
-        });
+        };
+        this.ioByTid.set(rec.tid, io);
+        // Nothing to wait for (a zero-length read at end of file): no chunk will come to complete it.
+        if (io.buf.complete()) this.commitIo(rec.tid);
         break;
       }
       case 'data-chunk': {
@@ -192,7 +236,25 @@ export class CallAssembler {
 
   /** Finalizes calls whose grace period after exit has passed. */
   tick(nowMs: number): CollectorEvent[] {
+    this.now = Math.max(this.now, nowMs);
     const events: CollectorEvent[] = [];
+    for (const [pid, pending] of this.pendingExecs) {
+      if (nowMs - pending.since >= CHUNKS_TTL_MS) this.flushPendingExec(pid, events);
+    }
+    for (const [tid, io] of this.ioByTid) {
+      if (nowMs - io.since < CHUNKS_TTL_MS) continue;
+      if (this.procs.has(io.pid)) {
+        this.commitIo(tid);
+      } else {
+        this.ioByTid.delete(tid);
+        this.counters.orphanChunks++;
+      }
+    }
+    for (const [pid, o] of this.outlived) {
+      if (nowMs - o.since < OUTLIVED_TTL_MS) continue;
+      this.outlived.delete(pid);
+      if (this.procs.get(pid) === o.proc) this.procs.delete(pid);
+    }
     for (const [pid, early] of this.early) {
       if (nowMs - early.since < EARLY_RECORDS_TTL_MS) continue;
       this.early.delete(pid);
@@ -224,6 +286,7 @@ export class CallAssembler {
       events.push(this.finalize(id, call));
     }
     this.procs.clear();
+    this.outlived.clear();
     this.ioByTid.clear();
     return events;
   }
@@ -239,6 +302,19 @@ export class CallAssembler {
 
   get openCallCount(): number {
     return this.calls.size;
+  }
+
+  /** How much state the assembler holds now: what must not grow without bound, whatever the tracer sends. */
+  heldState(): AssemblerHeldState {
+    let earlyRecords = 0;
+    for (const e of this.early.values()) earlyRecords += e.ios.length + e.forks.length + (e.exit ? 1 : 0);
+    return {
+      procs: this.procs.size,
+      calls: this.calls.size,
+      pendingExecs: this.pendingExecs.size,
+      ioInFlight: this.ioByTid.size,
+      earlyRecords,
+    };
   }
 
   /** From now on only the calls already started are followed (another tracer takes the new ones). */
@@ -298,6 +374,12 @@ export class CallAssembler {
     const startedAtUs = this.opts.monoToEpochUs(rec.ts);
     const execPath = rec.path || decoded.argv[0] || '';
     const isPlugin = parentCallId === null || !this.calls.has(parentCallId) || isInCniPath(execPath, decoded.env.CNI_PATH);
+    const id = callId(startedAtUs, rec.pid);
+    if (isPlugin && (this.calls.has(id) || this.recentIds.has(id))) {
+      // The same exec again (a record delivered twice): one call, not a second one that replaces the first.
+      this.counters.duplicateExecs++;
+      return;
+    }
     if (existing?.role === 'plugin' && existing.callId && this.calls.has(existing.callId) && !isPlugin) {
       // A plugin process exec'd another program in place: note it as a helper step of the same call.
       this.calls.get(existing.callId)!.helpers.push(this.newHelper(rec.pid, rec.ppid, execPath, decoded.argv, startedAtUs));
@@ -421,6 +503,11 @@ export class CallAssembler {
         call.finalizeDueMs = nowMs + this.graceMs;
       }
     }
+    // A helper or fork that outlived its call's publication: nothing will ever clear it but this.
+    if (proc.callId === null || !this.calls.has(proc.callId)) {
+      this.procs.delete(rec.pid);
+      this.outlived.delete(rec.pid);
+    }
   }
 
   /** Moves a finished read/write into the stream it belongs to. */
@@ -478,11 +565,13 @@ export class CallAssembler {
   private finalize(id: string, call: CallState): CollectorEvent {
     for (const [tid, io] of this.ioByTid) if (call.pids.has(io.pid)) this.commitIo(tid);
     this.calls.delete(id);
+    this.recentIds.add(id);
+    if (this.recentIds.size > RECENT_IDS) this.recentIds.delete(this.recentIds.values().next().value!);
     for (const pid of call.pids) {
       const proc = this.procs.get(pid);
-      if (proc && proc.callId === id && (proc.exited || proc.role === 'fork' || proc.pid === call.base.pid)) {
-        this.procs.delete(pid);
-      }
+      if (proc?.callId !== id) continue;
+      if (proc.exited || proc.role === 'fork' || proc.pid === call.base.pid) this.procs.delete(pid);
+      else this.outlived.set(pid, { proc, since: this.now });
     }
     this.counters.callsFinished++;
     return { type: 'call.finished', call: snapshotCall(call) };

@@ -90,7 +90,7 @@ export type ParseResult = { ok: true; record: TracerRecord } | { ok: false; erro
 
 const UNSIGNED = /^\d{1,20}$/;
 const SIGNED = /^-?\d{1,20}$/;
-const LOST = /^Lost (\d+) events$/;
+const LOST = /^Lost (\d{1,20}) events$/;
 
 // bpftrace's own chatter on stdout, not records; `@` starts the map dump it prints as it stops.
 const NOISE_PREFIXES = ['Attaching ', 'WARNING:', '@'];
@@ -131,6 +131,7 @@ function chunkError(kind: number, reason: ParseErrorReason, line: Buffer): Parse
 /** Where readUint stopped (the index after the digits), -1 when it found none or too many. */
 let cursor = -1;
 
+/** The same numbers `uint` takes (1 to 20 digits, a safe integer), read from bytes. */
 function readUint(buf: Buffer, pos: number): number {
   let i = pos;
   let value = 0;
@@ -140,7 +141,7 @@ function readUint(buf: Buffer, pos: number): number {
     value = value * 10 + c;
     i++;
   }
-  cursor = i === pos || i - pos > 15 ? -1 : i;
+  cursor = i === pos || i - pos > 20 || !Number.isSafeInteger(value) ? -1 : i;
   return value;
 }
 
@@ -174,7 +175,11 @@ export function parseTracerLine(line: string): ParseResult {
   if (line.length === 0) return { ok: true, record: { kind: 'noise' } };
   if (line.length > 1 && line[1] !== ' ') {
     const lost = LOST.exec(line);
-    if (lost) return { ok: true, record: { kind: 'lost', count: Number(lost[1]) } };
+    if (lost) {
+      const count = Number(lost[1]);
+      // A count past 2^53 is no count bpftrace printed, and would make the lost-records total inexact.
+      return Number.isSafeInteger(count) ? { ok: true, record: { kind: 'lost', count } } : fail('bad-number');
+    }
     if (NOISE_PREFIXES.some((p) => line.startsWith(p))) return { ok: true, record: { kind: 'noise' } };
     return fail('unknown-kind');
   }
@@ -331,9 +336,9 @@ HEX_BYTE.set(HEX_VALUE);
 const BACKSLASH = 92;
 const LETTER_X = 120;
 
-/** `\xNN` per byte to bytes: the hot loop of the collector, hence by hand. */
+/** `\xNN` per byte to bytes: the hot loop of the collector, hence by hand. A chunk is never empty. */
 function decodeHex(hex: string | undefined): Buffer {
-  if (hex === undefined || hex.length % 4 !== 0) throw new FieldError('bad-hex');
+  if (hex === undefined || hex.length === 0 || hex.length % 4 !== 0) throw new FieldError('bad-hex');
   const out = Buffer.allocUnsafe(hex.length / 4);
   for (let i = 0, o = 0; i < hex.length; i += 4, o++) {
     const hi = HEX_VALUE[hex.charCodeAt(i + 2)] ?? -1;
