@@ -57,6 +57,17 @@ const ALLOWED_FRAGMENTS: Readonly<Record<string, Readonly<Record<string, string>
     APPLICATION_ID: 'a numeric constant',
     'm.version': 'a migration number from the constant MIGRATIONS table',
   },
+  'retention-prune.ts': {
+    TREE: 'a constant recursive CTE, its root bound to ?',
+  },
+  'retention-vacuum.ts': {
+    n: 'a page count the pruner computed (pragmas take no bound parameters)',
+    busyTimeout: 'the number SQLite itself returned for busy_timeout',
+  },
+  'retention.ts': {
+    pages: 'a page count computed from the size limit',
+    budget: 'a byte count computed from the size limit',
+  },
   'open-database.ts': {
     BUSY_TIMEOUT_MS: 'a numeric constant',
     JOURNAL_SIZE_LIMIT_BYTES: 'a numeric constant',
@@ -78,7 +89,7 @@ const ALLOWED_PUSHES: Readonly<Record<string, string>> = {
 };
 
 /** Identifiers passed to prepare/exec that hold whole statements; each is checked where it is built. */
-const STATEMENT_NAMES = new Set(['sql', 'DELETE_HELPERS', 'INSERT_FINISHED', 'INSERT_HELPER', 'INSERT_STARTED', 'MARK_INCOMPLETE', 'UPDATE_FINISHED', 'CREATE_CALLS', 'CREATE_HELPERS', 'CREATE_TRACER_EVENTS', 'CREATE_CACHE_ENTRIES', 'CREATE_IP_HISTORY', 'CREATE_CACHE_FINDINGS']);
+const STATEMENT_NAMES = new Set(['sql', 'DELETE_HELPERS', 'INSERT_FINISHED', 'INSERT_HELPER', 'INSERT_STARTED', 'MARK_INCOMPLETE', 'UPDATE_FINISHED', 'CREATE_CALLS', 'CREATE_HELPERS', 'CREATE_TRACER_EVENTS', 'CREATE_CACHE_ENTRIES', 'CREATE_IP_HISTORY', 'CREATE_CACHE_FINDINGS', 'ROOTS', 'TREE_INFO', 'DELETE_TREE', 'HISTORY_SQL[t]']);
 
 const SQL_WORDS = /\b(SELECT|INSERT|UPDATE|DELETE|WHERE|VALUES|PRAGMA|CREATE|ORDER BY|LIMIT|SET|IN)\b/;
 const SINKS = new Set(['prepare', 'exec', 'pragma']);
