@@ -7,6 +7,14 @@
 
 import { accessSync, constants, readFileSync } from 'node:fs';
 import { z } from 'zod';
+import {
+  compileKeyPatterns,
+  compilePointers,
+  DEFAULT_REDACT_KEYS,
+  DEFAULT_REDACT_KEYS_EXCEPT,
+  RedactionRuleError,
+  splitPatternList,
+} from '../collector/redact/redaction-rules.js';
 
 const listenAddress = z
   .string()
@@ -31,6 +39,24 @@ const dirList = z
       .filter((d) => d.length > 0),
   )
   .refine((dirs) => dirs.every((d) => d.startsWith('/')), 'must be absolute directories, separated by commas');
+
+/** Compiles a list setting with the redaction rules' own checks, so a bad pattern is a ConfigError naming it. */
+const compiledList = <T>(split: (s: string) => string[], compile: (items: string[]) => T[]) =>
+  z.string().transform((text, ctx) => {
+    try {
+      return compile(split(text));
+    } catch (err) {
+      if (!(err instanceof RedactionRuleError)) throw err;
+      ctx.addIssue({ code: 'custom', message: err.message });
+      return z.NEVER;
+    }
+  });
+
+const commaList = (s: string) =>
+  s
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p.length > 0);
 
 export const settings = {
   db: {
@@ -87,6 +113,21 @@ export const settings = {
     schema: positiveInt(200, 3_600_000),
     default: () => '5000',
     help: 'Full rescan of the cache and host-local directories, the safety net for changes file notifications miss.',
+  },
+  redactKeys: {
+    schema: compiledList(splitPatternList, compileKeyPatterns),
+    default: () => DEFAULT_REDACT_KEYS.join(','),
+    help: 'Values under JSON keys matching any of these regular expressions (case-insensitive, comma-separated) are replaced by "[redacted]" in stdin/stdout/stderr JSON and libcni cache entries before anything is stored. Setting it replaces the default list; empty turns key matching off.',
+  },
+  redactKeysExcept: {
+    schema: compiledList(splitPatternList, compileKeyPatterns),
+    default: () => DEFAULT_REDACT_KEYS_EXCEPT.join(','),
+    help: 'Keys matching any of these regular expressions are kept although they match --redact-keys (by default file, path and directory names such as `etcd_key_file`).',
+  },
+  redactPointers: {
+    schema: compiledList(commaList, compilePointers),
+    default: () => '',
+    help: 'JSON pointers (RFC 6901, comma-separated; `*` matches any one key or index, e.g. `/plugins/*/auth`) of values to redact as well, whatever their key.',
   },
   token: {
     schema: z.string(),
