@@ -1,8 +1,10 @@
 // The redaction settings: pattern lists, JSON pointers and what a bad one tells the operator.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../cli/config.js';
 import { formatPointer, parsePointer, pointerMatches } from '../../collector/redact/json-pointer.js';
-import { compileKeyPatterns, compilePointers, DEFAULT_REDACT_KEYS, keyClassifier, RedactionRuleError, splitPatternList } from '../../collector/redact/redaction-rules.js';
+import { compileKeyPatterns, compilePointers, DEFAULT_REDACT_KEYS, DEFAULT_REDACT_KEYS_EXCEPT, keyClassifier, RedactionRuleError, splitPatternList } from '../../collector/redact/redaction-rules.js';
 
 describe('redaction rules', () => {
   it('splits a pattern list on commas outside {m,n}, [...], (...) and escapes', () => {
@@ -33,8 +35,17 @@ describe('redaction rules', () => {
     expect(pointerMatches(rules, ['plugins', 'auth'])).toBe(false);
   });
 
+  it('by default leaves every ordinary field of the reference plugins, multus, calico, flannel and cilium alone', () => {
+    const isSecret = keyClassifier({ keys: compileKeyPatterns(DEFAULT_REDACT_KEYS), keysExcept: compileKeyPatterns(DEFAULT_REDACT_KEYS_EXCEPT) });
+    const fields = readFileSync(path.join(import.meta.dirname, '../fixtures/redact/ordinary-cni-fields.txt'), 'utf8')
+      .split('\n')
+      .filter((l) => l !== '' && !l.startsWith('#'));
+    expect(fields.length).toBeGreaterThan(150);
+    expect(fields.filter(isSecret)).toEqual([]);
+  });
+
   it('by default hides credential-like keys and keeps references to files', () => {
-    const isSecret = keyClassifier({ keys: compileKeyPatterns(DEFAULT_REDACT_KEYS), keysExcept: compileKeyPatterns(['(file|path|dir|directory)$']) });
+    const isSecret = keyClassifier({ keys: compileKeyPatterns(DEFAULT_REDACT_KEYS), keysExcept: compileKeyPatterns(DEFAULT_REDACT_KEYS_EXCEPT) });
     for (const k of ['password', 'passwd', 'dbPassword', 'token', 'k8s_auth_token', 'clientSecret', 'apiKey', 'api_key', 'privateKey', 'etcd_key', 'client-key-data', 'credentials', 'Authorization', 'key', 'psk']) {
       expect(isSecret(k), k).toBe(true);
     }
