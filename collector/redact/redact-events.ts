@@ -5,7 +5,7 @@
  * entries. Streams and entries without secrets pass as the same objects.
  */
 
-import type { CacheEntry, CacheEvent } from '../cache/cache-types.js';
+import type { CacheEntry } from '../cache/cache-types.js';
 import type { CapturedStream, CniCall, CollectorEvent, HelperProcess } from '../types.js';
 import { createBytesRedactor } from './redact-json-bytes.js';
 import { createValueRedactor } from './redact-value.js';
@@ -15,8 +15,8 @@ export interface Redactor {
   stream(stream: CapturedStream): CapturedStream;
   call(call: CniCall): CniCall;
   callEvents(events: readonly CollectorEvent[]): CollectorEvent[];
+  /** Applied by the cache watcher as soon as a file is decoded (see CacheWatcherOptions.redact). */
   cacheEntry(entry: CacheEntry): CacheEntry;
-  cacheEvents(events: readonly CacheEvent[]): CacheEvent[];
 }
 
 export function createRedactor(rules: RedactionRules): Redactor {
@@ -68,16 +68,11 @@ export function createRedactor(rules: RedactionRules): Redactor {
   return {
     stream,
     call,
-    callEvents: (events) => events.map((ev) => {
-      const c = call(ev.call);
-      return c === ev.call ? ev : { ...ev, call: c };
-    }),
-    cacheEntry,
-    cacheEvents: (events) =>
+    callEvents: (events) =>
       events.map((ev) => {
-        if (ev.type !== 'cache.added' && ev.type !== 'cache.changed') return ev;
-        const entry = cacheEntry(ev.entry);
-        return entry === ev.entry ? ev : { ...ev, entry };
+        const c = call(ev.call);
+        return c === ev.call ? ev : { ...ev, call: c };
       }),
+    cacheEntry,
   };
 }
