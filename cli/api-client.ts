@@ -44,6 +44,9 @@ export interface PayloadView {
   base64: string;
   bytes: number;
   truncated: boolean;
+  /** Absent from daemons that predate redaction. */
+  redacted?: boolean;
+  redactedPointers?: string[];
 }
 
 export interface HelperView {

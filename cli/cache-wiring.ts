@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import type { CacheStatus } from '../api/app.js';
 import type { CacheListener } from '../collector/cache/cache-types.js';
 import { createCacheWatcher, type CacheWatcher } from '../collector/cache/cache-watcher.js';
+import type { Redactor } from '../collector/redact/redact-events.js';
 import { createCacheStoreListener } from '../store/cache-listener.js';
 import { createCacheStore, type CacheStore } from '../store/cache-store.js';
 import type { DaemonConfig } from './config.js';
@@ -29,7 +30,12 @@ export interface CacheWiring {
   stop(): Promise<void>;
 }
 
-export function createCacheWiring(db: Database, config: Pick<DaemonConfig, 'cniCacheDirs' | 'hostLocalDirs' | 'cacheRescanMs' | 'db'>, log: Logger): CacheWiring {
+export function createCacheWiring(
+  db: Database,
+  config: Pick<DaemonConfig, 'cniCacheDirs' | 'hostLocalDirs' | 'cacheRescanMs' | 'db'>,
+  log: Logger,
+  redactor?: Redactor,
+): CacheWiring {
   if (config.cniCacheDirs.length === 0 && config.hostLocalDirs.length === 0) {
     return { reader: null, subscribe: null, status: null, start: async () => undefined, stop: async () => undefined };
   }
@@ -88,6 +94,7 @@ export function createCacheWiring(db: Database, config: Pick<DaemonConfig, 'cniC
         ipamDirs: config.hostLocalDirs,
         rescanIntervalMs: config.cacheRescanMs,
         logger: log.child({ component: 'cache-watcher' }),
+        ...(redactor ? { redact: redactor.cacheEntry } : {}),
       });
       watcher.subscribe(listener);
       watcher.subscribe(toFollowers);

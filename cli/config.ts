@@ -8,6 +8,14 @@
 import { accessSync, constants, readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { parseDuration, parseSize, type Parsed } from './config-units.js';
+import {
+  compileKeyPatterns,
+  compilePointers,
+  DEFAULT_REDACT_KEYS,
+  DEFAULT_REDACT_KEYS_EXCEPT,
+  RedactionRuleError,
+  splitPatternList,
+} from '../collector/redact/redaction-rules.js';
 
 const listenAddress = z
   .string()
@@ -44,6 +52,24 @@ const parsedText = (parse: (text: string) => Parsed) =>
 
 /** Below this the schema and the WAL alone would not fit: retention would delete everything and still be over. */
 const MIN_RETENTION_DB_BYTES = 4 * 1024 * 1024;
+
+/** Compiles a list setting with the redaction rules' own checks, so a bad pattern is a ConfigError naming it. */
+const compiledList = <T>(split: (s: string) => string[], compile: (items: string[]) => T[]) =>
+  z.string().transform((text, ctx) => {
+    try {
+      return compile(split(text));
+    } catch (err) {
+      if (!(err instanceof RedactionRuleError)) throw err;
+      ctx.addIssue({ code: 'custom', message: err.message });
+      return z.NEVER;
+    }
+  });
+
+const commaList = (s: string) =>
+  s
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p.length > 0);
 
 export const settings = {
   db: {
@@ -110,6 +136,21 @@ export const settings = {
     schema: parsedText(parseSize).refine((n) => n === 0 || n >= MIN_RETENTION_DB_BYTES, 'must be 0 (off) or at least 4MiB'),
     default: () => '1GiB',
     help: 'Keep the database (its pages in use plus the WAL) under this size by deleting the oldest calls first (e.g. 1GiB, 512MiB; 0: no limit). Deleting early is logged and recorded as a tracer event.',
+  },
+  redactKeys: {
+    schema: compiledList(splitPatternList, compileKeyPatterns),
+    default: () => DEFAULT_REDACT_KEYS.join(','),
+    help: 'Values under JSON keys matching any of these regular expressions (case-insensitive, comma-separated) are replaced by "[redacted]" in stdin/stdout/stderr JSON and libcni cache entries before anything is stored. Setting it replaces the default list; empty turns key matching off.',
+  },
+  redactKeysExcept: {
+    schema: compiledList(splitPatternList, compileKeyPatterns),
+    default: () => DEFAULT_REDACT_KEYS_EXCEPT.join(','),
+    help: 'Keys matching any of these regular expressions are kept although they match --redact-keys (by default file, path and directory names such as `etcd_key_file`).',
+  },
+  redactPointers: {
+    schema: compiledList(commaList, compilePointers),
+    default: () => '',
+    help: 'JSON pointers (RFC 6901, comma-separated; `*` matches any one key or index, e.g. `/plugins/*/auth`) of values to redact as well, whatever their key.',
   },
   token: {
     schema: z.string(),

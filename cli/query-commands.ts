@@ -92,7 +92,8 @@ export async function showCommand(args: string[], client: ClientOptions): Promis
 
 function payloadBlock(name: string, p: PayloadView): string[] {
   if (p.bytes === 0) return [`${bold(name)}  ${dim('(empty)')}`, ''];
-  const note = p.truncated ? dim(' (truncated)') : '';
+  const redacted = p.redacted ? ` (redacted: ${(p.redactedPointers ?? []).join(', ')})` : '';
+  const note = dim(`${p.truncated ? ' (truncated)' : ''}${redacted}`);
   const body = p.text ?? dim(`(${p.bytes} bytes, not UTF-8; base64: ${p.base64.slice(0, 120)}${p.base64.length > 120 ? '…' : ''})`);
   return [`${bold(name)}  ${dim(`${p.bytes} bytes`)}${note}`, body.trimEnd(), ''];
 }

@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import { buildApp } from '../api/app.js';
 import { createCollector } from '../collector/collector.js';
 import { runPreflight } from '../collector/preflight.js';
+import { createRedactor } from '../collector/redact/redact-events.js';
 import { createCallStore } from '../store/call-store.js';
 import { openDatabase } from '../store/open-database.js';
 import { createStoreListener } from '../store/store-listener.js';
@@ -35,8 +36,9 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
   // Retention (issue 5): runs beside ingest from the start; its first run may catch up on a long downtime.
   const retention = createRetentionWiring(db, config, log.child({ component: 'retention' }));
 
+  const redactor = createRedactor({ keys: config.redactKeys, keysExcept: config.redactKeysExcept, pointers: config.redactPointers });
   // CNI cache (issue 4): the store side now (the API reads it), the watcher after the tracer.
-  const cache = createCacheWiring(db, config, log.child({ component: 'cache' }));
+  const cache = createCacheWiring(db, config, log.child({ component: 'cache' }), redactor);
 
   let storeError: string | null = null;
   const storeListener = createStoreListener(store, (err) => {
@@ -49,6 +51,7 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
     logger: log.child({ component: 'collector' }),
     finalizeGraceMs: config.finalizeGraceMs,
     maxStreamBytes: config.maxStreamBytes,
+    redactor,
   });
   collector.subscribe({
     onEvents(events) {

@@ -11,6 +11,7 @@
 
 import type { Logger } from 'pino';
 import type { AssemblerOptions } from './assembler.js';
+import type { Redactor } from './redact/redact-events.js';
 import { cniProcessPids, describeProcess, isProcessAlive, monotonicToEpochOffsetUs } from './proc-info.js';
 import type { TracerExit, TracerSettings } from './tracer-process.js';
 import type { CaptureMode } from './tracer-protocol.js';
@@ -32,6 +33,8 @@ export interface CollectorOptions {
   readonly readyTimeoutMs?: number;
   /** After a mode switch, how long the old tracer may keep following its calls. */
   readonly handoffTimeoutMs?: number;
+  /** Replaces secrets in payloads before any subscriber sees a call; none when absent. */
+  readonly redactor?: Redactor;
 }
 
 export interface TracerStatus {
@@ -133,7 +136,8 @@ export function createCollector(opts: CollectorOptions): Collector {
       if (retiring.run.assembler.openCallCount === 0 || now >= retiring.deadline) void retire();
     }
     if (pending.length === 0) return;
-    const batch = pending;
+    // Redacted here, once per event, so the store and the live tail get the same bytes and neither the raw ones.
+    const batch = opts.redactor ? opts.redactor.callEvents(pending) : pending;
     pending = [];
     for (const l of listeners) {
       try {

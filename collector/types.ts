@@ -15,6 +15,12 @@ export interface CapturedStream {
   readonly totalBytes: number;
   /** Some bytes are missing: a syscall above the capture cap, or records lost by the tracer. */
   readonly truncated: boolean;
+  /**
+   * Set when secret values inside these (JSON) bytes were replaced by a marker
+   * before publishing: the JSON pointers of those values. The original bytes
+   * are gone; absent when nothing was redacted.
+   */
+  readonly redactions?: readonly string[];
 }
 
 export interface PodRef {

@@ -30,6 +30,7 @@ interface EntryRow {
   removed_at_ms: number | null;
   add_call_id: string | null;
   del_call_id: string | null;
+  redactions_json: string | null;
 }
 
 const parseOrNull = (s: string | null): unknown => (s === null ? null : JSON.parse(s));
@@ -60,6 +61,7 @@ function toEntry(r: EntryRow): StoredCacheEntry {
     removedAtMs: r.removed_at_ms,
     addCallId: r.add_call_id,
     delCallId: r.del_call_id,
+    redactions: r.redactions_json === null ? [] : (JSON.parse(r.redactions_json) as string[]),
   };
 }
 

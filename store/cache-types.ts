@@ -33,6 +33,8 @@ export interface StoredCacheEntry {
   /** The ADD that wrote it (last top-level plugin call of the chain), when recorded. */
   readonly addCallId: string | null;
   readonly delCallId: string | null;
+  /** JSON pointers (`/config/…`, `/result/…`) of values replaced by a marker before storing; empty when none. */
+  readonly redactions: readonly string[];
 }
 
 export interface CacheEntryFilter {

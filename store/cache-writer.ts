@@ -25,9 +25,9 @@ export function createCacheWriter(db: Database, opts: { readonly sinceMs: number
   const remove = db.prepare('UPDATE cache_entries SET removed_at_ms = @at, last_seen_ms = @at WHERE id = @id');
   const insertEntry = db.prepare(`
     INSERT INTO cache_entries (path, dir, format, container_id, network_name, if_name, netns, pod_namespace, pod_name, pod_uid,
-      digest, file_mtime_ms, first_seen_ms, last_seen_ms, config_problem, ips_json, cni_args_json, capability_args_json, config_json, result_json)
+      digest, file_mtime_ms, first_seen_ms, last_seen_ms, config_problem, ips_json, cni_args_json, capability_args_json, config_json, result_json, redactions_json)
     VALUES (@path, @dir, @format, @containerId, @networkName, @ifName, @netns, @podNamespace, @podName, @podUid,
-      @digest, @mtimeMs, @at, @at, @configProblem, @ips, @cniArgs, @capabilityArgs, @config, @result)`);
+      @digest, @mtimeMs, @at, @at, @configProblem, @ips, @cniArgs, @capabilityArgs, @config, @result, @redactions)`);
   const openIp = db.prepare(`
     INSERT INTO ip_history (ip, network, container_id, if_name, pod_namespace, pod_name, source, path, from_ms)
     VALUES (@ip, @network, @containerId, @ifName, @podNamespace, @podName, @source, @path, @from)
@@ -80,6 +80,7 @@ export function createCacheWriter(db: Database, opts: { readonly sinceMs: number
       capabilityArgs: e.capabilityArgs === null ? null : JSON.stringify(e.capabilityArgs),
       config: e.config === null || e.config === undefined ? null : JSON.stringify(e.config),
       result: e.result === null || e.result === undefined ? null : JSON.stringify(e.result),
+      redactions: e.redactions === undefined ? null : JSON.stringify(e.redactions),
     });
     for (const ip of e.ips) {
       openIp.run({

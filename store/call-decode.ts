@@ -19,10 +19,10 @@ export const SUMMARY_COLUMNS = `id, status, incomplete_reason, command, plugin, 
   stdin_total, stdin_truncated, stdout_total, stdout_truncated, stderr_total, stderr_truncated,
   length(stdin) AS stdin_stored, length(stdout) AS stdout_stored, length(stderr) AS stderr_stored`;
 
-export const FULL_COLUMNS = `${SUMMARY_COLUMNS}, cni_args, argv_json, env_json, stdin, stdout, stderr`;
+export const FULL_COLUMNS = `${SUMMARY_COLUMNS}, cni_args, argv_json, env_json, stdin, stdout, stderr, redactions_json`;
 
 export const HELPER_SELECT_COLUMNS = `seq, pid, ppid, path, started_at_us, ended_at_us, exit_code, signal, core_dumped,
-  stdout_total, stdout_truncated, stderr_total, stderr_truncated, argv_json, stdout, stderr`;
+  stdout_total, stdout_truncated, stderr_total, stderr_truncated, argv_json, stdout, stderr, redactions_json`;
 
 export interface SummaryRow {
   id: string;
@@ -73,6 +73,7 @@ export interface FullRow extends SummaryRow {
   stdin: Buffer;
   stdout: Buffer;
   stderr: Buffer;
+  redactions_json: string | null;
 }
 
 export interface HelperSelectRow {
@@ -92,11 +93,15 @@ export interface HelperSelectRow {
   argv_json: string;
   stdout: Buffer;
   stderr: Buffer;
+  redactions_json: string | null;
 }
 
 const boolOrNull = (v: number | null): boolean | null => (v === null ? null : v !== 0);
 const size = (stored: number, total: number, truncated: number): StreamSize => ({ storedBytes: stored, totalBytes: total, truncated: truncated !== 0 });
-const stream = (bytes: Buffer, total: number, truncated: number): CapturedStream => ({ bytes, totalBytes: total, truncated: truncated !== 0 });
+type Redactions = Partial<Record<'stdin' | 'stdout' | 'stderr', readonly string[]>>;
+const redactionsOf = (json: string | null): Redactions => (json === null ? {} : (JSON.parse(json) as Redactions));
+const stream = (bytes: Buffer, total: number, truncated: number, redactions?: readonly string[]): CapturedStream =>
+  redactions === undefined ? { bytes, totalBytes: total, truncated: truncated !== 0 } : { bytes, totalBytes: total, truncated: truncated !== 0, redactions };
 
 type CommonFields = Omit<StoredCallSummary, 'stdin' | 'stdout' | 'stderr'>;
 
@@ -145,6 +150,7 @@ export function toSummary(r: SummaryRow): StoredCallSummary {
 }
 
 export function toHelper(r: HelperSelectRow): StoredHelper {
+  const redacted = redactionsOf(r.redactions_json);
   return {
     seq: r.seq,
     pid: r.pid,
@@ -156,20 +162,21 @@ export function toHelper(r: HelperSelectRow): StoredHelper {
     exitCode: r.exit_code,
     signal: r.signal,
     coreDumped: boolOrNull(r.core_dumped),
-    stdout: stream(r.stdout, r.stdout_total, r.stdout_truncated),
-    stderr: stream(r.stderr, r.stderr_total, r.stderr_truncated),
+    stdout: stream(r.stdout, r.stdout_total, r.stdout_truncated, redacted.stdout),
+    stderr: stream(r.stderr, r.stderr_total, r.stderr_truncated, redacted.stderr),
   };
 }
 
 export function toStoredCall(r: FullRow, helpers: readonly HelperSelectRow[]): StoredCall {
+  const redacted = redactionsOf(r.redactions_json);
   return {
     ...commonFields(r),
     cniArgs: r.cni_args,
     argv: JSON.parse(r.argv_json) as string[],
     env: JSON.parse(r.env_json) as Record<string, string>,
-    stdin: stream(r.stdin, r.stdin_total, r.stdin_truncated),
-    stdout: stream(r.stdout, r.stdout_total, r.stdout_truncated),
-    stderr: stream(r.stderr, r.stderr_total, r.stderr_truncated),
+    stdin: stream(r.stdin, r.stdin_total, r.stdin_truncated, redacted.stdin),
+    stdout: stream(r.stdout, r.stdout_total, r.stdout_truncated, redacted.stdout),
+    stderr: stream(r.stderr, r.stderr_total, r.stderr_truncated, redacted.stderr),
     helpers: helpers.map(toHelper),
   };
 }

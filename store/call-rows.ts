@@ -63,6 +63,7 @@ export const FINISH_COLUMNS = [
   'stdin',
   'stdout',
   'stderr',
+  'redactions_json',
 ] as const;
 
 /** The INSERT's column list (the table's own order differs: see migrations.ts). */
@@ -86,6 +87,7 @@ export const HELPER_COLUMNS = [
   'argv_json',
   'stdout',
   'stderr',
+  'redactions_json',
 ] as const;
 
 export type CallColumn = (typeof CALL_COLUMNS)[number];
@@ -111,6 +113,16 @@ function okOf(outcome: ProcessOutcome | null): number | null {
 
 /** A Buffer is bound as a BLOB byte for byte; never a string, which would re-encode non-UTF-8 bytes. */
 const bytesOf = (s: CapturedStream): Buffer => s.bytes;
+
+/** `{"stdin": [pointer…]}` for the streams redaction changed; NULL (the common case) when none. */
+function redactionsOf(streams: Readonly<Record<string, CapturedStream>>): string | null {
+  let out: Record<string, readonly string[]> | null = null;
+  for (const [name, s] of Object.entries(streams)) {
+    if (s.redactions === undefined) continue;
+    (out ??= {})[name] = s.redactions;
+  }
+  return out === null ? null : JSON.stringify(out);
+}
 
 function execRow(call: CniCall): ExecRow {
   return {
@@ -162,6 +174,7 @@ function finishRow(call: CniCall): FinishRow {
     stdin: bytesOf(call.stdin),
     stdout: bytesOf(call.stdout),
     stderr: bytesOf(call.stderr),
+    redactions_json: call.stdin.redactions || call.stdout.redactions || call.stderr.redactions ? redactionsOf({ stdin: call.stdin, stdout: call.stdout, stderr: call.stderr }) : null,
   };
 }
 
@@ -216,5 +229,6 @@ export function helperRow(callId: string, seq: number, h: HelperProcess): Helper
     argv_json: JSON.stringify(h.argv),
     stdout: bytesOf(h.stdout),
     stderr: bytesOf(h.stderr),
+    redactions_json: h.stdout.redactions || h.stderr.redactions ? redactionsOf({ stdout: h.stdout, stderr: h.stderr }) : null,
   };
 }

@@ -179,6 +179,17 @@ export const MIGRATIONS: readonly Migration[] = [
       convertToIncrementalVacuum(db);
     },
   },
+  {
+    version: 5,
+    name: 'what redaction replaced in payloads and cache entries',
+    up(db) {
+      // JSON: {"stdin": [pointer…], …} per stream, or a pointer list for cache entries; NULL when nothing was
+      // redacted. Appended after the blobs, which only the detail views read anyway.
+      db.exec('ALTER TABLE calls ADD COLUMN redactions_json TEXT');
+      db.exec('ALTER TABLE helpers ADD COLUMN redactions_json TEXT');
+      db.exec('ALTER TABLE cache_entries ADD COLUMN redactions_json TEXT');
+    },
+  },
 ];
 
 export function latestVersion(migrations: readonly Migration[] = MIGRATIONS): number {

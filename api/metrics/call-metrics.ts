@@ -37,6 +37,13 @@ export function createCallMetrics(registry: Registry): CallListener {
     buckets: CALL_DURATION_BUCKETS_SECONDS,
     registers: [registry],
   });
+  // So an operator can see the rules at work (or that a new plugin's secrets are not caught) without reading payloads.
+  const redacted = new Counter({
+    name: 'cnirec_redacted_payloads_total',
+    help: 'Payloads of ended calls whose secret values were replaced before storing, by stream (stdin, stdout, stderr, helper)',
+    labelNames: ['stream'] as const,
+    registers: [registry],
+  });
   const pluginLabel = createPluginLabeler();
 
   return {
@@ -49,6 +56,13 @@ export function createCallMetrics(registry: Registry): CallListener {
         calls.inc({ ...labels, outcome });
         // An incomplete call's end is a guess (exit unseen, process found gone): not a duration.
         if (outcome !== 'incomplete' && call.durationUs !== null) duration.observe(labels, call.durationUs / 1e6);
+        if (call.stdin.redactions) redacted.inc({ stream: 'stdin' });
+        if (call.stdout.redactions) redacted.inc({ stream: 'stdout' });
+        if (call.stderr.redactions) redacted.inc({ stream: 'stderr' });
+        for (const h of call.helpers) {
+          if (h.stdout.redactions) redacted.inc({ stream: 'helper' });
+          if (h.stderr.redactions) redacted.inc({ stream: 'helper' });
+        }
       }
     },
   };

@@ -25,6 +25,8 @@ export function presentPayload(stream: CapturedStream): Payload {
     bytes: stream.bytes.length,
     totalBytes: stream.totalBytes,
     truncated: stream.truncated,
+    redacted: stream.redactions !== undefined,
+    redactedPointers: stream.redactions ? [...stream.redactions] : [],
   };
 }
 

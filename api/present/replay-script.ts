@@ -51,6 +51,11 @@ export function replayScript(call: ReplaySource): string {
   const warnings: string[] = [];
   const env = replayEnv(call.env, warnings);
   const args = call.argv.slice(1).map((a) => withoutNul(a, 'an argument', warnings));
+  if (call.stdin.redactions !== undefined) {
+    warnings.push(
+      `stdin was redacted before it was stored: the secret values at ${call.stdin.redactions.join(', ')} are "[redacted]" here, so the plugin gets a different config than it did and this replay is not faithful; put the real values in by hand.`,
+    );
+  }
   if (call.stdin.truncated) warnings.push(`stdin was truncated: ${call.stdin.bytes.length} of ${call.stdin.totalBytes} bytes were recorded, and only those are sent.`);
   if (call.captureMode === 'light') warnings.push('the call was recorded in light mode, without payloads: the plugin gets an empty stdin; put the network configuration in by hand.');
   if (call.argv.length > 0 && call.argv[0] !== call.path) warnings.push(`the plugin's argv[0] was ${JSON.stringify(call.argv[0])}; this script runs it with the path as argv[0].`);

@@ -79,6 +79,8 @@ export const cacheEntrySchema = component(
     removedAt: z.string().nullable().describe('The file was deleted (libcni does on DEL)'),
     addCallId: z.string().nullable().describe('The ADD call that wrote it, when recorded'),
     delCallId: z.string().nullable().describe('The DEL call that removed it, when recorded'),
+    redacted: z.boolean().describe('Secret values in config, result or capabilityArgs were replaced by "[redacted]" before storing'),
+    redactedPointers: z.array(z.string()).describe('JSON pointers into this entry (/config/…, /result/…, /capabilityArgs/…) of the values replaced'),
   }),
 );
 
@@ -142,6 +144,8 @@ export function presentCacheEntry(e: StoredCacheEntry): z.input<typeof cacheEntr
     removedAt: isoOrNull(e.removedAtMs),
     addCallId: e.addCallId,
     delCallId: e.delCallId,
+    redacted: e.redactions.length > 0,
+    redactedPointers: [...e.redactions],
   };
 }
 

@@ -15,6 +15,10 @@ export const payloadSchema = component(
     bytes: z.number().int().describe('Bytes captured (the length of base64 decoded)'),
     totalBytes: z.number().int().describe('Bytes the process moved in all; more than bytes when truncated'),
     truncated: z.boolean().describe('Some bytes were not captured (above the capture cap, or lost by the tracer)'),
+    redacted: z
+      .boolean()
+      .describe('Secret values inside this JSON were replaced by "[redacted]" before it was stored (see redactedPointers); the original bytes were not kept, so bytes and base64 are the redacted ones'),
+    redactedPointers: z.array(z.string()).describe('JSON pointers (RFC 6901) of the values replaced (at most 100 listed); empty when not redacted'),
   }),
 );
 

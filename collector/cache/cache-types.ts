@@ -37,6 +37,11 @@ export interface CacheEntry {
   readonly digest: string;
   /** The file's mtime: when libcni wrote it, also for files found at startup. Set by the watcher. */
   readonly mtimeMs: number;
+  /**
+   * JSON pointers (from the entry: `/config/…`, `/result/…`, `/capabilityArgs/…`)
+   * of secret values replaced by a marker before publishing; absent when none were.
+   */
+  readonly redactions?: readonly string[];
 }
 
 /** One host-local reservation file `<dataDir>/<network>/<ip>`. */

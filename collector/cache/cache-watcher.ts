@@ -17,7 +17,7 @@ import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { diffObservation, type Known, type Observation } from './cache-diff.js';
-import { MAX_CACHE_FILE_BYTES, type CacheEvent, type CacheListener, type CacheProblem } from './cache-types.js';
+import { MAX_CACHE_FILE_BYTES, type CacheEntry, type CacheEvent, type CacheListener, type CacheProblem } from './cache-types.js';
 import { parseCacheFile } from './parse-cache-file.js';
 import { isReservationFileName, parseReservation } from './parse-host-local.js';
 import { readBounded, statKey } from './read-bounded.js';
@@ -38,6 +38,8 @@ export interface CacheWatcherOptions {
   readonly rescanIntervalMs?: number;
   /** fs.watch reports a write as several events: wait this long and look once. */
   readonly settleMs?: number;
+  /** Replaces secrets in an entry as soon as it is decoded, so nothing downstream (or kept here) holds them. */
+  readonly redact?: (entry: CacheEntry) => CacheEntry;
 }
 
 export interface CacheWatcherStatus {
@@ -144,7 +146,8 @@ export function createCacheWatcher(opts: CacheWatcherOptions): CacheWatcher {
         );
       case 'bytes': {
         const parsed = parseCacheFile(r.bytes, path, dir, r.mtimeMs);
-        return apply(path, parsed.ok ? { kind: 'entry', key: r.key, entry: parsed.entry } : { kind: 'problem', key: r.key, problem: parsed.problem });
+        if (!parsed.ok) return apply(path, { kind: 'problem', key: r.key, problem: parsed.problem });
+        return apply(path, { kind: 'entry', key: r.key, entry: opts.redact ? opts.redact(parsed.entry) : parsed.entry });
       }
     }
   };

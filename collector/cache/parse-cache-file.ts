@@ -46,7 +46,7 @@ export function parseCacheFile(bytes: Buffer, path: string, dir: string, mtimeMs
   try {
     json = JSON.parse(bytes.toString('utf8'));
   } catch (err) {
-    return problem('corrupt-json', `cache file ${path} is not valid JSON (${(err as Error).message}): libcni will fail DEL/CHECK for this attachment; delete the file once the container is gone`);
+    return problem('corrupt-json', `cache file ${path} is not valid JSON (${jsonErrorReason(err)}): libcni will fail DEL/CHECK for this attachment; delete the file once the container is gone`);
   }
   const digest = createHash('sha256').update(bytes).digest('hex');
 
@@ -110,7 +110,7 @@ function decodeConfig(b64: string | undefined): { config: unknown; configProblem
   try {
     return { config: JSON.parse(Buffer.from(b64, 'base64').toString('utf8')) as unknown, configProblem: null };
   } catch (err) {
-    return { config: null, configProblem: `the decoded "config" is not JSON (${(err as Error).message})` };
+    return { config: null, configProblem: `the decoded "config" is not JSON (${jsonErrorReason(err)})` };
   }
 }
 
@@ -119,6 +119,16 @@ function ipsOf(result: unknown): string[] {
   const r = IpsField.safeParse(result);
   if (!r.success) return [];
   return r.data.ips.map((ip) => ip.address.split('/')[0]!).filter((a) => a.length > 0);
+}
+
+/**
+ * JSON.parse's message without the excerpt of the input V8 puts in some of
+ * them (`Unexpected token 'x', "{"password…" is not valid JSON`): the
+ * message is stored and logged, and the bytes it quotes may be secret.
+ */
+export function jsonErrorReason(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  return message.replace(/, ".*" is not valid JSON$/s, ' (not valid JSON)');
 }
 
 function describeIssues(err: z.ZodError): string {

@@ -229,6 +229,8 @@ describe('one call in full', () => {
       bytes: webAdd.stdin.bytes.length,
       totalBytes: webAdd.stdin.bytes.length,
       truncated: false,
+      redacted: false,
+      redactedPointers: [],
     });
     expect(call.config).toEqual(JSON.parse(webAdd.stdin.bytes.toString('utf8')));
     expect(call.result).toMatchObject({ cniVersion: '1.0.0', ips: [{ address: '10.22.0.5/16' }] });

@@ -42,6 +42,17 @@ describe('GET /metrics', () => {
     expect(text.match(/^cnirec_calls_total\{/gm)).toHaveLength(3);
   });
 
+  it('counts payloads whose secrets were redacted, by stream', async () => {
+    const plain = makeCall();
+    const redacted = makeCall();
+    const marked = (c: typeof redacted.stdin) => ({ ...c, redactions: ['/password'] });
+    t.collector.emit(finished(plain), finished({ ...redacted, stdin: marked(redacted.stdin), stdout: marked(redacted.stdout) }));
+    const text = await scrape();
+    expect(valueOf(text, 'cnirec_redacted_payloads_total{stream="stdin"}')).toBe(1);
+    expect(valueOf(text, 'cnirec_redacted_payloads_total{stream="stdout"}')).toBe(1);
+    expect(valueOf(text, 'cnirec_redacted_payloads_total{stream="stderr"}')).toBeUndefined();
+  });
+
   it('puts durations of calls with a known outcome into the histogram, in seconds', async () => {
     const fast = makeCall({ durationMs: 3 });
     const slow = makeCall({ durationMs: 700 });

@@ -32,9 +32,14 @@ function writeOldDatabase(trees: number): string[] {
   db.pragma('journal_mode = WAL');
   db.pragma('foreign_keys = ON');
   migrate(db, file, MIGRATIONS.filter((m) => m.version <= 2));
+  // Today's writer needs the columns later migrations add: add them for the
+  // write, then drop them, so the file is schema 2 again.
+  const later = ['calls', 'helpers', 'cache_entries'];
+  for (const t of later) db.exec(`ALTER TABLE ${t} ADD COLUMN redactions_json TEXT`);
   const store = createCallStore(db);
   const all = Array.from({ length: trees }, (_, i) => syntheticTree(NOW_US - (trees - i) * 1_000_000, { payloadBytes: 4096 }));
   store.writeEvents(all.flatMap((t) => t.events));
+  for (const t of later) db.exec(`ALTER TABLE ${t} DROP COLUMN redactions_json`);
   expect(db.pragma('auto_vacuum', { simple: true })).toBe(0);
   expect(db.pragma('user_version', { simple: true })).toBe(2);
   db.close();

@@ -7,7 +7,7 @@ const captured = (bytes: Buffer, extra: { totalBytes?: number; truncated?: boole
 describe('a payload', () => {
   it('has text and base64 when the bytes are valid UTF-8', () => {
     const bytes = Buffer.from('{"msg":"ünï"}');
-    expect(presentPayload(captured(bytes))).toEqual({ text: '{"msg":"ünï"}', base64: bytes.toString('base64'), bytes: 15, totalBytes: 15, truncated: false });
+    expect(presentPayload(captured(bytes))).toEqual({ text: '{"msg":"ünï"}', base64: bytes.toString('base64'), bytes: 15, totalBytes: 15, truncated: false, redacted: false, redactedPointers: [] });
   });
 
   it('has no text when the bytes are not valid UTF-8, and the exact bytes in base64', () => {

@@ -186,6 +186,15 @@ describe('the replay script header', () => {
     expect(script).toMatch(/^#\s+delegated\s+by call parent-1/m);
   });
 
+  it('says in its header when stdin was redacted, and which values, since the replay then is not faithful', () => {
+    const bytes = Buffer.from('{"cniVersion":"1.0.0","name":"n","type":"vendor","apiKey":"[redacted]"}');
+    const script = replayScript(recordedCall({ stdin: { bytes, totalBytes: bytes.length + 4, truncated: false, redactions: ['/apiKey'] } }));
+    const header = script.split('\ncnirec_stdin() {')[0]!;
+    expect(header).toMatch(/^# NOTE: stdin was redacted before it was stored: the secret values at \/apiKey are "\[redacted\]" here/m);
+    expect(header).toMatch(/this replay is not faithful/);
+    expect(replayScript(recordedCall())).not.toMatch(/redacted/);
+  });
+
   it('leaves trace context out of the environment, since a replay is not the original trace', () => {
     expect(replayScript(recordedCall())).not.toContain('TRACEPARENT');
   });

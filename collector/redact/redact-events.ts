@@ -1,0 +1,78 @@
+/**
+ * Applies the redaction rules to what the collector publishes, before any
+ * subscriber (store, live tail) sees it: every stream of a call and of its
+ * helpers, and the config, result and capability args of libcni's cache
+ * entries. Streams and entries without secrets pass as the same objects.
+ */
+
+import type { CacheEntry } from '../cache/cache-types.js';
+import type { CapturedStream, CniCall, CollectorEvent, HelperProcess } from '../types.js';
+import { createBytesRedactor } from './redact-json-bytes.js';
+import { createValueRedactor } from './redact-value.js';
+import type { RedactionRules } from './redaction-rules.js';
+
+export interface Redactor {
+  stream(stream: CapturedStream): CapturedStream;
+  call(call: CniCall): CniCall;
+  callEvents(events: readonly CollectorEvent[]): CollectorEvent[];
+  /** Applied by the cache watcher as soon as a file is decoded (see CacheWatcherOptions.redact). */
+  cacheEntry(entry: CacheEntry): CacheEntry;
+}
+
+export function createRedactor(rules: RedactionRules): Redactor {
+  const bytes = createBytesRedactor(rules);
+  const value = createValueRedactor(rules);
+
+  const stream = (s: CapturedStream): CapturedStream => {
+    if (s.bytes.length === 0) return s;
+    const r = bytes(s.bytes);
+    // totalBytes stays what the process moved: the size of what it really sent.
+    return r === null ? s : { bytes: r.bytes, totalBytes: s.totalBytes, truncated: s.truncated, redactions: r.pointers };
+  };
+
+  const helper = (h: HelperProcess): HelperProcess => {
+    const stdout = stream(h.stdout);
+    const stderr = stream(h.stderr);
+    return stdout === h.stdout && stderr === h.stderr ? h : { ...h, stdout, stderr };
+  };
+
+  const call = (c: CniCall): CniCall => {
+    const stdin = stream(c.stdin);
+    const stdout = stream(c.stdout);
+    const stderr = stream(c.stderr);
+    let helpers = c.helpers;
+    for (let i = 0; i < helpers.length; i++) {
+      const h = helper(helpers[i]!);
+      if (h === helpers[i]) continue;
+      if (helpers === c.helpers) helpers = [...c.helpers];
+      (helpers as HelperProcess[])[i] = h;
+    }
+    if (stdin === c.stdin && stdout === c.stdout && stderr === c.stderr && helpers === c.helpers) return c;
+    return { ...c, stdin, stdout, stderr, helpers };
+  };
+
+  const cacheEntry = (e: CacheEntry): CacheEntry => {
+    const config = value(e.config, '/config');
+    const result = value(e.result, '/result');
+    const capabilityArgs = value(e.capabilityArgs, '/capabilityArgs');
+    if (config === null && result === null && capabilityArgs === null) return e;
+    return {
+      ...e,
+      config: config?.value ?? e.config,
+      result: result?.value ?? e.result,
+      capabilityArgs: (capabilityArgs?.value as CacheEntry['capabilityArgs'] | undefined) ?? e.capabilityArgs,
+      redactions: [...(config?.pointers ?? []), ...(result?.pointers ?? []), ...(capabilityArgs?.pointers ?? [])],
+    };
+  };
+
+  return {
+    stream,
+    call,
+    callEvents: (events) =>
+      events.map((ev) => {
+        const c = call(ev.call);
+        return c === ev.call ? ev : { ...ev, call: c };
+      }),
+    cacheEntry,
+  };
+}
