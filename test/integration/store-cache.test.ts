@@ -89,6 +89,40 @@ describe('cache store', () => {
     expect(cache.listFindings({ includeResolved: true })).toEqual([]);
   });
 
+  it('links the chain\'s last ADD even when the file\'s coarse mtime is nearer the end of the plugin before it', () => {
+    // Timings as seen with podman's default network (bridge → portmap → firewall → tuning): tuning is quick, and the
+    // kernel stamped the file from its coarse clock, before tuning had even started.
+    const chain = [
+      makeCall({ at: 0, durationMs: 28 }),
+      makeCall({ at: 29_000, plugin: 'portmap', durationMs: 3 }),
+      makeCall({ at: 34_000, plugin: 'firewall', durationMs: 21 }),
+      makeCall({ at: 56_000, plugin: 'tuning', durationMs: 3 }),
+    ];
+    calls.writeEvents(chain.map(finished));
+    cache.writeCacheEvents([reconciled(T0_MS - 500, []), { type: 'cache.added', entry: entry({ mtimeMs: T0_MS + 55 }), atMs: T0_MS + 80 }]);
+    cache.refresh(T0_MS + 3500);
+    expect(cache.listCacheEntries({})[0]?.addCallId).toBe(chain[3]!.id);
+  });
+
+  it('moves a young link to the chain\'s last ADD when that call reaches the store late, and keeps it once settled', () => {
+    // bridge → portmap → tuning, the cache file written right after tuning.
+    const bridge = makeCall({ at: 0, durationMs: 40 });
+    const portmap = makeCall({ at: 60_000, plugin: 'portmap', durationMs: 10 });
+    const tuning = makeCall({ at: 100_000, plugin: 'tuning', durationMs: 20 });
+    cache.writeCacheEvents([reconciled(T0_MS - 500, []), { type: 'cache.added', entry: entry({ mtimeMs: T0_MS + 200 }), atMs: T0_MS + 210 }]);
+    // A loaded node: when the file has settled, only the first two calls are stored.
+    calls.writeEvents([finished(bridge), finished(portmap)]);
+    cache.refresh(T0_MS + 3500);
+    expect(cache.listCacheEntries({})[0]?.addCallId).toBe(portmap.id);
+    calls.writeEvents([finished(tuning)]);
+    cache.refresh(T0_MS + 5000);
+    expect(cache.listCacheEntries({})[0]?.addCallId).toBe(tuning.id);
+    // Half a minute on, the link is final: a call that shows up now (nearer in time, say) changes nothing.
+    calls.writeEvents([finished(makeCall({ at: 150_000, plugin: 'bandwidth', durationMs: 10 }))]);
+    cache.refresh(T0_MS + 40_000);
+    expect(cache.listCacheEntries({})[0]?.addCallId).toBe(tuning.id);
+  });
+
   it('reconciles a restart without duplicates and closes what vanished meanwhile', () => {
     const first: CacheEvent[] = [{ type: 'cache.added', entry: entry(), atMs: T0_MS }, { type: 'ip.allocated', allocation: alloc(), atMs: T0_MS }, reconciled(T0_MS, [FILE, IP_FILE])];
     cache.writeCacheEvents(first);
