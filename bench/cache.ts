@@ -133,6 +133,10 @@ function generate(results: string, networks: string, n: number): Attachment[] {
 interface Reconciliation {
   /** start() until every file found is stored (the listener writes synchronously as the scan publishes). */
   seconds: number;
+  /** CPU (user + system, every thread of this process) over the same span: holds up better than wall time on a shared machine. */
+  cpuSeconds: number;
+  /** The machine's 1-minute load average just before (how busy others kept it). */
+  loadBefore: number;
   /** The first refresh after it: links to calls and findings over all rows. */
   firstRefreshMs: number;
   liveEntries: number;
@@ -148,9 +152,13 @@ function wire(db: Database, results: string, networks: string): CacheWiring {
 }
 
 async function reconcile(wiring: CacheWiring, db: Database): Promise<Reconciliation> {
+  const loadBefore = os.loadavg()[0]!;
+  const c0 = process.cpuUsage();
   const t0 = performance.now();
   await wiring.start();
   const seconds = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(c0);
+  const cpuSeconds = (cpu.user + cpu.system) / 1e6;
   const reader = wiring.reader!;
   const r0 = performance.now();
   reader.refresh(Date.now());
@@ -158,6 +166,8 @@ async function reconcile(wiring: CacheWiring, db: Database): Promise<Reconciliat
   const count = (sql: string) => (db.prepare(sql).get() as { n: number }).n;
   return {
     seconds,
+    cpuSeconds,
+    loadBefore,
     firstRefreshMs,
     liveEntries: count('SELECT count(*) AS n FROM cache_entries WHERE removed_at_ms IS NULL AND superseded_at_ms IS NULL'),
     entryRows: count('SELECT count(*) AS n FROM cache_entries'),
@@ -257,7 +267,7 @@ async function lagRuns(wiring: CacheWiring, results: string, n: number): Promise
 
 function markdown(r: Report): string {
   const rec = (name: string, x: Reconciliation) =>
-    `| ${name} | ${x.seconds.toFixed(2)} s | ${x.liveEntries} | ${x.entryRows} | ${x.liveAllocations} | ${x.openFindings} | ${x.firstRefreshMs.toFixed(0)} ms |`;
+    `| ${name} | ${x.seconds.toFixed(2)} s | ${x.cpuSeconds.toFixed(2)} s | ${x.loadBefore.toFixed(2)} | ${x.liveEntries} | ${x.entryRows} | ${x.liveAllocations} | ${x.openFindings} | ${x.firstRefreshMs.toFixed(0)} ms |`;
   const lag = (name: string, x: Lag) => `| ${name} | ${x.samples} | ${x.missed} | ${x.p50Ms} | ${x.p90Ms} | ${x.p99Ms} | ${x.maxMs} | ${x.meanMs} |`;
   return [
     '# CNI cache benchmark',
@@ -266,12 +276,13 @@ function markdown(r: Report): string {
     '',
     `## Startup reconciliation: ${r.files} cache files + ${r.files} host-local reservations (target ≤ ${TARGET_RECONCILE_S} s)`,
     '',
-    '| run | start() → all stored | live entries | entry rows | live reservations | open findings | first refresh (links + findings) |',
-    '|---|---|---|---|---|---|---|',
+    '| run | start() → all stored | CPU used | load average before | live entries | entry rows | live reservations | open findings | first refresh (links + findings) |',
+    '|---|---|---|---|---|---|---|---|---|',
     rec('empty database', r.reconcile.empty),
     rec('restart, same files', r.reconcile.restart),
     '',
-    `Target met: **${r.reconcile.empty.seconds <= TARGET_RECONCILE_S && r.reconcile.restart.seconds <= TARGET_RECONCILE_S ? 'yes' : 'no'}**. Files freshly written (in the page cache).`,
+    `Target met: **${r.reconcile.empty.seconds <= TARGET_RECONCILE_S && r.reconcile.restart.seconds <= TARGET_RECONCILE_S ? 'yes' : 'no'}**. Files freshly written (in the page cache). ` +
+      `Load average (1 min) at the start of the run ${r.machine.loadStart.toFixed(2)}, at the end ${r.machine.loadEnd.toFixed(2)}, on ${r.machine.cpus} CPUs.`,
     '',
     `## Watcher lag: file written (tmp + rename into place) → row stored, ${r.writes} files, ${r.files} others present (target p99 ≤ ${TARGET_LAG_P99_MS} ms)`,
     '',
@@ -287,7 +298,7 @@ function markdown(r: Report): string {
 
 interface Report {
   at: string;
-  machine: { cpus: number; cpuModel: string; kernel: string; node: string; dir: string };
+  machine: { cpus: number; cpuModel: string; kernel: string; node: string; dir: string; loadStart: number; loadEnd: number };
   files: number;
   writes: number;
   reconcile: { empty: Reconciliation; restart: Reconciliation };
@@ -295,6 +306,7 @@ interface Report {
 }
 
 async function main(): Promise<void> {
+  const loadStart = os.loadavg()[0]!;
   const base = mkdtempSync(path.join(opts.dir, 'cnirec-bench-cache-'));
   const results = path.join(base, 'results');
   const networks = path.join(base, 'networks');
@@ -320,7 +332,7 @@ async function main(): Promise<void> {
     const cpu = os.cpus();
     const report: Report = {
       at: new Date().toISOString(),
-      machine: { cpus: cpu.length, cpuModel: cpu[0]?.model ?? '?', kernel: os.release(), node: process.version, dir: opts.dir },
+      machine: { cpus: cpu.length, cpuModel: cpu[0]?.model ?? '?', kernel: os.release(), node: process.version, dir: opts.dir, loadStart, loadEnd: os.loadavg()[0]! },
       files: FILES,
       writes: WRITES,
       reconcile: { empty, restart },

@@ -98,8 +98,10 @@ export function createCacheWiring(
       });
       watcher.subscribe(listener);
       watcher.subscribe(toFollowers);
-      listener.start();
+      // The refresh timer after the startup scan: a link-and-findings pass over a half-read node is
+      // wasted work, and it would compete with the scan for the CPU.
       await watcher.start();
+      listener.start();
     },
     async stop() {
       await watcher?.stop();

@@ -19,7 +19,8 @@ export interface FindingFields {
 
 /** The problem kinds the watcher reports about a file or directory itself. */
 export const FILE_PROBLEM_KINDS: readonly CacheFindingKind[] = ['empty-file', 'corrupt-json', 'wrong-shape', 'too-large', 'unreadable', 'not-a-regular-file', 'directory-unreadable'];
-const FILE_KINDS_SQL = FILE_PROBLEM_KINDS.map((k) => `'${k}'`).join(', ');
+/** The same kinds as an SQL list, quoted once at load. */
+export const FILE_KINDS_SQL = FILE_PROBLEM_KINDS.map((k) => `'${k}'`).join(', ');
 
 export interface FindingsLog {
   open(kind: CacheFindingKind, subject: string, fields: FindingFields, atMs: number): void;

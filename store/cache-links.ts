@@ -39,33 +39,56 @@ const TOP_LEVEL = 'c.parent_id IS NULL AND c.is_version_probe = 0 AND c.containe
  * a call (its reordering window, the grace after exit and the store's batching).
  */
 const SETTLE_MS = 3_000;
+/**
+ * How long a link stays open to a better candidate. On a loaded node the chain's last calls can reach the
+ * store after SETTLE_MS (the tracer or the collector catching up): a link made meanwhile took an earlier
+ * plugin of the chain, and a better candidate arriving within this time replaces it.
+ */
+const RELINK_MS = 30_000;
 /** Clock slack between the file's mtime, our detection time and the tracer's timestamps. */
 const SLACK_US = 2_000_000;
+/**
+ * How far a file's mtime may run behind the moment it was written: the kernel stamps files from a
+ * coarse clock that advances once per tick (4 ms at HZ=250, 10 ms at HZ=100). Seen with podman's
+ * default chain: the cache file stamped 3.4 ms before the write, 0.5 ms before the last plugin (tuning)
+ * even started, and closer to the end of the plugin before it.
+ */
+const COARSE_MTIME_US = 50_000;
 
 export function createCacheLinker(db: Database, opts: CacheLinkOptions = {}): CacheLinker {
   const windowMs = opts.windowMs ?? 10 * 60_000;
   const graceMs = opts.graceMs ?? 5_000;
   const findings = createFindingsLog(db);
 
-  const unlinkedAdds = db.prepare<{ since: number; briefly: number; settled: number }, { id: number; container_id: string; if_name: string; network_name: string | null; file_mtime_ms: number; first_seen_ms: number }>(
+  const addsToLink = db.prepare<
+    { since: number; briefly: number; settled: number; relink: number },
+    { id: number; container_id: string; if_name: string; network_name: string | null; file_mtime_ms: number; first_seen_ms: number; add_call_id: string | null }
+  >(
     // Recent files are retried for the whole window (their ADD may reach the store late); old files found at
     // startup only briefly: their ADD is either in the database already or was never recorded. A file is
-    // linked only once it has settled, so every call of its chain has been stored: linked earlier, it could
-    // take a plugin that ran before the chain's last one.
-    `SELECT id, container_id, if_name, network_name, file_mtime_ms, first_seen_ms FROM cache_entries
-     WHERE add_call_id IS NULL AND container_id IS NOT NULL AND if_name IS NOT NULL
-       AND (file_mtime_ms >= @since OR first_seen_ms >= @briefly) AND first_seen_ms <= @settled`,
+    // linked only once it has settled, so every call of its chain has normally been stored: linked earlier, it
+    // could take a plugin that ran before the chain's last one. Young links are looked at again (RELINK_MS).
+    `SELECT id, container_id, if_name, network_name, file_mtime_ms, first_seen_ms, add_call_id FROM cache_entries
+     WHERE container_id IS NOT NULL AND if_name IS NOT NULL AND first_seen_ms <= @settled
+       AND ((add_call_id IS NULL AND (file_mtime_ms >= @since OR first_seen_ms >= @briefly)) OR first_seen_ms >= @relink)`,
   );
-  // The ADD that ended last before the file was written: with a chain, the last plugin's.
+  // The ADD that started last before the file was written: with a chain, the last plugin's (libcni writes the
+  // file once that one returned). Not "the nearest in time": the mtime runs behind (COARSE_MTIME_US), which
+  // makes the end of the plugin before the last one look nearer when the last one is quick.
   const findAdd = db.prepare<{ containerId: string; ifName: string; network: string | null; writtenUs: number }, { id: string }>(`
     SELECT c.id FROM calls c
     WHERE ${TOP_LEVEL} AND c.command = 'ADD' AND c.ok = 1 AND ${SAME_NETWORK}
-      AND c.ended_at_us <= @writtenUs + ${SLACK_US}
-    ORDER BY abs(@writtenUs - c.ended_at_us) LIMIT 1`);
+      AND c.started_at_us <= @writtenUs + ${COARSE_MTIME_US}
+    ORDER BY c.started_at_us DESC LIMIT 1`);
   const setAdd = db.prepare('UPDATE cache_entries SET add_call_id = ? WHERE id = ?');
 
-  const unlinkedDels = db.prepare<[number, number], { id: number; container_id: string; if_name: string; network_name: string | null; file_mtime_ms: number; removed_at_ms: number }>(
-    'SELECT id, container_id, if_name, network_name, file_mtime_ms, removed_at_ms FROM cache_entries WHERE del_call_id IS NULL AND removed_at_ms IS NOT NULL AND container_id IS NOT NULL AND if_name IS NOT NULL AND removed_at_ms >= ? AND removed_at_ms <= ?',
+  const delsToLink = db.prepare<
+    { since: number; settled: number; relink: number },
+    { id: number; container_id: string; if_name: string; network_name: string | null; file_mtime_ms: number; removed_at_ms: number; del_call_id: string | null }
+  >(
+    `SELECT id, container_id, if_name, network_name, file_mtime_ms, removed_at_ms, del_call_id FROM cache_entries
+     WHERE removed_at_ms IS NOT NULL AND container_id IS NOT NULL AND if_name IS NOT NULL AND removed_at_ms <= @settled
+       AND ((del_call_id IS NULL AND removed_at_ms >= @since) OR removed_at_ms >= @relink)`,
   );
   const findDel = db.prepare<{ containerId: string; ifName: string; network: string | null; writtenUs: number; removedUs: number }, { id: string }>(`
     SELECT c.id FROM calls c
@@ -112,14 +135,15 @@ export function createCacheLinker(db: Database, opts: CacheLinkOptions = {}): Ca
 
   const link = db.transaction((nowMs: number) => {
     const settled = nowMs - SETTLE_MS;
-    for (const e of unlinkedAdds.all({ since: nowMs - windowMs, briefly: nowMs - 30_000, settled })) {
+    const relink = nowMs - RELINK_MS;
+    for (const e of addsToLink.all({ since: nowMs - windowMs, briefly: nowMs - 30_000, settled, relink })) {
       const writtenUs = (e.file_mtime_ms > 0 ? e.file_mtime_ms : e.first_seen_ms) * 1000;
       const add = findAdd.get({ containerId: e.container_id, ifName: e.if_name, network: e.network_name, writtenUs });
-      if (add) setAdd.run(add.id, e.id);
+      if (add && add.id !== e.add_call_id) setAdd.run(add.id, e.id);
     }
-    for (const e of unlinkedDels.all(nowMs - windowMs, settled)) {
+    for (const e of delsToLink.all({ since: nowMs - windowMs, settled, relink })) {
       const del = findDel.get({ containerId: e.container_id, ifName: e.if_name, network: e.network_name, writtenUs: e.file_mtime_ms * 1000, removedUs: e.removed_at_ms * 1000 });
-      if (del) setDel.run(del.id, e.id);
+      if (del && del.id !== e.del_call_id) setDel.run(del.id, e.id);
     }
   });
 

@@ -4,25 +4,22 @@
  * milliseconds since the Unix epoch.
  */
 
-export interface StoredCacheEntry {
+import type { CacheEntry } from '../collector/cache/cache-types.js';
+
+/**
+ * The fields a stored version shares with the parsed file, taken from the collector's type so the two
+ * cannot drift; the pod is flattened into columns, and the stored times and links are the store's own.
+ */
+type ParsedFields = 'path' | 'dir' | 'format' | 'containerId' | 'networkName' | 'ifName' | 'netns' | 'ips' | 'cniArgs' | 'config' | 'configProblem' | 'result';
+
+export interface StoredCacheEntry extends Pick<CacheEntry, ParsedFields> {
   readonly id: number;
-  readonly path: string;
-  readonly dir: string;
-  readonly format: 'cniCacheV1' | 'legacy';
-  readonly containerId: string | null;
-  readonly networkName: string | null;
-  readonly ifName: string | null;
-  readonly netns: string | null;
   readonly podNamespace: string | null;
   readonly podName: string | null;
   readonly podUid: string | null;
-  readonly ips: readonly string[];
-  readonly cniArgs: readonly (readonly [string, string])[];
+  /** As libcni stored it (an object), or null. */
   readonly capabilityArgs: unknown;
-  /** The conf/conflist libcni ran, decoded; null when absent or not JSON (see configProblem). */
-  readonly config: unknown;
-  readonly configProblem: string | null;
-  readonly result: unknown;
+  /** The file's mtime: when libcni wrote it. */
   readonly fileMtimeMs: number;
   readonly firstSeenMs: number;
   readonly lastSeenMs: number;

@@ -24,6 +24,18 @@ import { TAIL_STATS_DECORATOR, type TailStatsReader } from '../tail/tail-stats.j
 
 export const TAIL_PATH = '/api/v1/tail';
 
+/** What the OpenAPI document says of the tail (it cannot describe a websocket's messages itself). */
+export const TAIL_DESCRIPTION = [
+  'A websocket (a plain GET answers 426). Server messages, one JSON object per text frame: hello, call.started, call.finished, ',
+  'cache.added, cache.removed, replay.done, filter.updated, pong, error. Query (and later {"type":"filter",...} messages): ',
+  'namespace, pod, command, plugin, failed, includeVersion, and since (replay recent calls first).\n\n',
+  'Filters mean what they mean on GET /api/v1/calls. namespace and pod match calls and libcni cache entries alike, by the ',
+  'pod taken from CNI_ARGS (K8S_POD_NAMESPACE, K8S_POD_NAME): a call or cache entry without that pod field (a plugin run ',
+  'without Kubernetes pod arguments, podman\'s cache files) does not match a filter on it, so with namespace or pod set ',
+  'the tail shows only that pod\'s calls and cache entries. command, plugin and failed describe calls: with any of them ',
+  'set, no cache.added/cache.removed messages are sent. Cache messages are live only (never replayed by since).',
+].join('');
+
 /** Client messages are small filter requests: anything bigger is a mistake or an attack (closed with 1009). */
 const DEFAULT_MAX_PAYLOAD_BYTES = 64 * 1024;
 /** Enough to catch up on a busy node's last minutes without holding a huge replay in memory. */
@@ -77,6 +89,8 @@ export async function registerTail(app: FastifyInstance, deps: ApiDeps, options:
     scope.route({
       method: 'GET',
       url: TAIL_PATH,
+      // Documentation only: the query is validated in wsHandler, so a bad one is reported over the socket.
+      schema: { tags: ['tail'], summary: 'Live tail of calls and libcni cache changes (websocket)', description: TAIL_DESCRIPTION },
       handler: async (_request, reply) =>
         reply
           .code(426)

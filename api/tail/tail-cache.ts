@@ -86,15 +86,16 @@ export function createCacheFeed(): CacheFeed {
 }
 
 /**
- * Whether a tail client wants a cache message. Namespace and pod narrow only
- * entries that carry a pod (podman's, for one, never do); command, plugin and
- * failed are about calls, so a client that sets any of them sees no cache
- * messages.
+ * Whether a tail client wants a cache message. Namespace and pod filter
+ * exactly as they filter calls (here and in /api/v1/calls): an entry
+ * without that pod field (podman's never carry one) does not match a
+ * filter on it. Command, plugin and failed are about calls, so a client
+ * that sets any of them sees no cache messages. The rule is documented on
+ * the tail route (TAIL_DESCRIPTION) and in the README.
  */
 export function matchesCacheFilter(entry: TailCacheEntry, f: TailFilter): boolean {
   if (f.command !== undefined || f.plugin !== undefined || f.failed !== undefined) return false;
-  if (entry.pod === null) return true;
-  if (f.namespace !== undefined && entry.pod.namespace !== f.namespace) return false;
-  if (f.pod !== undefined && entry.pod.name !== f.pod) return false;
+  if (f.namespace !== undefined && entry.pod?.namespace !== f.namespace) return false;
+  if (f.pod !== undefined && entry.pod?.name !== f.pod) return false;
   return true;
 }

@@ -39,12 +39,13 @@ export function parseCacheFile(bytes: Buffer, path: string, dir: string, mtimeMs
   if (bytes.length > MAX_CACHE_FILE_BYTES) {
     return problem('too-large', `cache file ${path} is ${bytes.length} bytes (limit ${MAX_CACHE_FILE_BYTES}); libcni writes a few KiB, so it is not a CNI cache file or it is damaged: it was not read`);
   }
-  if (bytes.toString('utf8').trim().length === 0) {
+  const text = bytes.toString('utf8');
+  if (text.trim().length === 0) {
     return problem('empty-file', `cache file ${path} is empty: libcni reads it as "unexpected end of JSON input", so DEL/CHECK for this attachment will fail; check that the disk is not full, then delete the file once the container is gone`);
   }
   let json: unknown;
   try {
-    json = JSON.parse(bytes.toString('utf8'));
+    json = JSON.parse(text);
   } catch (err) {
     return problem('corrupt-json', `cache file ${path} is not valid JSON (${jsonErrorReason(err)}): libcni will fail DEL/CHECK for this attachment; delete the file once the container is gone`);
   }
@@ -103,8 +104,28 @@ export function parseCacheFile(bytes: Buffer, path: string, dir: string, mtimeMs
   };
 }
 
-function decodeConfig(b64: string | undefined): { config: unknown; configProblem: string | null } {
+type DecodedConfig = { readonly config: unknown; readonly configProblem: string | null };
+
+/**
+ * Every attachment of a network carries the same conflist, base64'd: decoded once and shared (entries are
+ * read-only), so 10,000 files at startup do not mean 10,000 decodes and parses of the same bytes. Bounded,
+ * oldest first out: a node has a handful of networks, and a config rewritten now and then.
+ */
+const decodedConfigs = new Map<string, DecodedConfig>();
+const MAX_DECODED_CONFIGS = 64;
+
+function decodeConfig(b64: string | undefined): DecodedConfig {
   if (b64 === undefined || b64 === '') return { config: null, configProblem: null };
+  const seen = decodedConfigs.get(b64);
+  if (seen) return seen;
+  const decoded = decodeConfigUncached(b64);
+  deepFreeze(decoded.config);
+  if (decodedConfigs.size >= MAX_DECODED_CONFIGS) decodedConfigs.delete(decodedConfigs.keys().next().value!);
+  decodedConfigs.set(b64, decoded);
+  return decoded;
+}
+
+function decodeConfigUncached(b64: string): DecodedConfig {
   // Buffer.from ignores bad base64 characters silently; check the alphabet so garbage is reported, not half-decoded.
   if (!/^[A-Za-z0-9+/]*={0,2}$/.test(b64)) return { config: null, configProblem: 'the "config" field is not base64' };
   try {
@@ -112,6 +133,13 @@ function decodeConfig(b64: string | undefined): { config: unknown; configProblem
   } catch (err) {
     return { config: null, configProblem: `the decoded "config" is not JSON (${jsonErrorReason(err)})` };
   }
+}
+
+/** Shared between entries, so nobody may change it. */
+function deepFreeze(v: unknown): void {
+  if (typeof v !== 'object' || v === null || Object.isFrozen(v)) return;
+  Object.freeze(v);
+  for (const child of Object.values(v)) deepFreeze(child);
 }
 
 /** Addresses without their prefix length: "10.88.0.7/16" → "10.88.0.7". */

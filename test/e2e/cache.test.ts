@@ -20,11 +20,16 @@ const canRun = requirePrivilegedSuite();
 
 interface Entry {
   id: number;
+  path: string;
+  fileMtime: string;
+  firstSeen: string;
   containerId: string;
   networkName: string;
   ifName: string;
   ips: string[];
-  config: { name?: string };
+  config: { name?: string; plugins?: { type: string }[] };
+  cniArgs: [string, string][];
+  pod: unknown;
   result: { ips?: { address: string }[] } | null;
   addCallId: string | null;
   delCallId: string | null;
@@ -46,7 +51,9 @@ interface CallDetailBody {
 }
 interface Holding {
   source: string;
+  network: string | null;
   containerId: string | null;
+  path: string;
   to: string | null;
 }
 interface Finding {
@@ -75,6 +82,37 @@ describe.runIf(canRun)('libcni cache and host-local state, with podman', () => {
     }
   };
 
+  /**
+   * The container's cache entry once it is linked to the last top-level ADD of its chain, with those ADDs
+   * oldest first. Waits for every call of the chain to be stored: on a loaded node the last ones can arrive
+   * after the first link was made, which the store then corrects (RELINK_MS in store/cache-links.ts).
+   */
+  const linkedToChainEnd = async (id: string, what: string) => {
+    let seen = 'no entry';
+    try {
+      return await poll(
+        what,
+        async () => {
+          const { items } = await get<{ items: Entry[] }>(`/api/v1/cache?containerId=${id}`);
+          const entry = items.find((e) => e.addCallId !== null);
+          const chain = (entry?.config.plugins ?? []).map((p) => p.type);
+          if (!entry || chain.length === 0) return null;
+          const { items: rows } = await get<{ items: CallRow[] }>(`/api/v1/calls?containerId=${id}&command=ADD`);
+          const adds = rows.filter((c) => c.parentId === null).sort((a, b) => a.startedAt.localeCompare(b.startedAt));
+          const span = (c: CallRow) => {
+            const full = daemon.store.getCall(c.id);
+            return `${c.plugin} ${c.id} ${full?.startedAtUs ?? '?'}..${full?.endedAtUs ?? '?'}`;
+          };
+          seen = `entry written ${entry.fileMtime}, first seen ${entry.firstSeen}, linked to ${entry.addCallId} (chain ${chain.join(', ')}); top-level ADDs stored (µs): ${adds.map(span).join(', ')}`;
+          return adds.length === chain.length && entry.addCallId === adds.at(-1)!.id ? { entry, adds, chain } : null;
+        },
+        40_000,
+      );
+    } catch (err) {
+      throw new Error(`${seen}\n${(err as Error).message}`, { cause: err });
+    }
+  };
+
   beforeAll(async () => {
     pm = await createPodmanEnv({ networkPrefix: 'cnirec-cache' });
     await pm.ensureImage();
@@ -85,7 +123,8 @@ describe.runIf(canRun)('libcni cache and host-local state, with podman', () => {
         '--cni-cache-dirs',
         `/var/lib/cni/results,${path.join(scratch, 'results')}`,
         '--host-local-dirs',
-        pm.network.dataDir,
+        // The machine's too: podman's default network keeps its reservations there.
+        `${pm.network.dataDir},/var/lib/cni/networks`,
         '--cache-rescan-ms',
         '1000',
       ],
@@ -130,6 +169,56 @@ describe.runIf(canRun)('libcni cache and host-local state, with podman', () => {
     expect(after.filter((h) => h.containerId === id).length).toBeGreaterThanOrEqual(2);
   });
 
+  it('on podman\'s built-in default network (no --network): the entry linked to the chain\'s last ADD, then to a DEL, and the IP history', async () => {
+    // The network every `podman run` without --network gets on a node: "podman", from the machine's
+    // /etc/cni/net.d (or built by podman in memory when that file is missing). Its host-local state is
+    // the machine's /var/lib/cni/networks/podman, which the suite's daemon watches.
+    const def = await createPodmanEnv({ networkPrefix: 'cnirec-default', defaultNetwork: 'podman' });
+    try {
+      await def.ensureImage();
+      const name = `cnirec-default-${Date.now().toString(36)}`;
+      const id = await def.runContainer({ cmd: ['sleep', '120'], name, network: null });
+      const { entry, adds, chain } = await linkedToChainEnd(id, 'the default network\'s cache entry linked to the last ADD of its chain');
+      expect(entry).toMatchObject({ path: `/var/lib/cni/results/podman-${id}-eth0`, networkName: 'podman', ifName: 'eth0', config: { name: 'podman' }, removedAt: null });
+      // podman names the container in CNI_ARGS but no Kubernetes namespace: no pod attribution.
+      expect(entry.cniArgs).toContainEqual(['K8S_POD_NAME', name]);
+      expect(entry.pod).toBeNull();
+
+      // Every plugin of the conflist ran as a top-level ADD, in order; the entry is tied to the last one.
+      expect(chain[0]).toBe('bridge');
+      expect(adds.map((c) => c.plugin)).toEqual(chain);
+      expect(daemon.store.getCall(entry.addCallId!)).toMatchObject({ command: 'ADD', containerId: id, ifname: 'eth0', ok: true });
+
+      const ip = entry.ips[0]!;
+      expect(ip).toMatch(/^10\.88\./);
+      const held = await poll('the IP held in host-local and the cache', async () => {
+        const { history } = await get<{ history: Holding[] }>(`/api/v1/ips/${ip}`);
+        const mine = history.filter((h) => h.containerId === id && h.to === null);
+        return mine.some((h) => h.source === 'host-local') && mine.some((h) => h.source === 'cache') ? mine : null;
+      });
+      expect(held.find((h) => h.source === 'host-local')).toMatchObject({ network: 'podman', path: `/var/lib/cni/networks/podman/${ip}` });
+
+      await def.removeContainer(id);
+      const removed = await poll('the entry removed and linked to its DEL', async () => {
+        const { items } = await get<{ items: Entry[] }>(`/api/v1/cache?containerId=${id}&includeRemoved=true`);
+        return items.find((e) => e.removedAt !== null && e.delCallId !== null);
+      });
+      expect(removed.id).toBe(entry.id);
+      const del = daemon.store.getCall(removed.delCallId!);
+      expect(del).toMatchObject({ command: 'DEL', containerId: id, ifname: 'eth0', parentId: null });
+      expect(chain).toContain(del?.plugin);
+      expect((await get<{ items: Entry[] }>(`/api/v1/cache?containerId=${id}`)).items).toEqual([]);
+      const after = await poll('the IP released', async () => {
+        const { history } = await get<{ history: Holding[] }>(`/api/v1/ips/${ip}`);
+        const mine = history.filter((h) => h.containerId === id);
+        return mine.length >= 2 && mine.every((h) => h.to !== null) ? mine : null;
+      });
+      expect(after.map((h) => h.source).sort()).toEqual(['cache', 'host-local']);
+    } finally {
+      await def.cleanup();
+    }
+  });
+
   it('on a chained conflist, caches the final result and records each chained plugin as its own call with its prevResult', async () => {
     // bridge (+ host-local) → portmap → tuning → bandwidth, as libcni runs a conflist: one exec per plugin,
     // each fed the previous plugin's result. Ingress shaping only: egress would need the ifb module.
@@ -144,14 +233,8 @@ describe.runIf(canRun)('libcni cache and host-local state, with podman', () => {
     try {
       await chained.ensureImage();
       const id = await chained.runContainer({ cmd: ['sleep', '120'], name: `cnirec-chain-${Date.now().toString(36)}`, extraArgs: ['-p', '18080:80'] });
-      const entry = await poll('the chain\'s cache entry linked to its ADD', async () => {
-        const { items } = await get<{ items: Entry[] }>(`/api/v1/cache?containerId=${id}`);
-        return items.find((e) => e.addCallId !== null);
-      });
+      const { entry, adds } = await linkedToChainEnd(id, 'the chain\'s cache entry linked to the last ADD of the chain');
       expect(entry.config).toMatchObject({ name: chained.network.name, plugins: [{ type: 'bridge' }, { type: 'portmap' }, { type: 'tuning' }, { type: 'bandwidth' }] });
-
-      const { items } = await get<{ items: CallRow[] }>(`/api/v1/calls?containerId=${id}&command=ADD`);
-      const adds = items.filter((c) => c.parentId === null).sort((a, b) => a.startedAt.localeCompare(b.startedAt));
       expect(adds.map((c) => c.plugin)).toEqual(['bridge', 'portmap', 'tuning', 'bandwidth']);
       const details = await Promise.all(adds.map((c) => get<CallDetailBody>(`/api/v1/calls/${c.id}`)));
       const [bridge, ...rest] = details;

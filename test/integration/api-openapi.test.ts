@@ -62,6 +62,13 @@ describe('the OpenAPI document', () => {
     expect(JSON.stringify(doc.paths['/api/v1/tracer/mode']!.put!.requestBody)).toContain('"light"');
   });
 
+  it('describes the websocket tail and how its filters treat calls and cache entries without a pod', () => {
+    const tail = doc.paths['/api/v1/tail']?.get as unknown as { summary?: string; description?: string } | undefined;
+    expect(tail?.summary).toMatch(/websocket/);
+    expect(tail?.description).toMatch(/without that pod field .* does not match a filter on it/);
+    expect(tail?.description).toMatch(/command, plugin and failed describe calls: with any of them set, no cache\.added\/cache\.removed messages/);
+  });
+
   it('is browsable at /api/v1/docs', async () => {
     const res = await h.app.inject({ method: 'GET', url: '/api/v1/docs/' });
     expect(res.statusCode).toBe(200);

@@ -89,6 +89,40 @@ describe('cache store', () => {
     expect(cache.listFindings({ includeResolved: true })).toEqual([]);
   });
 
+  it('links the chain\'s last ADD even when the file\'s coarse mtime is nearer the end of the plugin before it', () => {
+    // Timings as seen with podman's default network (bridge → portmap → firewall → tuning): tuning is quick, and the
+    // kernel stamped the file from its coarse clock, before tuning had even started.
+    const chain = [
+      makeCall({ at: 0, durationMs: 28 }),
+      makeCall({ at: 29_000, plugin: 'portmap', durationMs: 3 }),
+      makeCall({ at: 34_000, plugin: 'firewall', durationMs: 21 }),
+      makeCall({ at: 56_000, plugin: 'tuning', durationMs: 3 }),
+    ];
+    calls.writeEvents(chain.map(finished));
+    cache.writeCacheEvents([reconciled(T0_MS - 500, []), { type: 'cache.added', entry: entry({ mtimeMs: T0_MS + 55 }), atMs: T0_MS + 80 }]);
+    cache.refresh(T0_MS + 3500);
+    expect(cache.listCacheEntries({})[0]?.addCallId).toBe(chain[3]!.id);
+  });
+
+  it('moves a young link to the chain\'s last ADD when that call reaches the store late, and keeps it once settled', () => {
+    // bridge → portmap → tuning, the cache file written right after tuning.
+    const bridge = makeCall({ at: 0, durationMs: 40 });
+    const portmap = makeCall({ at: 60_000, plugin: 'portmap', durationMs: 10 });
+    const tuning = makeCall({ at: 100_000, plugin: 'tuning', durationMs: 20 });
+    cache.writeCacheEvents([reconciled(T0_MS - 500, []), { type: 'cache.added', entry: entry({ mtimeMs: T0_MS + 200 }), atMs: T0_MS + 210 }]);
+    // A loaded node: when the file has settled, only the first two calls are stored.
+    calls.writeEvents([finished(bridge), finished(portmap)]);
+    cache.refresh(T0_MS + 3500);
+    expect(cache.listCacheEntries({})[0]?.addCallId).toBe(portmap.id);
+    calls.writeEvents([finished(tuning)]);
+    cache.refresh(T0_MS + 5000);
+    expect(cache.listCacheEntries({})[0]?.addCallId).toBe(tuning.id);
+    // Half a minute on, the link is final: a call that shows up now (nearer in time, say) changes nothing.
+    calls.writeEvents([finished(makeCall({ at: 150_000, plugin: 'bandwidth', durationMs: 10 }))]);
+    cache.refresh(T0_MS + 40_000);
+    expect(cache.listCacheEntries({})[0]?.addCallId).toBe(tuning.id);
+  });
+
   it('reconciles a restart without duplicates and closes what vanished meanwhile', () => {
     const first: CacheEvent[] = [{ type: 'cache.added', entry: entry(), atMs: T0_MS }, { type: 'ip.allocated', allocation: alloc(), atMs: T0_MS }, reconciled(T0_MS, [FILE, IP_FILE])];
     cache.writeCacheEvents(first);
@@ -131,5 +165,54 @@ describe('cache store', () => {
     cache.refresh(T0_MS + 12_000);
     expect(cache.listFindings({}).map((f) => f.kind)).toEqual(['add-without-cache']);
     expect(cache.listFindings({ includeResolved: true })).toHaveLength(4);
+  });
+
+  it('writes a startup-sized batch exactly as it writes the same events one at a time', () => {
+    // A batch of 64+ events preloads the live rows instead of looking each one up: same rows either way.
+    const filler = Array.from({ length: 80 }, (_, i): CacheEvent[] => {
+      const cid = `filler-${i}`;
+      const file = `${RESULTS}/podnet-${cid}-eth0`;
+      const ipFile = `${IPAM}/podnet/10.22.1.${i}`;
+      return [
+        { type: 'cache.added', entry: entry({ path: file, containerId: cid, digest: `f${i}`, ips: [`10.22.1.${i}`] }), atMs: T0_MS + i },
+        { type: 'ip.allocated', allocation: alloc({ path: ipFile, ip: `10.22.1.${i}`, containerId: cid }), atMs: T0_MS + i },
+      ];
+    }).flat();
+    const broken = `${RESULTS}/broken-x-eth0`;
+    const story: CacheEvent[] = [
+      ...filler,
+      { type: 'cache.problem', problem: { kind: 'empty-file', path: broken, dir: RESULTS, message: 'empty' }, atMs: T0_MS + 100 },
+      { type: 'cache.added', entry: entry(), atMs: T0_MS + 101 },
+      { type: 'cache.added', entry: entry(), atMs: T0_MS + 102 }, // same bytes seen again: one row
+      { type: 'cache.changed', entry: entry({ digest: 'd2' }), atMs: T0_MS + 103 },
+      { type: 'ip.allocated', allocation: alloc(), atMs: T0_MS + 104 },
+      { type: 'ip.allocated', allocation: alloc(), atMs: T0_MS + 105 }, // same holder: one row
+      { type: 'ip.allocated', allocation: alloc({ containerId: 'next-holder' }), atMs: T0_MS + 106 },
+      { type: 'cache.added', entry: entry({ path: broken, containerId: 'fixed', digest: 'd3' }), atMs: T0_MS + 107 }, // repaired
+      { type: 'cache.removed', path: `${RESULTS}/podnet-filler-3-eth0`, dir: RESULTS, atMs: T0_MS + 108 },
+      { type: 'ip.released', path: `${IPAM}/podnet/10.22.1.3`, dir: IPAM, atMs: T0_MS + 108 },
+      { type: 'cache.added', entry: entry({ path: `${RESULTS}/podnet-filler-3-eth0`, containerId: 'filler-3', digest: 'f3b' }), atMs: T0_MS + 109 },
+      reconciled(T0_MS + 110, [FILE, IP_FILE, broken, ...filler.flatMap((e) => (e.type === 'cache.added' ? [e.entry.path] : []))].filter((p) => !p.includes('filler-7-'))),
+      // Seen again after the reconciliation, with the same bytes: last_seen moves on, nothing else.
+      { type: 'cache.added', entry: entry({ digest: 'd2' }), atMs: T0_MS + 111 },
+    ];
+    expect(story.length).toBeGreaterThanOrEqual(64);
+    const dump = (d: Database) => ({
+      entries: d.prepare('SELECT path, digest, first_seen_ms, last_seen_ms, superseded_at_ms, removed_at_ms FROM cache_entries ORDER BY id').all(),
+      ips: d.prepare('SELECT ip, container_id, pod_name, source, path, from_ms, to_ms FROM ip_history ORDER BY id').all(),
+      findings: d.prepare('SELECT kind, subject, first_seen_ms, last_seen_ms, resolved_at_ms FROM cache_findings ORDER BY id').all(),
+    });
+
+    cache.writeCacheEvents(story);
+    const oneByOneDb = openDatabase(path.join(dir, 'one-by-one.db'));
+    const oneByOne = createCacheStore(oneByOneDb, { sinceMs: T0_MS - 1000 });
+    for (const ev of story) oneByOne.writeCacheEvents([ev]);
+    const batched = dump(db);
+    expect(batched).toEqual(dump(oneByOneDb));
+    oneByOneDb.close();
+
+    expect(batched.entries).toHaveLength(80 + 2 + 1 + 1); // fillers, FILE's two versions, the repaired file, filler-3's new version
+    expect(batched.entries.filter((e) => (e as { removed_at_ms: number | null }).removed_at_ms !== null)).toHaveLength(2); // filler-3's first, filler-7
+    expect(batched.findings).toEqual([{ kind: 'empty-file', subject: broken, first_seen_ms: T0_MS + 100, last_seen_ms: T0_MS + 100, resolved_at_ms: T0_MS + 107 }]);
   });
 });

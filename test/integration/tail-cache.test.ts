@@ -131,11 +131,28 @@ describe('a tail filter and cache messages', () => {
   const podless = entry('ddd', null);
   const marker = entry('zzz', null);
 
-  it('by namespace and pod narrows entries that carry a pod and lets pod-less ones (podman) through', async () => {
+  it('by namespace and pod shows only that pod\'s entries, as it shows only its calls: pod-less ones (podman) do not match', async () => {
     const client = await connect('?namespace=demo&pod=web-0');
+    const podlessCall = makeCall({ pod: null, cniArgs: null, env: { CNI_COMMAND: 'ADD', CNI_IFNAME: 'eth0' } });
+    const web0Call = makeCall({ namespace: 'demo', podName: 'web-0' });
+    t.cacheWatcher.emit(added(web0), added(web1), added(prod), added(podless), removed(podless), removed(web0));
+    t.collector.emit(finished(podlessCall), finished(web0Call));
+    // Everything is delivered in order: once the pod's call is in, every cache message before it was judged.
+    await client.waitFor((m) => m.call?.id === web0Call.id);
+    expect(cacheLog(client)).toEqual(['cache.added aaa', 'cache.removed aaa']);
+    expect(client.messages.filter((m) => m.type === 'call.finished').map((m) => m.call?.id)).toEqual([web0Call.id]);
+  });
+
+  it('by namespace alone shows the namespace\'s entries; no filter shows every entry, pod-less ones included', async () => {
+    const byNamespace = await connect('?namespace=demo');
+    const all = await connect();
     t.cacheWatcher.emit(added(web0), added(web1), added(prod), added(podless), added(marker));
-    await client.waitFor((m) => m.type === 'cache.added' && (m.entry as { containerId: string }).containerId === 'zzz');
-    expect(cacheLog(client)).toEqual(['cache.added aaa', 'cache.added ddd', 'cache.added zzz']);
+    await all.waitFor((m) => m.type === 'cache.added' && (m.entry as { containerId: string }).containerId === 'zzz');
+    const call = makeCall({ namespace: 'demo', podName: 'web-1' });
+    t.collector.emit(finished(call));
+    await byNamespace.waitFor((m) => m.call?.id === call.id);
+    expect(cacheLog(byNamespace)).toEqual(['cache.added aaa', 'cache.added bbb']);
+    expect(cacheLog(all)).toEqual(['cache.added aaa', 'cache.added bbb', 'cache.added ccc', 'cache.added ddd', 'cache.added zzz']);
   });
 
   it.each(['?command=ADD', '?plugin=bridge', '?failed=false'])('%s, being about calls, keeps every cache message out', async (query) => {

@@ -29,6 +29,10 @@ const ALLOWED_FRAGMENTS: Readonly<Record<string, Readonly<Record<string, string>
     SAME_NETWORK: 'a constant SQL expression',
     TOP_LEVEL: 'a constant SQL condition',
     SLACK_US: 'a numeric constant',
+    COARSE_MTIME_US: 'a numeric constant',
+  },
+  'cache-writer.ts': {
+    FILE_KINDS_SQL: 'the fixed list of file-problem kinds, quoted once at load',
   },
   'cache-reader.ts': {
     "where.join(' AND ')": 'fixed conditions with @named parameters (checked below)',

@@ -21,6 +21,12 @@
 //  - --network takes the "name" field of the conflist, not the file name. Without --network podman
 //    would use an in-memory "podman" network (10.88.0.0/16); default_network points at the test
 //    network instead.
+//  - podman's own default network ("podman", bridge cni-podman0, 10.88.0.0/16, host-local state in
+//    /var/lib/cni/networks/podman) comes from <network_config_dir>/87-podman-bridge.conflist, which
+//    Debian's podman package installs into /etc/cni/net.d; without that file podman 4.3 builds the
+//    same network in memory and never writes it to disk (tried with an empty network_config_dir).
+//    So a fresh machine needs no setup for it. defaultNetwork: 'podman' leaves network_config_dir and
+//    default_network to podman, and runContainer({ network: null }) then uses that network.
 //  - libcni's result cache is hard-wired to /var/lib/cni/results (not configurable in 4.3); entries
 //    are removed again on teardown. IPAM state goes to our own host-local dataDir.
 //  - podman invokes every plugin with VERSION first (CNI_CONTAINERID="", CNI_NETNS=dummy,
@@ -73,6 +79,13 @@ export interface PodmanEnvOptions {
   cniPluginDirs?: readonly string[];
   /** Plugins chained after bridge in the test network's conflist (e.g. [{ type: 'tc-shaper.sh' }]). */
   extraPlugins?: readonly Record<string, unknown>[];
+  /**
+   * 'test' (default): podman's default network is the test network, in a config dir of our own.
+   * 'podman': podman's built-in default network and the machine's /etc/cni/net.d, as a node runs it;
+   * the test network is then unknown to podman (its bridge, IPAM state and iptables rules are the
+   * machine's, shared with anyone else using podman's default network: hold the e2e lock).
+   */
+  defaultNetwork?: 'test' | 'podman';
 }
 
 export interface RunContainerOptions {
@@ -192,8 +205,7 @@ export async function createPodmanEnv(opts: PodmanEnvOptions = {}): Promise<Podm
       '[network]',
       'network_backend = "cni"',
       `cni_plugin_dirs = [${(opts.cniPluginDirs ?? ['/usr/lib/cni']).map(toml).join(', ')}]`,
-      `network_config_dir = ${toml(paths.net)}`,
-      `default_network = ${toml(network.name)}`,
+      ...(opts.defaultNetwork === 'podman' ? [] : [`network_config_dir = ${toml(paths.net)}`, `default_network = ${toml(network.name)}`]),
       '',
       '[engine]',
       'runtime = "runc"',
