@@ -36,6 +36,8 @@ export class TracerRun {
   /** Records wait here until no earlier one can still arrive from another CPU's buffer. */
   private readonly sequencer: RecordSequencer;
   malformedLines = 0;
+  /** Calls still open when bpftrace went away, published as incomplete. */
+  abandonedCalls = 0;
   lastRecordAt: number | null = null;
   /** Kernel time (µs) of the newest record handed to the assembler: how far the call state is up to date. */
   releasedTs = 0;
@@ -112,7 +114,9 @@ export class TracerRun {
             this.tracer = null;
             this.feed(this.sequencer.flush());
             this.isReady = false;
-            this.callbacks.emit(this.assembler.flushAll('the tracer stopped while the call ran'));
+            const abandoned = this.assembler.flushAll('the tracer stopped while the call ran');
+            this.abandonedCalls = abandoned.filter((e) => e.type === 'call.finished' && e.call.status === 'incomplete').length;
+            this.callbacks.emit(abandoned);
             if (!settled) settle(new TracerStartError(describeExit(exit)));
             else if (!this.stopping) this.callbacks.onUnexpectedExit(exit);
           },
