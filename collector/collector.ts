@@ -88,6 +88,8 @@ export interface Collector {
 
 const RESTART_BACKOFF_MS = [250, 500, 1000, 2000];
 const HEALTHY_AFTER_MS = 30_000;
+/** On stop, how long bpftrace may take to hand over what it recorded before the stop (out of the daemon's 5 s). */
+const STOP_DRAIN_MS = 1_000;
 
 export function createCollector(opts: CollectorOptions): Collector {
   const log = opts.logger;
@@ -329,6 +331,10 @@ export function createCollector(opts: CollectorOptions): Collector {
       stopping = true;
       for (const t of timers) clearTimeout(t);
       timers = [];
+      // The publish timer is gone: release what bpftrace hands over while draining by hand.
+      const releasing = setInterval(publish, opts.flushIntervalMs ?? 25);
+      await Promise.all([current?.drain(STOP_DRAIN_MS), retiring?.run.drain(STOP_DRAIN_MS)]);
+      clearInterval(releasing);
       await retire();
       if (current) {
         await current.stop();

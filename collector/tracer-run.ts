@@ -126,6 +126,26 @@ export class TracerRun {
     });
   }
 
+  /**
+   * Waits (at most `timeoutMs`) until bpftrace has handed over what the
+   * kernel recorded up to now: a canary exec'd now is seen only after every
+   * earlier record. Before a stop, so a plugin that exited just before it is
+   * stored with its exit, not as incomplete.
+   */
+  async drain(timeoutMs: number): Promise<void> {
+    if (!this.tracer || !this.isReady) return;
+    const seen = this.assembler.counters.canaries;
+    const deadline = Date.now() + timeoutMs;
+    let nextCanary = 0;
+    while (this.tracer && this.assembler.counters.canaries <= seen && Date.now() < deadline) {
+      if (Date.now() >= nextCanary) {
+        runCanary();
+        nextCanary = Date.now() + 200;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+
   /** Stops bpftrace; the calls it still followed end as incomplete (through emit). */
   async stop(): Promise<void> {
     this.stopping = true;
