@@ -16,6 +16,8 @@ import type { CollectorEvent } from './types.js';
 const REORDER_WINDOW_US = 2_000_000;
 /** Silence from bpftrace after which every record it printed is out. */
 const QUIET_MS = 40;
+/** Lost records are logged at most this often (summed), however often bpftrace reports them. */
+const LOST_LOG_INTERVAL_MS = 10_000;
 
 export class TracerStartError extends Error {
   constructor(message: string) {
@@ -45,6 +47,8 @@ export class TracerRun {
   private tracer: RunningTracer | null = null;
   private isReady = false;
   private stopping = false;
+  private lostUnlogged = 0;
+  private lostLoggedAt = 0;
 
   constructor(
     readonly settings: TracerSettings,
@@ -161,8 +165,22 @@ export class TracerRun {
       this.log.debug({ reason: e.reason, kind: e.recordKind, bytes: e.lineLength }, 'malformed tracer line');
       return;
     }
-    if (parsed.record.kind === 'lost') this.log.warn({ lost: parsed.record.count }, 'bpftrace lost records');
+    if (parsed.record.kind === 'lost') this.reportLost(parsed.record.count);
     this.feed(this.sequencer.push(parsed.record));
+  }
+
+  /**
+   * bpftrace reports losses as often as every buffer read when flooded: say
+   * so at once, then at most every LOST_LOG_INTERVAL_MS with the sum, so a
+   * flood is loud in the log without drowning it (totals: /healthz, /metrics).
+   */
+  private reportLost(count: number): void {
+    this.lostUnlogged += count;
+    const now = Date.now();
+    if (now - this.lostLoggedAt < LOST_LOG_INTERVAL_MS) return;
+    this.log.warn({ lost: this.lostUnlogged }, 'bpftrace lost records: calls may be missing or incomplete');
+    this.lostUnlogged = 0;
+    this.lostLoggedAt = now;
   }
 
   private feed(records: readonly TracerRecord[]): void {
