@@ -8,7 +8,7 @@ import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod
 import type { Logger } from 'pino';
 import type { CollectorStats, TracerStatus } from '../collector/collector.js';
 import type { CaptureMode } from '../collector/tracer-protocol.js';
-import type { CallListener } from '../collector/types.js';
+import type { CallListener, TracerEventListener } from '../collector/types.js';
 import type { CallStore, RetentionStatus, WriteTiming } from '../store/index.js';
 import { authEnabled, registerAuth } from './auth.js';
 import { answerFrameworkError, registerErrorHandling } from './errors.js';
@@ -40,6 +40,8 @@ export interface ApiDeps {
    * passes the collector's subscribe.
    */
   readonly subscribe?: (listener: CallListener) => () => void;
+  /** Follows the tracer's gaps (live tail `tracer.gap`): the daemon passes the collector's subscribeTracer. */
+  readonly subscribeTracer?: (listener: TracerEventListener) => () => void;
   /** Bearer token required on every route but /healthz; null = no auth (loopback only). */
   readonly token?: string | null;
   readonly logger?: Logger;
@@ -78,6 +80,8 @@ export interface CacheStatus {
 export interface StoreStatus {
   readonly writable: boolean;
   readonly lastError: string | null;
+  /** When writes started failing (ISO 8601); null while they succeed. */
+  readonly failingSince: string | null;
   readonly pendingWrites: number;
   readonly droppedWrites: number;
   readonly databaseBytes: number;

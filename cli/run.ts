@@ -11,10 +11,11 @@ import { runPreflight } from '../collector/preflight.js';
 import { createRedactor } from '../collector/redact/redact-events.js';
 import { createCallStore } from '../store/call-store.js';
 import { openDatabase } from '../store/open-database.js';
-import { createStoreListener } from '../store/store-listener.js';
 import { writeTimingFor } from '../store/write-timing.js';
 import { createRetentionWiring } from './retention-wiring.js';
 import { resolveToken, type DaemonConfig } from './config.js';
+import { createStoreWiring } from './store-wiring.js';
+import { recordGaps } from './tracer-log.js';
 // CNI cache (issue 4):
 import { createCacheWiring } from './cache-wiring.js';
 
@@ -30,8 +31,14 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
 
   const db = openDatabase(config.db);
   const store = createCallStore(db);
-  const recovered = store.markRunningAsIncomplete('cnirec stopped while the call ran');
-  if (recovered > 0) log.warn({ calls: recovered }, 'calls left running by the previous run are marked incomplete');
+  try {
+    const recovered = store.markRunningAsIncomplete('cnirec stopped while the call ran');
+    if (recovered > 0) log.warn({ calls: recovered }, 'calls left running by the previous run are marked incomplete');
+  } catch (err) {
+    // A full or read-only disk must not stop the daemon from starting (a crash loop records nothing):
+    // those calls stay `running` until a later start can mark them.
+    log.error({ err: err instanceof Error ? err.message : String(err) }, 'cannot mark the calls the previous run left running as incomplete');
+  }
 
   // Retention (issue 5): runs beside ingest from the start; its first run may catch up on a long downtime.
   const retention = createRetentionWiring(db, config, log.child({ component: 'retention' }));
@@ -40,11 +47,7 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
   // CNI cache (issue 4): the store side now (the API reads it), the watcher after the tracer.
   const cache = createCacheWiring(db, config, log.child({ component: 'cache' }), redactor);
 
-  let storeError: string | null = null;
-  const storeListener = createStoreListener(store, (err) => {
-    storeError = err.message;
-    log.error({ err: err.message }, 'cannot write calls to the database; keeping them in memory and retrying');
-  });
+  const writes = createStoreWiring(store, log.child({ component: 'store' }));
 
   const collector = createCollector({
     tracer: { bpftracePath: config.bpftrace, mode: config.capture, perfBufferPages: config.perfBufferPages },
@@ -53,27 +56,18 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
     maxStreamBytes: config.maxStreamBytes,
     redactor,
   });
-  collector.subscribe({
-    onEvents(events) {
-      storeListener.onEvents(events);
-      if (storeListener.pendingCount === 0) storeError = null;
-    },
-  });
+  collector.subscribe(writes.listener);
+  collector.subscribeTracer(recordGaps(writes));
 
   const app = await buildApp({
     tracerStatus: () => collector.status(),
     collectorStats: () => collector.stats(),
-    storeStatus: () => ({
-      writable: storeError === null,
-      lastError: storeError,
-      pendingWrites: storeListener.pendingCount,
-      droppedWrites: storeListener.droppedCount,
-      databaseBytes: store.databaseSizeBytes(),
-    }),
+    storeStatus: () => writes.status(),
     store,
     token,
     setCaptureMode: (mode) => collector.setMode(mode),
     subscribe: (listener) => collector.subscribe(listener),
+    subscribeTracer: (listener) => collector.subscribeTracer(listener),
     logger: log.child({ component: 'api' }),
     cache: cache.reader, // CNI cache (issue 4)
     ...(cache.subscribe ? { subscribeCache: cache.subscribe } : {}), // CNI cache (issue 4): tail cache.added/cache.removed
@@ -97,8 +91,9 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
       await collector.stop();
       await cache.stop(); // CNI cache (issue 4)
       await retention.stop(); // Retention (issue 5): waits for a run to stop between two short steps
-      storeListener.flush();
-      store.recordTracerEvent('stopped', {}, Date.now() * 1000);
+      writes.recordTracerEvent('stopped', {});
+      if (!writes.flush()) log.error({ pendingWrites: writes.status().pendingWrites }, 'the database is not writable: calls kept in memory are lost');
+      writes.stop();
       store.close();
       clearTimeout(deadline);
     })();
@@ -116,7 +111,7 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
 
   try {
     await collector.start();
-    store.recordTracerEvent('started', { mode: config.capture }, Date.now() * 1000);
+    writes.recordTracerEvent('started', { mode: config.capture });
     await cache.start(); // CNI cache (issue 4): never throws; unusable files and directories become findings
   } catch (err) {
     log.fatal({ err: err instanceof Error ? err.message : String(err) }, 'the tracer could not start');

@@ -21,7 +21,7 @@ export async function tailCommand(args: string[], client: ClientOptions): Promis
   const ws = new WebSocket(url, { headers: headers(client) });
   return new Promise<number>((resolve, reject) => {
     ws.on('message', (data) => {
-      const msg = JSON.parse(data.toString()) as { type: string; call?: CallSummaryView; entry?: CacheEntryView; error?: { message: string } };
+      const msg = JSON.parse(data.toString()) as { type: string; call?: CallSummaryView; entry?: CacheEntryView; gap?: GapView; error?: { message: string } };
       if (values.json) {
         process.stdout.write(`${data.toString()}\n`);
       } else if (msg.call && msg.type === 'call.finished') {
@@ -30,6 +30,8 @@ export async function tailCommand(args: string[], client: ClientOptions): Promis
         process.stdout.write(dim(`${callLine(msg.call, msg.call.parentId ? '  └ ' : '')}\n`));
       } else if (msg.entry && (msg.type === 'cache.added' || msg.type === 'cache.removed')) {
         process.stdout.write(dim(`${cacheLine(msg.type, msg.entry)}\n`));
+      } else if (msg.gap && msg.type === 'tracer.gap') {
+        process.stderr.write(red(`${gapLine(msg.gap)}\n`));
       } else if (msg.type === 'error') {
         process.stderr.write(red(`cnirec: ${msg.error?.message ?? 'error from the daemon'}\n`));
       }
@@ -60,4 +62,18 @@ function cacheLine(type: string, e: CacheEntryView): string {
   const pod = e.pod ? ` ${e.pod.namespace ?? '?'}/${e.pod.name}` : '';
   const where = e.networkName === null ? e.path : `${e.networkName} ${e.containerId?.slice(0, 12) ?? '?'} ${e.ifName ?? '?'}`;
   return `${e.at} ${what} ${where}${pod}${e.ips.length ? ` ${e.ips.join(',')}` : ''}`;
+}
+
+/** The fields of a tail `tracer.gap` message this command prints. */
+interface GapView {
+  readonly startedAt: string;
+  readonly endedAt: string | null;
+  readonly durationMs: number | null;
+  readonly reason: string;
+  readonly incompleteCalls: number;
+}
+
+function gapLine(g: GapView): string {
+  if (g.endedAt === null) return `${g.startedAt} tracer stopped (${g.reason}): calls are not recorded until it is back; ${g.incompleteCalls} in flight marked incomplete`;
+  return `${g.endedAt} tracer recording again after a ${((g.durationMs ?? 0) / 1000).toFixed(1)} s gap`;
 }

@@ -15,8 +15,9 @@ import type { Redactor } from './redact/redact-events.js';
 import { cniProcessPids, describeProcess, isProcessAlive, monotonicToEpochOffsetUs } from './proc-info.js';
 import type { TracerExit, TracerSettings } from './tracer-process.js';
 import type { CaptureMode } from './tracer-protocol.js';
+import { GapTracker } from './gap-tracker.js';
 import { describeExit, runCanary, TracerRun } from './tracer-run.js';
-import type { CallListener, CollectorEvent } from './types.js';
+import type { CallListener, CollectorEvent, TracerEvent, TracerEventListener, TracerGap } from './types.js';
 
 export { TracerStartError } from './tracer-run.js';
 
@@ -51,6 +52,19 @@ export interface TracerStatus {
   readonly lastError: string | null;
   /** A previous tracer still finishing the calls it had before a mode switch. */
   readonly handoffInProgress: boolean;
+  /** Times no tracer recorded (bpftrace went away and was restarted), the current one included. */
+  readonly gaps: number;
+  /** Seconds without a recording tracer over all gaps, the current one up to now. */
+  readonly gapSeconds: number;
+  /** The current gap (endedAt null), else the last one; null when there was none. */
+  readonly lastGap: GapStatus | null;
+}
+
+export interface GapStatus {
+  readonly startedAt: string;
+  readonly endedAt: string | null;
+  readonly reason: string;
+  readonly incompleteCalls: number;
 }
 
 export interface CollectorStats {
@@ -63,6 +77,8 @@ export interface CollectorStats {
 
 export interface Collector {
   subscribe(listener: CallListener): () => void;
+  /** Follows the tracer itself (its gaps); returns the function that stops following. */
+  subscribeTracer(listener: TracerEventListener): () => void;
   /** Starts bpftrace and resolves once it records; rejects with bpftrace's own words if it cannot. */
   start(): Promise<void>;
   /** Switches capture mode without losing calls in flight; resolves when the new tracer records. */
@@ -75,10 +91,14 @@ export interface Collector {
 
 const RESTART_BACKOFF_MS = [250, 500, 1000, 2000];
 const HEALTHY_AFTER_MS = 30_000;
+/** On stop, how long bpftrace may take to hand over what it recorded before the stop (out of the daemon's 5 s). */
+const STOP_DRAIN_MS = 1_000;
 
 export function createCollector(opts: CollectorOptions): Collector {
   const log = opts.logger;
   const listeners = new Set<CallListener>();
+  const tracerListeners = new Set<TracerEventListener>();
+  const gaps = new GapTracker();
   const offsetUs = monotonicToEpochOffsetUs();
   const readyTimeoutMs = opts.readyTimeoutMs ?? 60_000;
   let settings = opts.tracer;
@@ -215,6 +235,18 @@ export function createCollector(opts: CollectorOptions): Collector {
     return run;
   };
 
+  const announce = (gap: TracerGap | null) => {
+    if (gap === null) return;
+    const event: TracerEvent = { type: 'tracer.gap', gap };
+    for (const l of tracerListeners) {
+      try {
+        l.onTracerEvent(event);
+      } catch (err) {
+        log.error({ err }, 'a tracer event subscriber failed');
+      }
+    }
+  };
+
   const onUnexpectedExit = (run: TracerRun, exit: TracerExit) => {
     if (retiring?.run === run) {
       retiring = null;
@@ -226,6 +258,9 @@ export function createCollector(opts: CollectorOptions): Collector {
     current = null;
     lastError = describeExit(exit);
     consecutiveFailures = Date.now() - run.startedAt > HEALTHY_AFTER_MS ? 1 : consecutiveFailures + 1;
+    // The calls it followed are already in `pending` as incomplete: publish them before saying so.
+    publish();
+    announce(gaps.begin(Date.now() * 1000, lastError, run.abandonedCalls));
     scheduleRestart(lastError);
   };
 
@@ -237,8 +272,14 @@ export function createCollector(opts: CollectorOptions): Collector {
       if (stopping) return;
       launch()
         .then((run) => {
-          if (stopping) void run.stop();
-          else current = run;
+          if (stopping) {
+            void run.stop();
+          } else {
+            current = run;
+            const gap = gaps.end(Date.now() * 1000);
+            if (gap) log.warn({ gapMs: Math.round((gap.endedAtUs! - gap.startedAtUs) / 1000), reason: gap.reason }, 'tracer restarted; calls were not recorded during the gap');
+            announce(gap);
+          }
         })
         .catch((err: Error) => {
           lastError = err.message;
@@ -253,6 +294,10 @@ export function createCollector(opts: CollectorOptions): Collector {
     subscribe(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
+    },
+    subscribeTracer(listener) {
+      tracerListeners.add(listener);
+      return () => tracerListeners.delete(listener);
     },
     async start() {
       stopping = false;
@@ -290,6 +335,10 @@ export function createCollector(opts: CollectorOptions): Collector {
       stopping = true;
       for (const t of timers) clearTimeout(t);
       timers = [];
+      // The publish timer is gone: release what bpftrace hands over while draining by hand.
+      const releasing = setInterval(publish, opts.flushIntervalMs ?? 25);
+      await Promise.all([current?.drain(STOP_DRAIN_MS), retiring?.run.drain(STOP_DRAIN_MS)]);
+      clearInterval(releasing);
       await retire();
       if (current) {
         await current.stop();
@@ -312,6 +361,9 @@ export function createCollector(opts: CollectorOptions): Collector {
         startedAt: run ? new Date(run.startedAt).toISOString() : null,
         lastError,
         handoffInProgress: retiring !== null,
+        gaps: gaps.count,
+        gapSeconds: gaps.seconds(Date.now() * 1000),
+        lastGap: gapStatus(gaps.latest),
       };
     },
     stats() {
@@ -326,4 +378,10 @@ export function createCollector(opts: CollectorOptions): Collector {
       };
     },
   };
+}
+
+function gapStatus(gap: TracerGap | null): GapStatus | null {
+  if (gap === null) return null;
+  const iso = (us: number) => new Date(us / 1000).toISOString();
+  return { startedAt: iso(gap.startedAtUs), endedAt: gap.endedAtUs === null ? null : iso(gap.endedAtUs), reason: gap.reason, incompleteCalls: gap.incompleteCalls };
 }

@@ -16,6 +16,8 @@ import type { CollectorEvent } from './types.js';
 const REORDER_WINDOW_US = 2_000_000;
 /** Silence from bpftrace after which every record it printed is out. */
 const QUIET_MS = 40;
+/** Lost records are logged at most this often (summed), however often bpftrace reports them. */
+const LOST_LOG_INTERVAL_MS = 10_000;
 
 export class TracerStartError extends Error {
   constructor(message: string) {
@@ -36,6 +38,8 @@ export class TracerRun {
   /** Records wait here until no earlier one can still arrive from another CPU's buffer. */
   private readonly sequencer: RecordSequencer;
   malformedLines = 0;
+  /** Calls still open when bpftrace went away, published as incomplete. */
+  abandonedCalls = 0;
   lastRecordAt: number | null = null;
   /** Kernel time (µs) of the newest record handed to the assembler: how far the call state is up to date. */
   releasedTs = 0;
@@ -43,6 +47,8 @@ export class TracerRun {
   private tracer: RunningTracer | null = null;
   private isReady = false;
   private stopping = false;
+  private lostUnlogged = 0;
+  private lostLoggedAt = 0;
 
   constructor(
     readonly settings: TracerSettings,
@@ -112,7 +118,9 @@ export class TracerRun {
             this.tracer = null;
             this.feed(this.sequencer.flush());
             this.isReady = false;
-            this.callbacks.emit(this.assembler.flushAll('the tracer stopped while the call ran'));
+            const abandoned = this.assembler.flushAll('the tracer stopped while the call ran');
+            this.abandonedCalls = abandoned.filter((e) => e.type === 'call.finished' && e.call.status === 'incomplete').length;
+            this.callbacks.emit(abandoned);
             if (!settled) settle(new TracerStartError(describeExit(exit)));
             else if (!this.stopping) this.callbacks.onUnexpectedExit(exit);
           },
@@ -120,6 +128,26 @@ export class TracerRun {
         this.log,
       );
     });
+  }
+
+  /**
+   * Waits (at most `timeoutMs`) until bpftrace has handed over what the
+   * kernel recorded up to now: a canary exec'd now is seen only after every
+   * earlier record. Before a stop, so a plugin that exited just before it is
+   * stored with its exit, not as incomplete.
+   */
+  async drain(timeoutMs: number): Promise<void> {
+    if (!this.tracer || !this.isReady) return;
+    const seen = this.assembler.counters.canaries;
+    const deadline = Date.now() + timeoutMs;
+    let nextCanary = 0;
+    while (this.tracer && this.assembler.counters.canaries <= seen && Date.now() < deadline) {
+      if (Date.now() >= nextCanary) {
+        runCanary();
+        nextCanary = Date.now() + 200;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
   }
 
   /** Stops bpftrace; the calls it still followed end as incomplete (through emit). */
@@ -137,8 +165,22 @@ export class TracerRun {
       this.log.debug({ reason: e.reason, kind: e.recordKind, bytes: e.lineLength }, 'malformed tracer line');
       return;
     }
-    if (parsed.record.kind === 'lost') this.log.warn({ lost: parsed.record.count }, 'bpftrace lost records');
+    if (parsed.record.kind === 'lost') this.reportLost(parsed.record.count);
     this.feed(this.sequencer.push(parsed.record));
+  }
+
+  /**
+   * bpftrace reports losses as often as every buffer read when flooded: say
+   * so at once, then at most every LOST_LOG_INTERVAL_MS with the sum, so a
+   * flood is loud in the log without drowning it (totals: /healthz, /metrics).
+   */
+  private reportLost(count: number): void {
+    this.lostUnlogged += count;
+    const now = Date.now();
+    if (now - this.lostLoggedAt < LOST_LOG_INTERVAL_MS) return;
+    this.log.warn({ lost: this.lostUnlogged }, 'bpftrace lost records: calls may be missing or incomplete');
+    this.lostUnlogged = 0;
+    this.lostLoggedAt = now;
   }
 
   private feed(records: readonly TracerRecord[]): void {

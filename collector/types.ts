@@ -111,3 +111,25 @@ export interface CallListener {
 export function callSucceeded(call: Pick<CniCall, 'outcome'>): boolean {
   return call.outcome !== null && call.outcome.exitCode === 0 && call.outcome.signal === null;
 }
+
+/**
+ * A stretch of time when no tracer recorded (bpftrace crashed or was killed
+ * and is being restarted): calls that started then were not seen, and calls
+ * in flight when it went away end as `incomplete`. Published when the gap
+ * opens (`endedAtUs` null) and again when a new tracer records.
+ */
+export interface TracerGap {
+  readonly startedAtUs: number;
+  readonly endedAtUs: number | null;
+  /** Why the tracer went away, in bpftrace's words where it gave any. */
+  readonly reason: string;
+  /** Calls in flight when it went away: published as incomplete, never dropped. */
+  readonly incompleteCalls: number;
+}
+
+export type TracerEvent = { readonly type: 'tracer.gap'; readonly gap: TracerGap };
+
+/** The port through which the daemon (stored tracer events) and the live tail hear about the tracer itself. */
+export interface TracerEventListener {
+  onTracerEvent(event: TracerEvent): void;
+}

@@ -57,6 +57,10 @@ function primaryCode(err: unknown): string | null {
  */
 export function toStoreError(err: unknown, file: string, doing: string): StoreError {
   if (err instanceof StoreError) return err;
+  if (typeof err === 'object' && err !== null && 'code' in err && err.code === 'SQLITE_READONLY_DBMOVED') {
+    // SQLite refuses to write a file that was renamed or deleted under it: writing would go nowhere.
+    return new StoreError('not-writable', file, `Cannot ${doing} the database ${file} because the file was moved or deleted while cnirec had it open; put it back, or restart cnirec to start a new one there.`, { cause: err });
+  }
   const code = primaryCode(err);
   const make = (c: StoreErrorCode, message: string) => new StoreError(c, file, message, { cause: err });
   switch (code) {

@@ -40,6 +40,11 @@ export function registerDaemonMetrics(registry: Registry, deps: DaemonDeps, tail
     const s = deps.tracerStatus();
     return s.running && s.ready ? 1 : 0;
   });
+  total('cnirec_tracer_gaps_total', 'Times no tracer recorded: bpftrace went away and was restarted (the current gap included)', () => deps.tracerStatus().gaps);
+  total('cnirec_tracer_gap_seconds_total', 'Seconds without a recording tracer, over all gaps (the current one up to now)', () => deps.tracerStatus().gapSeconds);
+  gauge('cnirec_store_writable', '1 while the database takes writes, 0 while it refuses them (disk full, read-only): calls then wait in memory', () =>
+    deps.storeStatus().writable ? 1 : 0,
+  );
   gauge('cnirec_db_size_bytes', 'Size of the SQLite database file (without its WAL)', () => databaseBytes(deps));
   gauge('cnirec_store_pending_writes', 'Calls waiting to be written to the store', () => deps.storeStatus().pendingWrites);
   total('cnirec_store_dropped_writes_total', 'Calls the store gave up writing', () => deps.storeStatus().droppedWrites);

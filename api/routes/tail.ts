@@ -55,10 +55,12 @@ export async function registerTail(app: FastifyInstance, deps: ApiDeps, options:
   const unsubscribe = deps.subscribe?.(hub);
   if (unsubscribe === undefined) app.log.warn('no collector subscription: the live tail can only replay stored calls');
   const unsubscribeCache = deps.subscribeCache?.(hub); // CNI cache (issue 4)
+  const unsubscribeTracer = deps.subscribeTracer?.(hub);
   app.decorate(TAIL_STATS_DECORATOR, { read: () => hub.stats() } satisfies TailStatsReader);
   app.addHook('onClose', async () => {
     unsubscribe?.();
     unsubscribeCache?.();
+    unsubscribeTracer?.();
   });
 
   const sessionOptions = {

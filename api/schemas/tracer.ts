@@ -19,6 +19,17 @@ export const tracerStatusSchema = component(
     startedAt: z.string().nullable(),
     lastError: z.string().nullable(),
     handoffInProgress: z.boolean().describe('A previous tracer is still finishing its calls after a mode switch'),
+    gaps: z.number().int().describe('Times no tracer recorded (bpftrace went away and was restarted), the current one included'),
+    gapSeconds: z.number().describe('Seconds without a recording tracer over all gaps'),
+    lastGap: z
+      .object({
+        startedAt: z.string(),
+        endedAt: z.string().nullable().describe('null while the gap lasts'),
+        reason: z.string(),
+        incompleteCalls: z.number().int().describe('Calls in flight when the tracer went away, stored as incomplete'),
+      })
+      .nullable()
+      .describe('The current gap, else the last one'),
     modeSwitchable: z.boolean().describe('PUT /api/v1/tracer/mode is available on this daemon'),
   }),
 );

@@ -7,11 +7,11 @@
  */
 
 import type { CacheListener } from '../../collector/cache/cache-types.js';
-import type { CallListener, CollectorEvent } from '../../collector/types.js';
+import type { CallListener, CollectorEvent, TracerEvent, TracerEventListener } from '../../collector/types.js';
 import { summaryFromLive, type CallSummary } from '../schemas/call-summary.js';
 import { createCacheFeed, matchesCacheFilter, type TailCacheMessage } from './tail-cache.js';
 import { matchesFilter, type TailFilter } from './tail-filter.js';
-import { encodeMessage, type CallEventType } from './tail-messages.js';
+import { encodeMessage, type CallEventType, type TailGap } from './tail-messages.js';
 import type { TailStats } from './tail-stats.js';
 
 export interface TailSubscriber {
@@ -20,9 +20,11 @@ export interface TailSubscriber {
   deliver(type: CallEventType, call: CallSummary, frame: Buffer): void;
   /** Cache messages; a subscriber without this does not get them. */
   deliverCache?(message: TailCacheMessage, frame: Buffer): void;
+  /** `tracer.gap` messages; a subscriber without this does not get them. */
+  deliverTracer?(frame: Buffer): void;
 }
 
-export interface TailHub extends CallListener, CacheListener {
+export interface TailHub extends CallListener, CacheListener, TracerEventListener {
   /** Starts delivering to `subscriber`; returns the function that stops it. */
   add(subscriber: TailSubscriber): () => void;
   /** A client was dropped for being too slow, losing `messages` messages. */
@@ -71,6 +73,17 @@ export function createTailHub(options: TailHubOptions = {}): TailHub {
   };
 
   return {
+    onTracerEvent(event: TracerEvent) {
+      if (subscribers.size === 0) return;
+      const frame = encodeMessage({ type: 'tracer.gap', gap: tailGap(event) });
+      for (const subscriber of subscribers) {
+        try {
+          subscriber.deliverTracer?.(frame);
+        } catch (err) {
+          options.onSubscriberError?.(err);
+        }
+      }
+    },
     onCacheEvents(events) {
       const messages = cacheFeed.messagesOf(events);
       if (subscribers.size === 0) return;
@@ -91,5 +104,16 @@ export function createTailHub(options: TailHubOptions = {}): TailHub {
       droppedMessages += messages;
     },
     stats: () => ({ clients: subscribers.size, droppedClients, droppedMessages }),
+  };
+}
+
+function tailGap({ gap }: TracerEvent): TailGap {
+  const iso = (us: number) => new Date(us / 1000).toISOString();
+  return {
+    startedAt: iso(gap.startedAtUs),
+    endedAt: gap.endedAtUs === null ? null : iso(gap.endedAtUs),
+    durationMs: gap.endedAtUs === null ? null : Math.round((gap.endedAtUs - gap.startedAtUs) / 1000),
+    reason: gap.reason,
+    incompleteCalls: gap.incompleteCalls,
   };
 }

@@ -27,6 +27,20 @@ export interface TailError {
 
 export type CallEventType = 'call.started' | 'call.finished';
 
+/**
+ * A stretch with no recording tracer: sent when bpftrace goes away
+ * (`endedAt` null) and again when a new one records. Every client gets it,
+ * whatever its filter: calls it would have wanted may be missing.
+ */
+export interface TailGap {
+  readonly startedAt: string;
+  readonly endedAt: string | null;
+  readonly durationMs: number | null;
+  readonly reason: string;
+  /** Calls in flight when the tracer went away; each also comes as a `call.finished` with status incomplete. */
+  readonly incompleteCalls: number;
+}
+
 export type ServerMessage =
   | {
       readonly type: 'hello';
@@ -36,6 +50,7 @@ export type ServerMessage =
     }
   | { readonly type: CallEventType; readonly call: CallSummary }
   | { readonly type: CacheEventType; readonly entry: TailCacheEntry }
+  | { readonly type: 'tracer.gap'; readonly gap: TailGap }
   | { readonly type: 'replay.done'; readonly calls: number; readonly capped: boolean; readonly message?: string }
   | { readonly type: 'filter.updated'; readonly filter: TailFilter }
   | { readonly type: 'pong' }

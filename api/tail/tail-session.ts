@@ -36,7 +36,8 @@ export interface TailSessionOptions {
 
 type HeldEvent =
   | { readonly type: CallEventType; readonly call: CallSummary; readonly frame: Buffer }
-  | { readonly type: 'cache'; readonly message: TailCacheMessage; readonly frame: Buffer };
+  | { readonly type: 'cache'; readonly message: TailCacheMessage; readonly frame: Buffer }
+  | { readonly type: 'tracer'; readonly frame: Buffer };
 
 export function runTailSession(socket: WebSocket, query: TailQuery, opts: TailSessionOptions): void {
   let filter: TailFilter = query.filter;
@@ -88,6 +89,7 @@ export function runTailSession(socket: WebSocket, query: TailQuery, opts: TailSe
     },
     deliver: (type, call, frame) => deliverLive({ type, call, frame }),
     deliverCache: (message, frame) => deliverLive({ type: 'cache', message, frame }),
+    deliverTracer: (frame) => deliverLive({ type: 'tracer', frame }),
   });
 
   socket.on('message', (data, isBinary) => {
@@ -142,7 +144,9 @@ export function runTailSession(socket: WebSocket, query: TailQuery, opts: TailSe
     while (open && held !== null && held.length > 0) {
       const event = held.shift() as HeldEvent;
       // The replay holds calls only: cache messages were never sent, and only the filter (maybe changed since) decides.
-      if (event.type === 'cache') {
+      if (event.type === 'tracer') {
+        // Not filtered: whatever the client follows may be missing from the gap.
+      } else if (event.type === 'cache') {
         if (!matchesCacheFilter(event.message.entry, filter)) continue;
       } else if (ledger.alreadySent(event.call.id, event.type) || !matchesFilter(event.call, filter)) continue;
       outbox.send(event.frame);

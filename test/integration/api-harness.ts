@@ -154,6 +154,9 @@ export const TRACER_STATUS: TracerStatus = {
   startedAt: T0_ISO,
   lastError: null,
   handoffInProgress: false,
+  gaps: 0,
+  gapSeconds: 0,
+  lastGap: null,
 };
 
 export interface ApiHarness {
@@ -198,7 +201,7 @@ export async function startApi(options: HarnessOptions = {}): Promise<ApiHarness
     logger,
     tracerStatus: () => state.tracer,
     collectorStats: () => ({ openCalls: 0, callsStarted: 0, callsFinished: 0, records: 0, orphanChunks: 0 }),
-    storeStatus: () => ({ writable: true, lastError: null, pendingWrites: 0, droppedWrites: 0, databaseBytes: 0 }),
+    storeStatus: () => ({ writable: true, lastError: null, failingSince: null, pendingWrites: 0, droppedWrites: 0, databaseBytes: 0 }),
     store: options.wrapStore ? options.wrapStore(store) : store,
     token: options.token ?? null,
     cache,

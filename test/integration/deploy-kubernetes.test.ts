@@ -178,7 +178,7 @@ describe('the Kubernetes manifest', () => {
       app = await buildApp({
         tracerStatus: () => state.tracer,
         collectorStats: () => ({ openCalls: 0, callsStarted: 0, callsFinished: 0, records: 0, orphanChunks: 0 }),
-        storeStatus: () => ({ writable: state.writable, lastError: state.writable ? null : 'disk full', pendingWrites: 0, droppedWrites: 0, databaseBytes: 0 }),
+        storeStatus: () => ({ writable: state.writable, lastError: state.writable ? null : 'disk full', failingSince: state.writable ? null : '2026-01-01T00:00:00.000Z', pendingWrites: 0, droppedWrites: 0, databaseBytes: 0 }),
         store,
         token: 'a-token', // probes carry none: /healthz must stay open
       });

@@ -12,8 +12,8 @@ import type { TracerStatus } from '../../collector/collector.js';
 import { createCallStore, openDatabase, type CallStore } from '../../store/index.js';
 import { TRACER_STATUS, type ErrorBody } from './api-harness.js';
 
-const WRITABLE: StoreStatus = { writable: true, lastError: null, pendingWrites: 0, droppedWrites: 0, databaseBytes: 0 };
-const DISK_FULL: StoreStatus = { writable: false, lastError: 'database or disk is full', pendingWrites: 12, droppedWrites: 0, databaseBytes: 0 };
+const WRITABLE: StoreStatus = { writable: true, lastError: null, failingSince: null, pendingWrites: 0, droppedWrites: 0, databaseBytes: 0 };
+const DISK_FULL: StoreStatus = { writable: false, lastError: 'database or disk is full', failingSince: '2026-01-01T00:00:00.000Z', pendingWrites: 12, droppedWrites: 0, databaseBytes: 0 };
 
 describe('/healthz for liveness and readiness probes', () => {
   let dir: string;

@@ -33,7 +33,7 @@ beforeEach(async () => {
   const deps: ApiDeps = {
     tracerStatus: () => TRACER_STATUS,
     collectorStats: () => ({ openCalls: 0, callsStarted: 0, callsFinished: 0, records: 0, orphanChunks: 0 }),
-    storeStatus: () => ({ writable: true, lastError: null, pendingWrites: 0, droppedWrites: 0, databaseBytes: 0 }),
+    storeStatus: () => ({ writable: true, lastError: null, failingSince: null, pendingWrites: 0, droppedWrites: 0, databaseBytes: 0 }),
     store,
     retentionStatus: () => worker.status(),
     writeTiming: writeTimingFor(db),

@@ -172,8 +172,11 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       startedAt: null,
       lastError: null,
       handoffInProgress: false,
+      gaps: 0,
+      gapSeconds: 0,
+      lastGap: null,
     } as TracerStatus,
-    storeStatus: { writable: true, lastError: null, pendingWrites: 0, droppedWrites: 0, databaseBytes: 0 },
+    storeStatus: { writable: true, lastError: null, failingSince: null, pendingWrites: 0, droppedWrites: 0, databaseBytes: 0 },
     collectorStats: { openCalls: 0, callsStarted: 0, callsFinished: 0, records: 0, orphanChunks: 0 } as CollectorStats,
   };
   const deps: ApiDeps = {

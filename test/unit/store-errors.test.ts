@@ -16,6 +16,7 @@ describe('toStoreError', () => {
     ['SQLITE_BUSY', 'busy', /locked by another process; stop the other cnirec daemon/],
     ['SQLITE_BUSY_SNAPSHOT', 'busy', /locked/],
     ['SQLITE_READONLY', 'not-writable', /not writable; fix the permissions/],
+    ['SQLITE_READONLY_DBMOVED', 'not-writable', /was moved or deleted while cnirec had it open; put it back/],
     ['SQLITE_CANTOPEN', 'not-writable', /not writable/],
     ['EACCES', 'not-writable', /not writable/],
     ['EROFS', 'not-writable', /not writable/],
