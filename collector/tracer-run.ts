@@ -5,6 +5,7 @@
  */
 
 import { spawn } from 'node:child_process';
+import { cpus } from 'node:os';
 import type { Logger } from 'pino';
 import { CallAssembler, CANARY_COMMAND, type AssemblerOptions } from './assembler.js';
 import { startTracer, type RunningTracer, type TracerExit, type TracerSettings } from './tracer-process.js';
@@ -14,8 +15,13 @@ import type { CollectorEvent } from './types.js';
 
 /** How far (kernel time) the stream must move past a record before it is surely in order. */
 const REORDER_WINDOW_US = 2_000_000;
-/** Silence from bpftrace after which every record it printed is out. */
+/** Silence from bpftrace (heartbeats aside) after which every record it printed is out. */
 const QUIET_MS = 40;
+
+/** Now on the kernel's monotonic clock, the clock of the tracer's timestamps (libuv reads CLOCK_MONOTONIC too). */
+export function monotonicNowUs(): number {
+  return Number(process.hrtime.bigint() / 1000n);
+}
 
 export class TracerStartError extends Error {
   constructor(message: string) {
@@ -51,11 +57,17 @@ export class TracerRun {
     private readonly log: Logger,
   ) {
     this.assembler = new CallAssembler({ ...assemblerOptions, captureMode: settings.mode });
-    this.sequencer = new RecordSequencer(REORDER_WINDOW_US);
+    // Every online CPU sends heartbeats (bpftrace's profile probe runs on each).
+    this.sequencer = new RecordSequencer(REORDER_WINDOW_US, { cpus: cpus().length });
   }
 
-  /** Called often by the collector: once bpftrace has gone quiet, nothing earlier can still come. */
+  /**
+   * Called often by the collector: releases what every CPU's heartbeat has
+   * passed (a CPU that went silent stops holding the others back), and
+   * everything once bpftrace has gone quiet, when nothing earlier can still come.
+   */
   releaseIfQuiet(nowMs: number): void {
+    if (this.sequencer.heldCount > 0) this.feed(this.sequencer.releaseDue(monotonicNowUs()));
     const seen = this.lastRecordAt;
     if (this.sequencer.heldCount === 0 || seen === null || nowMs - seen < QUIET_MS) return;
     // Timers run before I/O in Node's loop: after a stall of this process, lines may be waiting in the
@@ -129,8 +141,9 @@ export class TracerRun {
   }
 
   private onLine(line: Buffer): void {
-    this.lastRecordAt = Date.now();
     const parsed = parseTracerBytes(line);
+    // Heartbeats never stop, so they do not count as activity for the quiet rule.
+    if (!parsed.ok || parsed.record.kind !== 'heartbeat') this.lastRecordAt = Date.now();
     if (!parsed.ok) {
       this.malformedLines++;
       const e = parsed.error;
@@ -138,7 +151,7 @@ export class TracerRun {
       return;
     }
     if (parsed.record.kind === 'lost') this.log.warn({ lost: parsed.record.count }, 'bpftrace lost records');
-    this.feed(this.sequencer.push(parsed.record));
+    this.feed(this.sequencer.push(parsed.record, parsed.record.kind === 'heartbeat' ? monotonicNowUs() : undefined));
   }
 
   private feed(records: readonly TracerRecord[]): void {
