@@ -166,7 +166,8 @@ async function health(url: string): Promise<Record<string, unknown> | null> {
 
 async function startDaemon(dbFile: string): Promise<Daemon> {
   const start = Date.now();
-  const child = spawn(process.execPath, [CLI, 'run', '--db', dbFile, '--listen', '127.0.0.1:0', '--capture', 'full', '--log-level', 'info'], {
+  // The V8 flag bin/cnirec.js's shebang gives the daemon, as an operator starts it.
+  const child = spawn(process.execPath, ['--max-semi-space-size=4', CLI, 'run', '--db', dbFile, '--listen', '127.0.0.1:0', '--capture', 'full', '--log-level', 'info'], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -121,6 +121,27 @@ export function createCollector(opts: CollectorOptions): Collector {
       if (ev.type === 'call.finished' && owner === run) owners.delete(key);
       pending.push(ev);
     }
+    // Deliver right after the current I/O callback instead of at the next publish tick: events of
+    // one chunk of tracer output still go out as one batch, and the live tail gets them ~12 ms sooner.
+    if (pending.length > 0 && !deliveryScheduled) {
+      deliveryScheduled = true;
+      setImmediate(deliver);
+    }
+  };
+
+  let deliveryScheduled = false;
+  const deliver = () => {
+    deliveryScheduled = false;
+    if (pending.length === 0) return;
+    const batch = pending;
+    pending = [];
+    for (const l of listeners) {
+      try {
+        l.onEvents(batch);
+      } catch (err) {
+        log.error({ err }, 'a call subscriber failed; its events are dropped');
+      }
+    }
   };
 
   const publish = () => {
@@ -132,16 +153,7 @@ export function createCollector(opts: CollectorOptions): Collector {
       emitFrom(retiring.run, retiring.run.assembler.tick(now));
       if (retiring.run.assembler.openCallCount === 0 || now >= retiring.deadline) void retire();
     }
-    if (pending.length === 0) return;
-    const batch = pending;
-    pending = [];
-    for (const l of listeners) {
-      try {
-        l.onEvents(batch);
-      } catch (err) {
-        log.error({ err }, 'a call subscriber failed; its events are dropped');
-      }
-    }
+    deliver();
   };
 
   // A plugin found gone from /proc is given up on only once the tracer's records have moved past the
