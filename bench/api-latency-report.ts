@@ -174,15 +174,16 @@ export function markdown(r: Report): string {
   out.push(
     "Each scenario's queries again, straight against the store in the benchmark process (a second, read-only connection to the daemon's file, no HTTP), " +
       'in three cumulative steps: **store** = the store call(s) alone (SQLite + row decoding); **+ JSON** = plus the route\'s mapping ' +
-      '(summaryFromStored / buildPodStory / presentCallDetail) and `JSON.stringify`; **+ schema** = plus the zod response-schema encode that ' +
-      'fastify-type-provider-zod runs before stringifying, i.e. everything the route does before the reply leaves. ' +
-      'HTTP minus "+ schema" is fastify, loopback and the client, whose floor is `/healthz`. The plan is SQLite\'s `EXPLAIN QUERY PLAN` for the statements the store runs. ' +
+      '(summaryFromStored / buildPodStory / presentCallDetail) and `JSON.stringify`; **+ route** = the mapping plus the serializer the route ' +
+      'really runs instead of that `JSON.stringify` (plain `JSON.stringify` for lists, `serializePodStory` for the pod story, ' +
+      "fastify-type-provider-zod's zod encode + `JSON.stringify` for the call detail), i.e. everything the route does before the reply leaves. " +
+      'HTTP minus "+ route" is fastify, loopback and the client, whose floor is `/healthz`. The plan is SQLite\'s `EXPLAIN QUERY PLAN` for the statements the store runs. ' +
       `Others' CPU during this phase: ${Math.round(r.storeCpu.foreign * 100)}%.`,
     '',
   );
   const floor = r.http.find((h) => h.scenario === 'healthz' && h.concurrency === 1);
   out.push(
-    '| scenario | HTTP p50 / p99 | store p50 / p99 | + JSON p50 / p99 | + schema p50 / p99 | rows | rows the index walk passes per page | query plan |',
+    '| scenario | HTTP p50 / p99 | store p50 / p99 | + JSON p50 / p99 | + route p50 / p99 | rows | rows the index walk passes per page | query plan |',
     '|---|---|---|---|---|---|---|---|',
   );
   if (floor) out.push(`| healthz (floor) | ${f2(floor.latencyMs.p50)} / ${f2(floor.latencyMs.p99)} | – | – | – | – | – | – |`);
@@ -193,7 +194,7 @@ export function markdown(r: Report): string {
       .map(([k, v]) => `${k}: ${v.join('; ')}`)
       .join('<br>');
     out.push(
-      `| ${s.scenario} | ${h ? pp(h.latencyMs) : '–'} | ${pp(s.storeMs)} | ${pp(s.storeAndJsonMs)} | ${pp(s.storeJsonAndSchemaMs)} | ${s.rowsPerQuery} | ${visited(s)} | ${plan || '–'} |`,
+      `| ${s.scenario} | ${h ? pp(h.latencyMs) : '–'} | ${pp(s.storeMs)} | ${pp(s.storeAndJsonMs)} | ${pp(s.storeAndRouteMs)} | ${s.rowsPerQuery} | ${visited(s)} | ${plan || '–'} |`,
     );
   }
   out.push('');
@@ -272,7 +273,7 @@ function liveTable(l: LiveResult, target: string): string[] {
 
 /**
  * Per scenario over the REST target at concurrency 1: how its median splits
- * into SQLite, response building (mapping + schema + JSON) and the rest
+ * into SQLite, response building (mapping + the route's serializer) and the rest
  * (fastify, loopback, client), from the medians above. Medians, because
  * one-off stalls from other work on the machine make p99 differences noise.
  */
@@ -284,11 +285,11 @@ function breakdown(r: Report): string[] {
     const s = r.store.find((x) => x.scenario === h.scenario);
     if (!s) continue;
     const sqlite = s.storeMs.p50;
-    const built = (s.storeJsonAndSchemaMs ?? s.storeAndJsonMs).p50;
+    const built = (s.storeAndRouteMs ?? s.storeAndJsonMs).p50;
     const rest = Math.max(0, h.latencyMs.p50 - built);
     const parts: Array<[string, number]> = [
       ['SQLite (store call)', sqlite],
-      ['building the response (mapping, zod encode, JSON)', Math.max(0, built - sqlite)],
+      ['building the response (mapping, serializer)', Math.max(0, built - sqlite)],
       [`HTTP (fastify, loopback, client; /healthz floor ${f2(floor)} ms)`, rest],
     ];
     const top = [...parts].sort((a, b) => b[1] - a[1])[0]!;

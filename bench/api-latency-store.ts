@@ -7,8 +7,11 @@
  *   store    the store call(s) alone: SQLite and row decoding
  *   json     + the route's mapping (summaryFromStored, buildPodStory,
  *            presentCallDetail) and JSON.stringify
- *   schema   + the response schema, as fastify-type-provider-zod serializes
- *            (zod encode, then JSON.stringify)
+ *   route    + the route's own serializer instead of JSON.stringify: plain
+ *            JSON.stringify for lists, serializePodStory for the pod story,
+ *            fastify-type-provider-zod's zod encode + JSON.stringify for
+ *            the call detail (each body is also checked against its
+ *            response schema in the untimed warm-up)
  *
  * plus SQLite's query plan for each statement. Set against the HTTP numbers
  * they tell whether SQLite, the response building or the HTTP stack
@@ -18,14 +21,16 @@
 import BetterSqlite3 from 'better-sqlite3';
 import { z } from 'zod';
 import { presentCallDetail } from '../api/present/call-detail.js';
+import { serializePodStory } from '../api/present/fast-json.js';
 import { buildPodStory } from '../api/present/pod-story.js';
 import { callDetailSchema } from '../api/schemas/call-detail.js';
 import { callPageSchema } from '../api/schemas/call-list.js';
 import { summaryFromStored } from '../api/schemas/call-summary.js';
-import { podStorySchema } from '../api/schemas/pod-story.js';
+import { podStorySchema, type PodStory } from '../api/schemas/pod-story.js';
 import { SUMMARY_COLUMNS } from '../store/call-decode.js';
-import { callFilterConditions } from '../store/call-filter-sql.js';
+import { listCallsQuery } from '../store/call-reader.js';
 import { decodeCursor } from '../store/cursor.js';
+import { POD_GRAPH_SQL } from '../store/pod-calls.js';
 import { createCallStore, type CallFilter, type CallPage } from '../store/index.js';
 import { PAGE_LIMIT, PAGES_DEEP, type ScenarioContext } from './api-latency-http.js';
 import { distribution, type Distribution } from './api-latency-stats.js';
@@ -36,7 +41,7 @@ export interface StoreDiagnostic {
   readonly queries: number;
   readonly storeMs: Distribution;
   readonly storeAndJsonMs: Distribution;
-  readonly storeJsonAndSchemaMs: Distribution | null;
+  readonly storeAndRouteMs: Distribution | null;
   /** Rows the store call returned (pod: calls in the story, with delegated ones). */
   readonly rowsPerQuery: number;
   /** EXPLAIN QUERY PLAN of the SQL the store runs, per statement. */
@@ -52,14 +57,17 @@ export interface StoreDiagnostic {
 }
 
 const DAY_US = 86_400_000_000;
-type Mode = 'store' | 'json' | 'schema';
+type Mode = 'store' | 'json' | 'route';
 
 /** One query of an iteration: runs the store call, returns rows and (lazily) the route's body. */
 type Query = () => { rows: number; body: () => unknown };
 
 interface Probe {
   readonly scenario: string;
+  /** The response schema the body must fit (checked in the untimed warm-up). */
   readonly schema: z.ZodType | null;
+  /** What the route's serializer does with the body. */
+  readonly serialize: ((body: unknown) => string) | null;
   /** The queries of one iteration, run in order (paging: one per page). */
   iteration(): Query[];
   plans(): Record<string, string[]>;
@@ -83,16 +91,10 @@ export function diagnoseStore(
       (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as Array<{ detail: string }>).map((r) => r.detail);
     // The statement call-reader.ts builds for listCalls, to ask SQLite how it runs it.
     const listPlan = (filter: CallFilter, limit: number, cursor?: string): string[] => {
-      const { conditions, params } = callFilterConditions(filter);
-      const all: unknown[] = [...params];
-      if (cursor) {
-        const key = decodeCursor(cursor, dbFile);
-        conditions.push('(started_at_us, id) < (?, ?)');
-        all.push(key.startedAtUs, key.id);
-      }
-      const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
-      return explain(`SELECT ${SUMMARY_COLUMNS} FROM calls ${where} ORDER BY started_at_us DESC, id DESC LIMIT ?`, [...all, limit + 1]);
+      const { sql, params } = listCallsQuery(filter, cursor ? decodeCursor(cursor, dbFile) : null);
+      return explain(sql, [...params, limit + 1]);
     };
+    const plainJson = (body: unknown) => JSON.stringify(body);
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
     const pageBody = (page: CallPage) => () => ({ items: page.items.map(summaryFromStored), nextCursor: page.nextCursor });
     const listQuery = (filter: CallFilter, limit: number): Query => () => {
@@ -110,6 +112,7 @@ export function diagnoseStore(
     const listProbe = (scenario: string, filter: () => CallFilter, limit: number, visited?: () => number | null): Probe => ({
       scenario,
       schema: callPageSchema,
+      serialize: plainJson,
       iteration: () => [listQuery(filter(), limit)],
       plans: () => ({ list: listPlan(filter(), limit) }),
       ...(visited ? { visited } : {}),
@@ -121,60 +124,49 @@ export function diagnoseStore(
 
     const probes: Probe[] = [
       {
-        // What the route runs: the pod's calls, then for every call in the trees its delegated calls and (via getCall) its helpers.
+        // What the route runs: the pod's call graph (a few set queries), the trees, the story's serializer.
         scenario: 'pod',
         schema: podStorySchema,
+        serialize: (body) => serializePodStory(body as PodStory),
         iteration: () => {
           const p = pick(ctx.pods);
           return [
             () => {
-              const story = buildPodStory(store, p.namespace, p.name);
-              const count = (trees: ReadonlyArray<{ children: readonly unknown[] }>): number =>
-                trees.reduce((n, t) => n + 1 + count(t.children as Array<{ children: readonly unknown[] }>), 0);
-              return { rows: story ? count(story.calls) : 0, body: () => story };
+              const graph = store.podCallGraph(p.namespace, p.name);
+              return { rows: graph.calls.length + graph.delegated.length, body: () => buildPodStory({ podCallGraph: () => graph }, p.namespace, p.name) };
             },
           ];
         },
-        plans: () => ({
-          listPodCalls: explain(`SELECT ${SUMMARY_COLUMNS} FROM calls WHERE pod_namespace = ? AND pod_name = ? ORDER BY started_at_us, id LIMIT 10000`, [
-            aPod.namespace,
-            aPod.name,
-          ]),
-          'childrenOf, per call': explain(`SELECT ${SUMMARY_COLUMNS} FROM calls WHERE parent_id = ? ORDER BY started_at_us, id`, [anId]),
-          'getCall (for helpers), per call': explain('SELECT * FROM calls WHERE id = ?', [anId]),
-        }),
-      },
-      {
-        // Its first query alone, with a flat list as the body: what the story costs without the per-call queries.
-        scenario: 'pod: listPodCalls only',
-        schema: null,
-        iteration: () => {
-          const p = pick(ctx.pods);
-          return [
-            () => {
-              const calls = store.listPodCalls(p.namespace, p.name);
-              return { rows: calls.length, body: () => ({ calls: calls.map(summaryFromStored) }) };
-            },
-          ];
+        plans: () => {
+          const ids = JSON.stringify([anId]);
+          return {
+            podCalls: explain(POD_GRAPH_SQL.podCalls, [aPod.namespace, aPod.name]),
+            'childIds, per level of delegation': explain(POD_GRAPH_SQL.childIds, [ids]),
+            'byIds, for delegated calls without the pod args': explain(POD_GRAPH_SQL.byIds, [ids]),
+            helpers: explain(POD_GRAPH_SQL.helpers, [ids]),
+          };
         },
-        plans: () => ({}),
       },
       {
         scenario: 'calls-by-pod',
         schema: callPageSchema,
+        serialize: plainJson,
         iteration: () => {
           const p = pick(ctx.pods);
           return [listQuery({ namespace: p.namespace, pod: p.name }, pageSize)];
         },
         plans: () => ({ list: listPlan({ namespace: aPod.namespace, pod: aPod.name }, pageSize) }),
       },
-      // The plans walk calls_by_command / calls_by_plugin / calls_by_started (see EXPLAIN): count what each passes.
+      // The plans walk calls_failed_by_command / calls_by_plugin / calls_by_started (see EXPLAIN): count what each passes.
       {
         ...listProbe('calls-failed-add', () => ({ command: 'ADD', failed: true }), pageSize, () =>
-          walked({ command: 'ADD', failed: true }, pageSize, 'command = ? AND', ['ADD']),
+          walked({ command: 'ADD', failed: true }, pageSize, 'command = ? AND ok = 0 AND', ['ADD']),
         ),
-        // The partial index of failures, newest first, that the planner could walk instead.
-        otherIndexes: () => ({ calls_failed: walked({ command: 'ADD', failed: true }, pageSize, 'ok = 0 AND', []) }),
+        // Indexes the planner could walk instead: all failures, or every call of the command.
+        otherIndexes: () => ({
+          calls_failed: walked({ command: 'ADD', failed: true }, pageSize, 'ok = 0 AND', []),
+          calls_by_command: walked({ command: 'ADD', failed: true }, pageSize, 'command = ? AND', ['ADD']),
+        }),
       },
       listProbe('calls-slow-bridge', () => ({ plugin: 'bridge', minDurationUs: 200_000 }), pageSize, () =>
         walked({ plugin: 'bridge', minDurationUs: 200_000 }, pageSize, 'plugin = ? AND', ['bridge']),
@@ -183,6 +175,7 @@ export function diagnoseStore(
       {
         scenario: 'calls-paging',
         schema: callPageSchema,
+        serialize: plainJson,
         iteration: () => {
           const filter: CallFilter = { untilUs: randomUntil() };
           let cursor: string | null = null;
@@ -201,6 +194,12 @@ export function diagnoseStore(
       {
         scenario: 'call-detail',
         schema: callDetailSchema,
+        // This route keeps fastify-type-provider-zod's serializer: encode, then stringify.
+        serialize: (body) => {
+          const encoded = z.safeEncode(callDetailSchema, body as z.output<typeof callDetailSchema>);
+          if (!encoded.success) throw new Error(`call-detail: the body does not fit the response schema: ${encoded.error.message.slice(0, 500)}`);
+          return JSON.stringify(encoded.data);
+        },
         iteration: () => {
           const id = pick(ctx.callIds);
           return [
@@ -232,11 +231,12 @@ function measure(p: Probe, iterations: number, maxSeconds: number): StoreDiagnos
       const r = query();
       if (mode !== 'store') {
         const body = r.body();
-        if (mode === 'schema' && p.schema !== null) {
+        if (mode === 'route' && p.serialize !== null) p.serialize(body);
+        else JSON.stringify(body);
+        if (!timed && p.schema !== null) {
           const encoded = z.safeEncode(p.schema, body);
           if (!encoded.success) throw new Error(`${p.scenario}: the body does not fit the response schema: ${encoded.error.message.slice(0, 500)}`);
-          JSON.stringify(encoded.data);
-        } else JSON.stringify(body);
+        }
       }
       const elapsed = performance.now() - t0;
       if (timed) {
@@ -261,13 +261,13 @@ function measure(p: Probe, iterations: number, maxSeconds: number): StoreDiagnos
   };
   const store = step('store');
   const json = step('json');
-  const schema = p.schema === null ? null : step('schema');
+  const schema = p.serialize === null ? null : step('route');
   return {
     scenario: p.scenario,
     queries: store.ms.length,
     storeMs: distribution(store.ms),
     storeAndJsonMs: distribution(json.ms),
-    storeJsonAndSchemaMs: schema === null ? null : distribution(schema.ms),
+    storeAndRouteMs: schema === null ? null : distribution(schema.ms),
     rowsPerQuery: Math.round((store.rows / Math.max(1, store.ms.length)) * 10) / 10,
     plans: p.plans(),
     rowsVisitedPerPage: p.visited?.() ?? null,

@@ -144,17 +144,17 @@ export function createCollector(opts: CollectorOptions): Collector {
       if (ev.type === 'call.finished' && owner === run) owners.delete(key);
       pending.push(ev);
     }
+    // Deliver right after the current I/O callback instead of at the next publish tick: events of
+    // one chunk of tracer output still go out as one batch, and the live tail gets them ~12 ms sooner.
+    if (pending.length > 0 && !deliveryScheduled) {
+      deliveryScheduled = true;
+      setImmediate(deliver);
+    }
   };
 
-  const publish = () => {
-    const now = Date.now();
-    current?.releaseIfQuiet(now);
-    retiring?.run.releaseIfQuiet(now);
-    if (current) emitFrom(current, current.assembler.tick(now));
-    if (retiring) {
-      emitFrom(retiring.run, retiring.run.assembler.tick(now));
-      if (retiring.run.assembler.openCallCount === 0 || now >= retiring.deadline) void retire();
-    }
+  let deliveryScheduled = false;
+  const deliver = () => {
+    deliveryScheduled = false;
     if (pending.length === 0) return;
     // Redacted here, once per event, so the store and the live tail get the same bytes and neither the raw ones.
     const batch = opts.redactor ? opts.redactor.callEvents(pending) : pending;
@@ -166,6 +166,18 @@ export function createCollector(opts: CollectorOptions): Collector {
         log.error({ err }, 'a call subscriber failed; its events are dropped');
       }
     }
+  };
+
+  const publish = () => {
+    const now = Date.now();
+    current?.releaseIfQuiet(now);
+    retiring?.run.releaseIfQuiet(now);
+    if (current) emitFrom(current, current.assembler.tick(now));
+    if (retiring) {
+      emitFrom(retiring.run, retiring.run.assembler.tick(now));
+      if (retiring.run.assembler.openCallCount === 0 || now >= retiring.deadline) void retire();
+    }
+    deliver();
   };
 
   // A plugin found gone from /proc is given up on only once the tracer's records have moved past the

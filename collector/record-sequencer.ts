@@ -3,9 +3,19 @@
  * at a time, so when a process moves between CPUs its exit can be printed
  * before its exec, or a read before the fork that made the reader. Each
  * record with a timestamp is held, together with the chunk lines that belong
- * to it, until the stream has moved `windowUs` past it, or until the tracer
- * goes quiet (everything it had is out then); records are released oldest
- * first. Pure: the caller says when the stream is quiet.
+ * to it, and records are released oldest first as soon as one of these says
+ * nothing older can still come:
+ *
+ * - every CPU's heartbeat (K) has passed it: a CPU's output is in order, so
+ *   its heartbeat at ts means all it printed before ts is out. This is what
+ *   releases records within ~20 ms on a busy node. A CPU whose heartbeats
+ *   stopped (taken offline) stops counting once the others' are current;
+ *   while every heartbeat is stale, bpftrace is catching up on a backlog and
+ *   the silent CPU may hold the oldest records, so it still counts;
+ * - the stream has moved `windowUs` past it (a bound when heartbeats stall);
+ * - the tracer went quiet (the caller calls flush): everything it had is out.
+ *
+ * Pure: the caller passes the time (kernel monotonic µs, the clock of `ts`).
  */
 
 import type { TracerRecord } from './tracer-protocol.js';
@@ -16,6 +26,22 @@ interface Group {
   readonly records: TracerRecord[];
 }
 
+export interface SequencerOptions {
+  /** CPUs that must have sent a heartbeat before heartbeats release anything (the node's CPU count). */
+  readonly cpus?: number;
+  /** A CPU whose newest heartbeat is older than this, while another's is not, no longer holds records back. */
+  readonly heartbeatSilenceUs?: number;
+  /**
+   * Released only this far behind the slowest heartbeat: a record whose
+   * probe took its timestamp just before the heartbeat's timer interrupt
+   * fired is printed just after the heartbeat.
+   */
+  readonly heartbeatMarginUs?: number;
+}
+
+const DEFAULT_HEARTBEAT_SILENCE_US = 200_000;
+const DEFAULT_HEARTBEAT_MARGIN_US = 1_000;
+
 export class RecordSequencer {
   /** Held groups, sorted by (ts, seq); `head` is the first not yet released. */
   private held: Group[] = [];
@@ -25,11 +51,36 @@ export class RecordSequencer {
   private readonly execGroups = new Map<number, Group>();
   private readonly ioGroups = new Map<number, Group>();
 
-  constructor(private readonly windowUs: number) {}
+  /** Newest heartbeat ts per CPU. */
+  private readonly heartbeats = new Map<number, number>();
+  private readonly cpus: number;
+  private readonly silenceUs: number;
+  private readonly marginUs: number;
+  /** Where the heartbeats stood when last asked (on a heartbeat or releaseDue). */
+  private watermark = -Infinity;
 
-  /** Takes one record; returns the records that may now go on, in order. */
-  push(rec: TracerRecord): TracerRecord[] {
+  constructor(
+    private readonly windowUs: number,
+    options: SequencerOptions = {},
+  ) {
+    this.cpus = Math.max(1, options.cpus ?? 1);
+    this.silenceUs = options.heartbeatSilenceUs ?? DEFAULT_HEARTBEAT_SILENCE_US;
+    this.marginUs = options.heartbeatMarginUs ?? DEFAULT_HEARTBEAT_MARGIN_US;
+  }
+
+  /**
+   * Takes one record; returns the records that may now go on, in order.
+   * For a heartbeat, `nowUs` (kernel monotonic) decides which CPUs'
+   * heartbeats are stale; by default the newest timestamp seen.
+   */
+  push(rec: TracerRecord, nowUs?: number): TracerRecord[] {
     switch (rec.kind) {
+      case 'heartbeat': {
+        // Consumed here: nothing after the sequencer needs it.
+        if (rec.ts > (this.heartbeats.get(rec.cpu) ?? -Infinity)) this.heartbeats.set(rec.cpu, rec.ts);
+        if (rec.ts > this.maxTs) this.maxTs = rec.ts;
+        return this.releaseDue(nowUs ?? this.maxTs);
+      }
       case 'exec':
         return this.hold(rec.ts, rec, this.execGroups, rec.pid);
       case 'read':
@@ -49,6 +100,29 @@ export class RecordSequencer {
     }
   }
 
+  /**
+   * Releases what every CPU's heartbeat has passed, as of `nowUs`. Called on
+   * each heartbeat and from a timer: a CPU going silent lets the others on.
+   */
+  releaseDue(nowUs: number): TracerRecord[] {
+    this.watermark = Math.max(this.watermark, this.heartbeatWatermark(nowUs));
+    return this.releaseUpTo(Math.max(this.watermark, this.maxTs - this.windowUs));
+  }
+
+  /** Up to where every CPU's output is known to be out; -Infinity while that is unknown. */
+  heartbeatWatermark(nowUs: number): number {
+    if (this.heartbeats.size < this.cpus) return -Infinity;
+    const fresh = (ts: number) => nowUs - ts <= this.silenceUs;
+    let anyFresh = false;
+    for (const ts of this.heartbeats.values()) if (fresh(ts)) anyFresh = true;
+    let min = Infinity;
+    for (const ts of this.heartbeats.values()) {
+      if (anyFresh && !fresh(ts)) continue;
+      if (ts < min) min = ts;
+    }
+    return min - this.marginUs;
+  }
+
   /** The tracer has nothing more for now: release everything held. */
   flush(): TracerRecord[] {
     return this.releaseUpTo(Infinity);
@@ -63,7 +137,7 @@ export class RecordSequencer {
     if (groups) groups.set(key, group);
     this.insert(group);
     if (ts > this.maxTs) this.maxTs = ts;
-    return this.releaseUpTo(this.maxTs - this.windowUs);
+    return this.releaseUpTo(Math.max(this.maxTs - this.windowUs, this.watermark));
   }
 
   private attach(group: Group | undefined, rec: TracerRecord): TracerRecord[] {

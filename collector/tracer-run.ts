@@ -5,6 +5,7 @@
  */
 
 import { spawn } from 'node:child_process';
+import { cpus } from 'node:os';
 import type { Logger } from 'pino';
 import { CallAssembler, CANARY_COMMAND, type AssemblerOptions } from './assembler.js';
 import { startTracer, type RunningTracer, type TracerExit, type TracerSettings } from './tracer-process.js';
@@ -14,10 +15,15 @@ import type { CollectorEvent } from './types.js';
 
 /** How far (kernel time) the stream must move past a record before it is surely in order. */
 const REORDER_WINDOW_US = 2_000_000;
-/** Silence from bpftrace after which every record it printed is out. */
+/** Silence from bpftrace (heartbeats aside) after which every record it printed is out. */
 const QUIET_MS = 40;
 /** Lost records are logged at most this often (summed), however often bpftrace reports them. */
 const LOST_LOG_INTERVAL_MS = 10_000;
+
+/** Now on the kernel's monotonic clock, the clock of the tracer's timestamps (libuv reads CLOCK_MONOTONIC too). */
+export function monotonicNowUs(): number {
+  return Number(process.hrtime.bigint() / 1000n);
+}
 
 export class TracerStartError extends Error {
   constructor(message: string) {
@@ -57,11 +63,17 @@ export class TracerRun {
     private readonly log: Logger,
   ) {
     this.assembler = new CallAssembler({ ...assemblerOptions, captureMode: settings.mode });
-    this.sequencer = new RecordSequencer(REORDER_WINDOW_US);
+    // Every online CPU sends heartbeats (bpftrace's profile probe runs on each).
+    this.sequencer = new RecordSequencer(REORDER_WINDOW_US, { cpus: cpus().length });
   }
 
-  /** Called often by the collector: once bpftrace has gone quiet, nothing earlier can still come. */
+  /**
+   * Called often by the collector: releases what every CPU's heartbeat has
+   * passed (a CPU that went silent stops holding the others back), and
+   * everything once bpftrace has gone quiet, when nothing earlier can still come.
+   */
   releaseIfQuiet(nowMs: number): void {
+    if (this.sequencer.heldCount > 0) this.feed(this.sequencer.releaseDue(monotonicNowUs()));
     const seen = this.lastRecordAt;
     if (this.sequencer.heldCount === 0 || seen === null || nowMs - seen < QUIET_MS) return;
     // Timers run before I/O in Node's loop: after a stall of this process, lines may be waiting in the
@@ -157,8 +169,9 @@ export class TracerRun {
   }
 
   private onLine(line: Buffer): void {
-    this.lastRecordAt = Date.now();
     const parsed = parseTracerBytes(line);
+    // Heartbeats never stop, so they do not count as activity for the quiet rule.
+    if (!parsed.ok || parsed.record.kind !== 'heartbeat') this.lastRecordAt = Date.now();
     if (!parsed.ok) {
       this.malformedLines++;
       const e = parsed.error;
@@ -166,7 +179,7 @@ export class TracerRun {
       return;
     }
     if (parsed.record.kind === 'lost') this.reportLost(parsed.record.count);
-    this.feed(this.sequencer.push(parsed.record));
+    this.feed(this.sequencer.push(parsed.record, parsed.record.kind === 'heartbeat' ? monotonicNowUs() : undefined));
   }
 
   /**

@@ -6,7 +6,7 @@
 
 import type { CallStatus, CapturedStream } from '../collector/types.js';
 import type { CaptureMode } from '../collector/tracer-protocol.js';
-import type { StoredCall, StoredCallSummary, StoredHelper, StreamSize } from './types.js';
+import type { StoredCall, StoredCallSummary, StoredHelper, StoredHelperSummary, StreamSize } from './types.js';
 
 /**
  * Everything but the payloads. `length()` of a BLOB is read from the record
@@ -19,10 +19,69 @@ export const SUMMARY_COLUMNS = `id, status, incomplete_reason, command, plugin, 
   stdin_total, stdin_truncated, stdout_total, stdout_truncated, stderr_total, stderr_truncated,
   length(stdin) AS stdin_stored, length(stdout) AS stdout_stored, length(stderr) AS stderr_stored`;
 
+/**
+ * A SUMMARY_COLUMNS row read with `.raw(true)` (an array in column order)
+ * → the object form. better-sqlite3 builds object rows one named property
+ * at a time from C++, which took twice as long as reading the values;
+ * a plain literal here is cheap. Keep in the order of SUMMARY_COLUMNS
+ * (a store test compares both forms on the same rows).
+ */
+export function summaryRowFromRaw(a: readonly unknown[]): SummaryRow {
+  return {
+    id: a[0] as string,
+    status: a[1] as CallStatus,
+    incomplete_reason: a[2] as string | null,
+    command: a[3] as string | null,
+    plugin: a[4] as string,
+    path: a[5] as string,
+    pid: a[6] as number,
+    ppid: a[7] as number,
+    parent_id: a[8] as string | null,
+    parent_pid: a[9] as number | null,
+    parent_comm: a[10] as string | null,
+    parent_exe: a[11] as string | null,
+    container_id: a[12] as string | null,
+    netns: a[13] as string | null,
+    ifname: a[14] as string | null,
+    pod_namespace: a[15] as string | null,
+    pod_name: a[16] as string | null,
+    pod_uid: a[17] as string | null,
+    pod_infra_container_id: a[18] as string | null,
+    trace_parent: a[19] as string | null,
+    is_version_probe: a[20] as number,
+    started_at_us: a[21] as number,
+    ended_at_us: a[22] as number | null,
+    duration_us: a[23] as number | null,
+    exit_code: a[24] as number | null,
+    signal: a[25] as number | null,
+    core_dumped: a[26] as number | null,
+    ok: a[27] as number | null,
+    capture_mode: a[28] as CaptureMode,
+    lost_records: a[29] as number,
+    stdin_total: a[30] as number,
+    stdin_truncated: a[31] as number,
+    stdout_total: a[32] as number,
+    stdout_truncated: a[33] as number,
+    stderr_total: a[34] as number,
+    stderr_truncated: a[35] as number,
+    stdin_stored: a[36] as number,
+    stdout_stored: a[37] as number,
+    stderr_stored: a[38] as number,
+  };
+}
+
+/** Summaries from a statement over SUMMARY_COLUMNS prepared with `.raw(true)`. */
+export const summariesFromRaw = (rows: readonly unknown[][]): StoredCallSummary[] => rows.map((r) => toSummary(summaryRowFromRaw(r)));
+
 export const FULL_COLUMNS = `${SUMMARY_COLUMNS}, cni_args, argv_json, env_json, stdin, stdout, stderr, redactions_json`;
 
 export const HELPER_SELECT_COLUMNS = `seq, pid, ppid, path, started_at_us, ended_at_us, exit_code, signal, core_dumped,
   stdout_total, stdout_truncated, stderr_total, stderr_truncated, argv_json, stdout, stderr, redactions_json`;
+
+/** A helper without what it printed: its sizes come from the record header, as for calls. */
+export const HELPER_SUMMARY_COLUMNS = `seq, pid, ppid, path, started_at_us, ended_at_us, exit_code, signal, core_dumped,
+  stdout_total, stdout_truncated, stderr_total, stderr_truncated, argv_json,
+  length(stdout) AS stdout_stored, length(stderr) AS stderr_stored`;
 
 export interface SummaryRow {
   id: string;
@@ -96,6 +155,12 @@ export interface HelperSelectRow {
   redactions_json: string | null;
 }
 
+export interface HelperSummaryRow extends Omit<HelperSelectRow, 'stdout' | 'stderr'> {
+  call_id: string;
+  stdout_stored: number;
+  stderr_stored: number;
+}
+
 const boolOrNull = (v: number | null): boolean | null => (v === null ? null : v !== 0);
 const size = (stored: number, total: number, truncated: number): StreamSize => ({ storedBytes: stored, totalBytes: total, truncated: truncated !== 0 });
 type Redactions = Partial<Record<'stdin' | 'stdout' | 'stderr', readonly string[]>>;
@@ -149,8 +214,7 @@ export function toSummary(r: SummaryRow): StoredCallSummary {
   };
 }
 
-export function toHelper(r: HelperSelectRow): StoredHelper {
-  const redacted = redactionsOf(r.redactions_json);
+function helperFields(r: Omit<HelperSelectRow, 'stdout' | 'stderr' | 'redactions_json'>): Omit<StoredHelper, 'stdout' | 'stderr'> {
   return {
     seq: r.seq,
     pid: r.pid,
@@ -162,8 +226,23 @@ export function toHelper(r: HelperSelectRow): StoredHelper {
     exitCode: r.exit_code,
     signal: r.signal,
     coreDumped: boolOrNull(r.core_dumped),
+  };
+}
+
+export function toHelper(r: HelperSelectRow): StoredHelper {
+  const redacted = redactionsOf(r.redactions_json);
+  return {
+    ...helperFields(r),
     stdout: stream(r.stdout, r.stdout_total, r.stdout_truncated, redacted.stdout),
     stderr: stream(r.stderr, r.stderr_total, r.stderr_truncated, redacted.stderr),
+  };
+}
+
+export function toHelperSummary(r: HelperSummaryRow): StoredHelperSummary {
+  return {
+    ...helperFields(r),
+    stdout: size(r.stdout_stored, r.stdout_total, r.stdout_truncated),
+    stderr: size(r.stderr_stored, r.stderr_total, r.stderr_truncated),
   };
 }
 

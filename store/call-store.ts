@@ -30,6 +30,7 @@ export function createCallStore(db: Database): CallStore {
     getCall: (id) => reader.getCall(id),
     listCalls: (filter, limit, cursor) => reader.listCalls(filter, limit, cursor),
     listPodCalls: (namespace, name) => reader.listPodCalls(namespace, name),
+    podCallGraph: (namespace, name) => reader.podCallGraph(namespace, name),
     childrenOf: (id) => reader.childrenOf(id),
     countCalls: () => reader.countCalls(),
     databaseSizeBytes: () => (pageCount.get()?.page_count ?? 0) * (pageSize.get()?.page_size ?? 0),

@@ -8,6 +8,7 @@
 import type { Database } from 'better-sqlite3';
 import { CREATE_CACHE_ENTRIES, CREATE_CACHE_FINDINGS, CREATE_CACHE_INDEXES, CREATE_IP_HISTORY } from './cache-schema.js';
 import { StoreError } from './errors.js';
+import { QUERY_INDEXES_V3 } from './query-indexes.js';
 
 export interface Migration {
   readonly version: number;
@@ -168,8 +169,13 @@ export const MIGRATIONS: readonly Migration[] = [
       for (const sql of CREATE_CACHE_INDEXES) db.exec(sql);
     },
   },
-  // Version 3 is the query indexes' migration (merged separately); the runner
-  // applies whatever is missing above the file's version, gaps included.
+  {
+    version: 3,
+    name: 'indexes for failed-by-command, namespace and plugin + duration lists',
+    up(db) {
+      for (const sql of QUERY_INDEXES_V3) db.exec(sql);
+    },
+  },
   {
     version: 4,
     name: 'retention: incremental auto-vacuum and indexes on closed history',

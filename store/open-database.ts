@@ -10,6 +10,7 @@ import path from 'node:path';
 import BetterSqlite3, { type Database } from 'better-sqlite3';
 import { toStoreError } from './errors.js';
 import { migrate } from './migrations.js';
+import { writePlannerHints } from './planner-hints.js';
 
 export type { Database } from 'better-sqlite3';
 
@@ -37,6 +38,7 @@ export function openDatabase(file: string): Database {
   try {
     configure(db);
     migrate(db, file);
+    writePlannerHints(db);
     if (!inMemory) tightenModes(file);
     return db;
   } catch (err) {

@@ -71,6 +71,22 @@ export interface StoredHelper {
   readonly stderr: CapturedStream;
 }
 
+/** A helper with the sizes of what it printed, not the bytes (for the pod story). */
+export interface StoredHelperSummary extends Omit<StoredHelper, 'stdout' | 'stderr'> {
+  readonly stdout: StreamSize;
+  readonly stderr: StreamSize;
+}
+
+/** What a pod's story is built from, read in one snapshot. */
+export interface PodCallGraph {
+  /** The pod's own calls (its K8S_POD_NAMESPACE and K8S_POD_NAME), oldest first. */
+  readonly calls: StoredCallSummary[];
+  /** Calls those delegated to, at any depth, that are not the pod's own (no pod CNI_ARGS), oldest first. */
+  readonly delegated: StoredCallSummary[];
+  /** Helper processes of all of the above by call id, in order; calls without helpers are absent. */
+  readonly helpers: ReadonlyMap<string, StoredHelperSummary[]>;
+}
+
 export interface StoredCall extends Omit<StoredCallSummary, 'stdin' | 'stdout' | 'stderr'> {
   readonly cniArgs: string | null;
   readonly argv: readonly string[];
@@ -131,6 +147,8 @@ export interface CallStore {
   listCalls(filter: CallFilter, limit: number, cursor?: string | null): CallPage;
   /** Every call for one pod, oldest first (its ADD, CHECKs, DEL and their delegated calls). */
   listPodCalls(namespace: string, name: string): StoredCallSummary[];
+  /** The pod's calls, everything they delegated to and their helpers, without payloads: a few queries in all. */
+  podCallGraph(namespace: string, name: string): PodCallGraph;
   /** Calls delegated by `id` (host-local under bridge…), oldest first. */
   childrenOf(id: string): StoredCallSummary[];
   countCalls(): number;

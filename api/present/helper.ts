@@ -1,11 +1,11 @@
 /** Stored helper processes → the API's helper objects: in full for a call's page, as sizes for the pod's story. */
 
-import type { StoredHelper } from '../../store/index.js';
+import type { StoredHelper, StoredHelperSummary } from '../../store/index.js';
 import type { Helper, HelperSummary } from '../schemas/helper.js';
 import { presentPayload } from './payload.js';
 import { durationMs, iso, isoOrNull } from './time.js';
 
-function helperFields(h: StoredHelper) {
+function helperFields(h: StoredHelper | StoredHelperSummary) {
   return {
     seq: h.seq,
     pid: h.pid,
@@ -25,7 +25,7 @@ export function presentHelper(h: StoredHelper): Helper {
   return { ...helperFields(h), stdout: presentPayload(h.stdout), stderr: presentPayload(h.stderr) };
 }
 
-export function presentHelperSummary(h: StoredHelper): HelperSummary {
-  const size = (s: StoredHelper['stdout']) => ({ bytes: s.bytes.length, totalBytes: s.totalBytes, truncated: s.truncated });
+export function presentHelperSummary(h: StoredHelperSummary): HelperSummary {
+  const size = (s: StoredHelperSummary['stdout']) => ({ bytes: s.storedBytes, totalBytes: s.totalBytes, truncated: s.truncated });
   return { ...helperFields(h), payload: { stdout: size(h.stdout), stderr: size(h.stderr) } };
 }

@@ -1,8 +1,9 @@
 /**
  * Builds a pod's story from the store: its top-level calls as trees
  * (delegated calls and helpers nested), the same trees grouped by sandbox,
- * and the time each command took. Reads through a narrow slice of the
- * store so tests can hand it anything that answers those three questions.
+ * and the time each command took. Everything comes from one read of the
+ * pod's call graph (a few set-based queries, no payloads); tests can hand
+ * it anything that answers that one question.
  */
 
 import type { CacheReader } from '../../store/cache-reader.js';
@@ -13,7 +14,7 @@ import type { CallTree, PodStory, Sandbox } from '../schemas/pod-story.js';
 import { presentHelperSummary } from './helper.js';
 import { msFromUs } from './time.js';
 
-export type PodStoryReader = Pick<CallStore, 'listPodCalls' | 'childrenOf' | 'getCall'>;
+export type PodStoryReader = Pick<CallStore, 'podCallGraph'>;
 export type PodCacheReader = Pick<CacheReader, 'entriesForContainer'>;
 /** A sandbox's cache entries, as the Sandbox schema wants them. */
 export type SandboxCacheOf = (containerId: string) => Sandbox['cache'];
@@ -21,11 +22,24 @@ export type SandboxCacheOf = (containerId: string) => Sandbox['cache'];
 /** Real delegation is two or three levels deep (bridge → host-local); this only stops a corrupt parent chain. */
 const MAX_DEPTH = 16;
 
+const byStart = (a: StoredCallSummary, b: StoredCallSummary): number =>
+  a.startedAtUs - b.startedAtUs || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
 /** Null when the store has no call for the pod (or none with `podUid`, when given). */
 export function buildPodStory(reader: PodStoryReader, namespace: string, name: string, podUid?: string, cache?: PodCacheReader | null): PodStory | null {
-  const all = reader.listPodCalls(namespace, name);
-  const calls = podUid === undefined ? all : all.filter((c) => c.podUid === podUid);
+  const graph = reader.podCallGraph(namespace, name);
+  const calls = podUid === undefined ? graph.calls : graph.calls.filter((c) => c.podUid === podUid);
   if (calls.length === 0) return null;
+
+  // Children come from the whole graph, not the pod list: a delegated call
+  // need not carry the pod's CNI_ARGS to belong to its parent.
+  const childrenOf = new Map<string, StoredCallSummary[]>();
+  for (const c of [...graph.calls, ...graph.delegated].sort(byStart)) {
+    if (c.parentId === null) continue;
+    const list = childrenOf.get(c.parentId);
+    if (list) list.push(c);
+    else childrenOf.set(c.parentId, [c]);
+  }
 
   // A top-level call is the runtime's; a call whose parent is not among the
   // pod's calls is shown as top-level too, so nothing recorded goes missing.
@@ -34,13 +48,11 @@ export function buildPodStory(reader: PodStoryReader, namespace: string, name: s
   const visited = new Set<string>();
   const toTree = (call: StoredCallSummary, depth: number): CallTree => {
     visited.add(call.id);
-    // Children come from the store, not the pod list: a delegated call need
-    // not carry the pod's CNI_ARGS to belong to its parent.
-    const children = depth >= MAX_DEPTH ? [] : reader.childrenOf(call.id).filter((c) => !visited.has(c.id));
+    const children = depth >= MAX_DEPTH ? [] : (childrenOf.get(call.id) ?? []).filter((c) => !visited.has(c.id));
     return {
       ...summaryFromStored(call),
       children: children.map((c) => toTree(c, depth + 1)),
-      helpers: reader.getCall(call.id)?.helpers.map(presentHelperSummary) ?? [],
+      helpers: graph.helpers.get(call.id)?.map(presentHelperSummary) ?? [],
     };
   };
   const trees = roots.filter((c) => !visited.has(c.id)).map((c) => toTree(c, 0));

@@ -5,6 +5,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { ApiDeps } from '../app.js';
 import { apiErrors } from '../errors.js';
+import { podStorySerializer } from '../present/fast-json.js';
 import { buildPodStory } from '../present/pod-story.js';
 import { errorResponses } from '../schemas/error.js';
 import { podStorySchema } from '../schemas/pod-story.js';
@@ -31,6 +32,8 @@ export function registerPods(app: FastifyInstance, deps: ApiDeps): void {
         querystring: podQuerySchema,
         response: { 200: podStorySchema, ...errorResponses(400, 401, 404) },
       },
+      // Hundreds of trees: the zod encode cost more than the queries (see fast-json.ts).
+      serializerCompiler: podStorySerializer,
     },
     async (request) => {
       const { namespace, name } = request.params;

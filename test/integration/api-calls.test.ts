@@ -2,6 +2,7 @@
 // every filter finds exactly the right calls, pages never repeat or skip,
 // bad input is refused naming the field, one call comes back in full.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { callPageSchema } from '../../api/schemas/call-list.js';
 import type { CallSummary } from '../../api/schemas/call-summary.js';
 import type { CniCall } from '../../collector/types.js';
 import { asRunning, delegatedIpam, getJson, makeCall, makeHelper, startApi, stream, T0_MS, type ApiHarness, type ErrorBody } from './api-harness.js';
@@ -56,6 +57,16 @@ const newestFirst = (...calls: CniCall[]) => [...calls].sort((a, b) => b.started
 const withoutProbes = ALL.filter((c) => c !== versionProbe);
 
 describe('listing calls', () => {
+  it('is exactly what its zod schema encodes, though served by plain JSON.stringify', async () => {
+    const res = await h.app.inject({ method: 'GET', url: '/api/v1/calls?includeVersion=true&limit=1000' });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    const body: unknown = res.json();
+    // The schema strips unknown keys: equal after encoding means no key too many and none missing.
+    expect(callPageSchema.parse(body)).toEqual(body);
+    expect((body as { items: unknown[] }).items.length).toBeGreaterThan(3);
+  });
+
   it('returns every call but VERSION probes, newest first, as CallSummary objects, with no next page', async () => {
     const page = await list('');
     expect(page.items.map((c) => c.id)).toEqual(newestFirst(...withoutProbes));

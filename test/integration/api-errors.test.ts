@@ -70,7 +70,7 @@ describe('a failing store', () => {
     h = await startApi({
       wrapStore: (store) => ({
         ...store,
-        listPodCalls: () => {
+        podCallGraph: () => {
           throw new StoreError('busy', '/var/lib/cnirec/calls.db', 'The database is locked by another process');
         },
       }),

@@ -308,6 +308,39 @@ describe('listing calls', () => {
     expect(store.childrenOf(calls.del.id)).toEqual([]);
   });
 
+  it('reads a pod’s call graph: its calls, what they delegated to without pod args, and helper sizes without bytes', () => {
+    // A delegated call with no CNI_ARGS of its own, two levels down, with a helper.
+    const noArgs = (spec: CallSpec) => makeCall({ ...spec, cniArgs: null, pod: null, parentProcess: null });
+    const ipam2 = noArgs({ at: 1_200, plugin: 'static', parentId: calls.add.id });
+    const deep = noArgs({
+      at: 1_300,
+      plugin: 'tuning',
+      parentId: ipam2.id,
+      helpers: [makeHelper({ stdout: stream('0123456789'), stderr: stream('ab', { totalBytes: 50, truncated: true }) })],
+    });
+    store.writeEvents([finished(ipam2), finished(deep)]);
+
+    const graph = store.podCallGraph('web', 'nginx');
+    expect(graph.calls.map((c) => c.id)).toEqual(ids('add', 'ipam', 'del'));
+    expect(graph.delegated.map((c) => c.id)).toEqual([ipam2.id, deep.id]);
+    expect([...graph.helpers.keys()]).toEqual([deep.id]);
+    expect(graph.helpers.get(deep.id)).toEqual([
+      expect.objectContaining({ seq: 0, path: '/usr/sbin/iptables', stdout: { storedBytes: 10, totalBytes: 10, truncated: false }, stderr: { storedBytes: 2, totalBytes: 50, truncated: true } }),
+    ]);
+    // The summaries are the same as the list's, field for field.
+    expect(graph.calls[0]).toEqual(store.listCalls({ namespace: 'web', pod: 'nginx' }, 10).items.at(-1));
+    expect(store.podCallGraph('web', 'nobody')).toEqual({ calls: [], delegated: [], helpers: new Map() });
+  });
+
+  it('stops at a parent cycle instead of looping', () => {
+    const a = makeCall({ at: 20_000, ns: 'loop', podName: 'p' });
+    const b = makeCall({ at: 20_100, parentId: a.id, cniArgs: null, pod: null });
+    store.writeEvents([finished({ ...a, parentId: b.id }), finished(b)]);
+    const graph = store.podCallGraph('loop', 'p');
+    expect(graph.calls.map((c) => c.id)).toEqual([a.id]);
+    expect(graph.delegated.map((c) => c.id)).toEqual([b.id]);
+  });
+
   it('counts every call, VERSION probes included', () => {
     expect(store.countCalls()).toBe(7);
   });

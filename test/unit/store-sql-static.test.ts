@@ -45,7 +45,6 @@ const ALLOWED_FRAGMENTS: Readonly<Record<string, Readonly<Record<string, string>
     FULL_COLUMNS: 'a constant column list',
     HELPER_SELECT_COLUMNS: 'a constant column list',
     SUMMARY_COLUMNS: 'a constant column list',
-    MAX_POD_CALLS: 'a numeric constant',
     "conditions.join(' AND ')": 'fixed conditions with ? parameters (checked below)',
     where: 'the WHERE clause built from those conditions',
   },
@@ -60,6 +59,11 @@ const ALLOWED_FRAGMENTS: Readonly<Record<string, Readonly<Record<string, string>
   'migrations.ts': {
     APPLICATION_ID: 'a numeric constant',
     'm.version': 'a migration number from the constant MIGRATIONS table',
+  },
+  'pod-calls.ts': {
+    SUMMARY_COLUMNS: 'a constant column list',
+    HELPER_SUMMARY_COLUMNS: 'a constant column list',
+    MAX_POD_CALLS: 'a numeric constant',
   },
   'retention-prune.ts': {
     TREE: 'a constant recursive CTE, its root bound to ?',
@@ -93,7 +97,7 @@ const ALLOWED_PUSHES: Readonly<Record<string, string>> = {
 };
 
 /** Identifiers passed to prepare/exec that hold whole statements; each is checked where it is built. */
-const STATEMENT_NAMES = new Set(['sql', 'DELETE_HELPERS', 'INSERT_FINISHED', 'INSERT_HELPER', 'INSERT_STARTED', 'MARK_INCOMPLETE', 'UPDATE_FINISHED', 'CREATE_CALLS', 'CREATE_HELPERS', 'CREATE_TRACER_EVENTS', 'CREATE_CACHE_ENTRIES', 'CREATE_IP_HISTORY', 'CREATE_CACHE_FINDINGS', 'ROOTS', 'TREE_INFO', 'DELETE_TREE', 'HISTORY_SQL[t]']);
+const STATEMENT_NAMES = new Set(['sql', 'DELETE_HELPERS', 'INSERT_FINISHED', 'INSERT_HELPER', 'INSERT_STARTED', 'MARK_INCOMPLETE', 'UPDATE_FINISHED', 'CREATE_CALLS', 'CREATE_HELPERS', 'CREATE_TRACER_EVENTS', 'CREATE_CACHE_ENTRIES', 'CREATE_IP_HISTORY', 'CREATE_CACHE_FINDINGS', 'ROOTS', 'TREE_INFO', 'DELETE_TREE', 'HISTORY_SQL[t]', 'POD_GRAPH_SQL.podCalls', 'POD_GRAPH_SQL.childIds', 'POD_GRAPH_SQL.byIds', 'POD_GRAPH_SQL.helpers']);
 
 const SQL_WORDS = /\b(SELECT|INSERT|UPDATE|DELETE|WHERE|VALUES|PRAGMA|CREATE|ORDER BY|LIMIT|SET|IN)\b/;
 const SINKS = new Set(['prepare', 'exec', 'pragma']);

@@ -33,6 +33,7 @@ describe('parseTracerLine: every record kind', () => {
   const cases: Array<[string, string, TracerRecord]> = [
     ['hello, full', 'H 1 full 2170392537929', { kind: 'hello', version: 1, mode: 'full', ts: 2170392537.929 }],
     ['hello, light', 'H 1 light 2188025690693', { kind: 'hello', version: 1, mode: 'light', ts: 2188025690.693 }],
+    ['heartbeat', 'K 2171194026282 1', { kind: 'heartbeat', ts: 2171194026.282, cpu: 1 }],
     [
       'exec (recorded)',
       'X 2171194026282 10218 10211 2171193719020 15571 15572 15573 24 507 /usr/lib/cni/host-local',
@@ -148,6 +149,8 @@ describe('parseTracerLine: malformed lines', () => {
     ['exit, too few', 'Q 1 2 3 4 5', 'field-count'],
     ['exit, too many', 'Q 1 2 3 4 5 6 7', 'field-count'],
     ['thread exit, too many', 'T 1 2', 'field-count'],
+    ['heartbeat without a cpu', 'K 1', 'field-count'],
+    ['heartbeat, too many', 'K 1 2 3', 'field-count'],
     ['exec without a path', 'X 1 2 3 4 5 6 7 8 9', 'field-count'],
     ['exec with an empty path', 'X 1 2 3 4 5 6 7 8 9 ', 'field-count'],
     ['exec chunk without data', 'B 1 2', 'field-count'],
@@ -157,6 +160,7 @@ describe('parseTracerLine: malformed lines', () => {
     ['thread exit, no tid', 'T', 'bad-number'],
     ['thread exit, word', 'T abc', 'bad-number'],
     ['fork, word', 'F 1 2 x', 'bad-number'],
+    ['heartbeat, negative cpu', 'K 1 -1', 'bad-number'],
     ['fork, negative ts', 'F -1 2 3', 'bad-number'],
     ['fork, trailing space', 'F 1 2 ', 'bad-number'],
     ['fork, beyond 2^53', 'F 1 2 99999999999999999999', 'bad-number'],

@@ -1,0 +1,68 @@
+/**
+ * A pod's calls as the pod story needs them, in a few set-based queries:
+ * the pod's own calls, every call they delegated to (at any depth, whether
+ * or not it carries the pod's CNI_ARGS) and the helper processes of all of
+ * them, sizes only. One query per level of delegation (two or three on a
+ * real node) plus one for helpers, instead of two per call; no payloads.
+ */
+
+import type { Database } from 'better-sqlite3';
+import { HELPER_SUMMARY_COLUMNS, SUMMARY_COLUMNS, summariesFromRaw, toHelperSummary } from './call-decode.js';
+import type { HelperSummaryRow } from './call-decode.js';
+import type { PodCallGraph, StoredCallSummary, StoredHelperSummary } from './types.js';
+
+/** A pod normally has a handful of calls; the cap only guards against a runaway CHECK loop. */
+export const MAX_POD_CALLS = 10_000;
+/** Real delegation is two or three levels deep (bridge → host-local); this only stops a corrupt parent chain. */
+export const MAX_DELEGATION_DEPTH = 16;
+
+/** The statements, exported for the query-plan tests. Each takes ids as a JSON array (json_each): one query per set. */
+export const POD_GRAPH_SQL = {
+  podCalls: `SELECT ${SUMMARY_COLUMNS} FROM calls WHERE pod_namespace = ? AND pod_name = ? ORDER BY started_at_us, id LIMIT ${MAX_POD_CALLS}`,
+  // Ids only: calls_by_parent covers them, and most children are the pod's own calls, already read.
+  childIds: 'SELECT id FROM calls WHERE parent_id IN (SELECT value FROM json_each(?)) ORDER BY started_at_us, id',
+  byIds: `SELECT ${SUMMARY_COLUMNS} FROM calls WHERE id IN (SELECT value FROM json_each(?)) ORDER BY started_at_us, id`,
+  helpers: `SELECT call_id, ${HELPER_SUMMARY_COLUMNS} FROM helpers WHERE call_id IN (SELECT value FROM json_each(?)) ORDER BY call_id, seq`,
+} as const;
+
+export interface PodCallReader {
+  listPodCalls(namespace: string, name: string): StoredCallSummary[];
+  podCallGraph(namespace: string, name: string): PodCallGraph;
+}
+
+export function createPodCallReader(db: Database): PodCallReader {
+  const podCalls = db.prepare<[string, string], unknown[]>(POD_GRAPH_SQL.podCalls).raw(true);
+  const childIds = db.prepare<[string], { id: string }>(POD_GRAPH_SQL.childIds);
+  const byIds = db.prepare<[string], unknown[]>(POD_GRAPH_SQL.byIds).raw(true);
+  const helpers = db.prepare<[string], HelperSummaryRow>(POD_GRAPH_SQL.helpers);
+
+  // One snapshot: a call finishing meanwhile cannot show up with another call's view of its children.
+  const readGraph = db.transaction((namespace: string, name: string): PodCallGraph => {
+    const calls = summariesFromRaw(podCalls.all(namespace, name));
+    const known = new Set(calls.map((c) => c.id));
+    const delegated: StoredCallSummary[] = [];
+    let level = calls.map((c) => c.id);
+    for (let depth = 0; depth < MAX_DELEGATION_DEPTH && level.length > 0; depth++) {
+      const next = childIds.all(JSON.stringify(level)).map((r) => r.id);
+      const unseen = next.filter((id) => !known.has(id));
+      for (const id of unseen) known.add(id);
+      if (unseen.length > 0) delegated.push(...summariesFromRaw(byIds.all(JSON.stringify(unseen))));
+      // Only new calls can have children not asked for yet.
+      level = unseen;
+    }
+    delegated.sort((a, b) => a.startedAtUs - b.startedAtUs || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const byCall = new Map<string, StoredHelperSummary[]>();
+    for (const row of helpers.all(JSON.stringify([...known]))) {
+      const list = byCall.get(row.call_id);
+      const h = toHelperSummary(row);
+      if (list) list.push(h);
+      else byCall.set(row.call_id, [h]);
+    }
+    return { calls, delegated, helpers: byCall };
+  });
+
+  return {
+    listPodCalls: (namespace, name) => summariesFromRaw(podCalls.all(namespace, name)),
+    podCallGraph: (namespace, name) => readGraph(namespace, name),
+  };
+}
