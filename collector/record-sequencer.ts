@@ -16,6 +16,14 @@
  * - the tracer went quiet (the caller calls flush): everything it had is out.
  *
  * Pure: the caller passes the time (kernel monotonic µs, the clock of `ts`).
+ *
+ * The shipped bpf program prints no heartbeats. An experiment with a 50 Hz
+ * profile probe lost payload records under a burst of 200 concurrent plugins:
+ * syscall tracepoint programs are preemptible, so a record can be printed
+ * after a later heartbeat of its CPU by more than any margin, and the
+ * heartbeat rule released calls before their last writes came. Heartbeat
+ * handling stays here, off unless a caller feeds K records, for a future
+ * watermark that is safe (e.g. one taken after the payload printfs).
  */
 
 import type { TracerRecord } from './tracer-protocol.js';

@@ -5,7 +5,6 @@
  */
 
 import { spawn } from 'node:child_process';
-import { cpus } from 'node:os';
 import type { Logger } from 'pino';
 import { CallAssembler, CANARY_COMMAND, type AssemblerOptions } from './assembler.js';
 import { startTracer, type RunningTracer, type TracerExit, type TracerSettings } from './tracer-process.js';
@@ -63,14 +62,15 @@ export class TracerRun {
     private readonly log: Logger,
   ) {
     this.assembler = new CallAssembler({ ...assemblerOptions, captureMode: settings.mode });
-    // Every online CPU sends heartbeats (bpftrace's profile probe runs on each).
-    this.sequencer = new RecordSequencer(REORDER_WINDOW_US, { cpus: cpus().length });
+    // No heartbeats: the shipped program has none (see RecordSequencer on why a
+    // per-CPU heartbeat is not a safe watermark), so release is by quiet or window.
+    this.sequencer = new RecordSequencer(REORDER_WINDOW_US);
   }
 
   /**
-   * Called often by the collector: releases what every CPU's heartbeat has
-   * passed (a CPU that went silent stops holding the others back), and
-   * everything once bpftrace has gone quiet, when nothing earlier can still come.
+   * Called often by the collector: releases what the reorder window has
+   * passed, and everything once bpftrace has gone quiet, when nothing earlier
+   * can still come.
    */
   releaseIfQuiet(nowMs: number): void {
     if (this.sequencer.heldCount > 0) this.feed(this.sequencer.releaseDue(monotonicNowUs()));
