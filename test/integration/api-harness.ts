@@ -157,6 +157,8 @@ export const TRACER_STATUS: TracerStatus = {
   gaps: 0,
   gapSeconds: 0,
   lastGap: null,
+  reorderWindowMs: 30,
+  arrivalLagMs: 1.5,
 };
 
 export interface ApiHarness {

@@ -175,6 +175,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       gaps: 0,
       gapSeconds: 0,
       lastGap: null,
+      reorderWindowMs: 30,
+      arrivalLagMs: 1.5,
     } as TracerStatus,
     storeStatus: { writable: true, lastError: null, failingSince: null, pendingWrites: 0, droppedWrites: 0, databaseBytes: 0 },
     collectorStats: { openCalls: 0, callsStarted: 0, callsFinished: 0, records: 0, orphanChunks: 0 } as CollectorStats,
