@@ -284,7 +284,7 @@ export function liveOnlyMarkdown(r: LiveOnlyReport): string {
   out.push(...liveSections(r.live, r.liveBusy, r.daemon.finalizeGraceMs, r.verdict));
   const gauges = Object.entries(r.daemon.tracerMetrics).filter(([k]) => !k.endsWith('_total'));
   if (gauges.length > 0) {
-    out.push('Tracer gauges at the end (`/metrics`): ' + gauges.map(([k, v]) => `\`${k}\` ${v}`).join(', ') + '.', '');
+    out.push('Tracer gauges at the end (`/metrics`): ' + gauges.map(([k, v]) => `\`${k}\` ${Number(v.toPrecision(4))}`).join(', ') + '.', '');
   }
   const mem = (x: ProcMemory | null) => (x ? `VmRSS ${f1(x.vmRssMiB)} MiB, VmHWM ${f1(x.vmHwmMiB)} MiB` : '–');
   out.push(`Daemon memory: after startup ${mem(r.memory.afterStartup)}; after the live part ${mem(r.memory.afterLive)}.`, '');

@@ -327,7 +327,7 @@ async function mainLiveOnly(opts: Options, machine: Machine): Promise<void> {
     await stopDaemon(daemon);
     const report: LiveOnlyReport = {
       benchmark: 'api-latency-live',
-      command: `${COMMAND} --live-only`,
+      command: [COMMAND, ...process.argv.slice(2)].join(' '),
       date: new Date().toISOString(),
       durationSeconds: round((Date.now() - t0) / 1000, 1),
       machine,
