@@ -4,7 +4,7 @@
  */
 
 import { z } from 'zod';
-import type { StoredCacheEntry, StoredFinding, StoredIpHolding } from '../../store/cache-types.js';
+import { CACHE_FINDING_KINDS, type StoredCacheEntry, type StoredFinding, type StoredIpHolding } from '../../store/cache-types.js';
 import { component } from './registry.js';
 
 const MAX_NAME_LENGTH = 253;
@@ -36,18 +36,7 @@ export const ipParamsSchema = z.object({
   ip: z.union([z.ipv4(), z.ipv6()]).describe('An IPv4 or IPv6 address, without prefix length'),
 });
 
-export const FINDING_KINDS = [
-  'empty-file',
-  'corrupt-json',
-  'wrong-shape',
-  'too-large',
-  'unreadable',
-  'not-a-regular-file',
-  'directory-unreadable',
-  'stale-cache-entry',
-  'leaked-ip',
-  'add-without-cache',
-] as const;
+export const FINDING_KINDS = CACHE_FINDING_KINDS;
 
 export const findingsQuerySchema = z.object({
   kind: z.enum(FINDING_KINDS).optional(),
