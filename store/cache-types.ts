@@ -4,19 +4,12 @@
  * milliseconds since the Unix epoch.
  */
 
-import { CACHE_PROBLEM_KINDS, type CacheEntry } from '../collector/cache/cache-types.js';
+import { CACHE_PROBLEM_KINDS } from '../collector/cache/cache-types.js';
+import type { CacheEntryFields } from './cache-entry-fields.js';
 
-/**
- * The fields a stored version shares with the parsed file, taken from the collector's type so the two
- * cannot drift; the pod is flattened into columns, and the stored times and links are the store's own.
- */
-type ParsedFields = 'path' | 'dir' | 'format' | 'containerId' | 'networkName' | 'ifName' | 'netns' | 'ips' | 'cniArgs' | 'config' | 'configProblem' | 'result';
-
-export interface StoredCacheEntry extends Pick<CacheEntry, ParsedFields> {
+/** The parsed file's fields (see cache-entry-fields.ts), and the stored times and links, which are the store's own. */
+export interface StoredCacheEntry extends CacheEntryFields {
   readonly id: number;
-  readonly podNamespace: string | null;
-  readonly podName: string | null;
-  readonly podUid: string | null;
   /** As libcni stored it (an object), or null. */
   readonly capabilityArgs: unknown;
   /** The file's mtime: when libcni wrote it. */
