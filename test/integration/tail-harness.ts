@@ -75,6 +75,7 @@ export interface TestApp {
   tracer: TracerStatus;
   storeStatus: ReturnType<ApiDeps['storeStatus']>;
   collectorStats: CollectorStats;
+  /** Once: a test may shut the server down itself before its kit does. */
   close(): Promise<void>;
 }
 
@@ -114,6 +115,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();
   if (address === null || typeof address === 'string') throw new Error('no TCP address');
+  let closed = false;
 
   return Object.assign(state, {
     app,
@@ -122,6 +124,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     cacheWatcher,
     wsBase: `ws://127.0.0.1:${address.port}`,
     async close() {
+      if (closed) return;
+      closed = true;
       await app.close();
       remove();
     },
