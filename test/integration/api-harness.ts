@@ -6,7 +6,7 @@
 
 import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
-import { buildApp, type ApiDeps } from '../../api/app.js';
+import { buildApp, type ApiDeps, type StoreStatus } from '../../api/app.js';
 import type { TracerStatus } from '../../collector/collector.js';
 import type { CaptureMode } from '../../collector/tracer-protocol.js';
 import type { CniCall } from '../../collector/types.js';
@@ -40,6 +40,7 @@ export interface ApiHarness {
   /** Every line the app logged (debug and up), as written. */
   readonly logLines: string[];
   tracer: TracerStatus;
+  storeStatus: StoreStatus;
   write(...calls: CniCall[]): void;
   close(): Promise<void>;
 }
@@ -58,7 +59,7 @@ export async function startApi(options: HarnessOptions = {}): Promise<ApiHarness
   const { db, store, remove } = tempStore('cnirec-api-');
   const cache = options.cache ? createCacheStore(db, { sinceMs: T0_MS - 1000, graceMs: 1000 }) : null;
   const modeSwitches: CaptureMode[] = [];
-  const state = { tracer: { ...TRACER_STATUS } };
+  const state = { tracer: { ...TRACER_STATUS }, storeStatus: { ...STORE_STATUS } };
   const defaultSetMode = async (mode: CaptureMode) => {
     modeSwitches.push(mode);
     state.tracer = { ...state.tracer, mode };
@@ -70,7 +71,7 @@ export async function startApi(options: HarnessOptions = {}): Promise<ApiHarness
     logger,
     tracerStatus: () => state.tracer,
     collectorStats: () => ({ ...COLLECTOR_STATS }),
-    storeStatus: () => ({ ...STORE_STATUS }),
+    storeStatus: () => state.storeStatus,
     store: options.wrapStore ? options.wrapStore(store) : store,
     token: options.token ?? null,
     cache,
