@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import type { CacheEntryFields } from '../../store/cache-entry-fields.js';
 import { CACHE_FINDING_KINDS, type StoredCacheEntry, type StoredFinding, type StoredIpHolding } from '../../store/cache-types.js';
+import { isoFromMs } from './iso-time.js';
 import { component } from './registry.js';
 
 const MAX_NAME_LENGTH = 253;
@@ -17,7 +18,7 @@ const booleanParam = (what: string) =>
     .transform((v) => v === 'true')
     .describe(what);
 
-const iso = (ms: number) => new Date(ms).toISOString();
+const iso = isoFromMs;
 const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
 
 export const cacheQuerySchema = z.object({

@@ -11,6 +11,7 @@
 import type { CacheEntry, CacheEvent } from '../../collector/cache/cache-types.js';
 import { cacheEntryFields } from '../../store/cache-entry-fields.js';
 import { presentCacheFile } from '../schemas/cache.js';
+import { isoFromMs } from '../schemas/iso-time.js';
 import type { TailFilter } from './tail-filter.js';
 
 export type CacheEventType = 'cache.added' | 'cache.removed';
@@ -43,7 +44,7 @@ export interface CacheFeed {
   messagesOf(events: readonly CacheEvent[]): TailCacheMessage[];
 }
 
-const iso = (ms: number) => new Date(ms).toISOString();
+const iso = isoFromMs;
 
 /** The entry as the REST routes show its stored version, plus where it was found and when. */
 function live(e: CacheEntry, atMs: number): TailCacheEntry {
