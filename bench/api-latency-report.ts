@@ -86,13 +86,6 @@ export function verdicts(http: readonly LoadResult[], scenarios: readonly Scenar
     if (missing.length > 0) parts.push(`not measured (route missing): ${missing.join(', ')}`);
     return { met: missing.length > 0 && over.length === 0 ? null : over.length === 0, detail: parts.join('; ') };
   };
-  const liveVerdict: Verdict =
-    !live.available || live.startedMs === null
-      ? { met: null, detail: live.reason ?? 'no call.started message arrived' }
-      : {
-          met: live.startedMs.p99 <= TARGETS.liveStartedP99Ms && live.missingStarted === 0,
-          detail: `call.started p99 ${f1(live.startedMs.p99)} ms over ${live.startedMs.n} execs${live.missingStarted > 0 ? `, ${live.missingStarted} never arrived` : ''}`,
-        };
   const peaks = [memory.afterStartup, memory.afterQueries, memory.afterLive].filter((m): m is ProcMemory => m !== null);
   const hwm = Math.max(...peaks.map((m) => m.vmHwmMiB));
   const rss = memory.afterQueries?.vmRssMiB ?? Number.NaN;
@@ -100,7 +93,16 @@ export function verdicts(http: readonly LoadResult[], scenarios: readonly Scenar
     peaks.length === 0
       ? { met: null, detail: 'the daemon was gone before its memory could be read' }
       : { met: hwm <= TARGETS.daemonRssMiB, detail: `VmRSS after the queries ${f1(rss)} MiB, peak VmHWM ${f1(hwm)} MiB` };
-  return { restAtConcurrency1: rest(1), restAtConcurrency8: rest(8), liveStarted: liveVerdict, daemonRss: rssVerdict };
+  return { restAtConcurrency1: rest(1), restAtConcurrency8: rest(8), liveStarted: liveVerdict(live), daemonRss: rssVerdict };
+}
+
+/** exec → websocket: call.started p99 against its target, every call heard of. */
+export function liveVerdict(live: LiveResult): Verdict {
+  if (!live.available || live.startedMs === null) return { met: null, detail: live.reason ?? 'no call.started message arrived' };
+  return {
+    met: live.startedMs.p99 <= TARGETS.liveStartedP99Ms && live.missingStarted === 0,
+    detail: `call.started p99 ${f1(live.startedMs.p99)} ms over ${live.startedMs.n} execs${live.missingStarted > 0 ? `, ${live.missingStarted} never arrived` : ''}`,
+  };
 }
 
 export function markdown(r: Report): string {
@@ -201,30 +203,7 @@ export function markdown(r: Report): string {
 
   out.push(...breakdown(r));
 
-  out.push('## exec → websocket (live tail)', '');
-  const l = r.live;
-  if (!l.available) {
-    out.push(`Not measured: ${l.reason ?? 'unknown'}.`, '');
-  } else {
-    out.push(
-      `A tail client on \`/api/v1/tail?namespace=bench-live\`; \`${l.plugin}\` ADD exec'd ${l.execs} times, one at a time (argv = path only, config on stdin, ` +
-        '`CNI_ARGS=K8S_POD_NAMESPACE=bench-live;K8S_POD_NAME=p<i>;IgnoreUnknown=1`, a temporary dataDir), timed from just before `spawn`; messages matched by container id. ' +
-        `The daemon holds a finished call for its finalize grace (${r.daemon.finalizeGraceMs} ms) before \`call.finished\`.`,
-      '',
-      ...liveTable(l, `p99 ≤ ${TARGETS.liveStartedP99Ms} ms: ${yes(r.verdicts.liveStarted.met)}`),
-    );
-  }
-  const b = r.liveBusy;
-  if (b?.available && b.background) {
-    out.push(
-      '### The same with other CNI activity on the node (not part of the target)',
-      '',
-      `${b.execs} more host-local ADDs measured the same way while \`host-local VERSION\` probes were exec'd in the background, ` +
-        `${b.background.intervalMs} ms apart (${b.background.perSecond} execs/s, ${b.background.execs} in all; no pod, so none reaches this tail).`,
-      '',
-      ...liveTable(b, `p99 ≤ ${TARGETS.liveStartedP99Ms} ms: ${b.startedMs && b.startedMs.p99 <= TARGETS.liveStartedP99Ms ? 'met' : '**not met**'}`),
-    );
-  }
+  out.push(...liveSections(r.live, r.liveBusy, r.daemon.finalizeGraceMs, r.verdicts.liveStarted));
 
   out.push('## Daemon memory', '');
   const mem = (x: ProcMemory | null) => (x ? `${f1(x.vmRssMiB)} | ${f1(x.vmHwmMiB)}` : '– | –');
@@ -237,6 +216,78 @@ export function markdown(r: Report): string {
   out.push(`| after the live tail | ${mem(r.memory.afterLive)} |`);
   out.push(`| bpftrace (its own process, not counted) after the REST scenarios | ${mem(r.memory.tracerAfterQueries)} |`);
   out.push('', `Target ≤ ${TARGETS.daemonRssMiB} MiB (node daemon, peak VmHWM): ${yes(r.verdicts.daemonRss.met)}.`, '');
+  return `${out.join('\n')}\n`;
+}
+
+/** The exec → websocket sections, quiet node and busy node, shared by the full report and --live-only's. */
+function liveSections(l: LiveResult, b: LiveResult | null, finalizeGraceMs: number, verdict: Verdict): string[] {
+  const out: string[] = ['## exec → websocket (live tail)', ''];
+  if (!l.available) {
+    out.push(`Not measured: ${l.reason ?? 'unknown'}.`, '');
+  } else {
+    out.push(
+      `A tail client on \`/api/v1/tail?namespace=bench-live\`; \`${l.plugin}\` ADD exec'd ${l.execs} times, one at a time (argv = path only, config on stdin, ` +
+        '`CNI_ARGS=K8S_POD_NAMESPACE=bench-live;K8S_POD_NAME=p<i>;IgnoreUnknown=1`, a temporary dataDir), timed from just before `spawn`; messages matched by container id. ' +
+        `The daemon holds a finished call for its finalize grace (${finalizeGraceMs} ms) before \`call.finished\`.`,
+      '',
+      ...liveTable(l, `p99 ≤ ${TARGETS.liveStartedP99Ms} ms: ${yes(verdict.met)}`),
+    );
+  }
+  if (b?.available && b.background) {
+    out.push(
+      '### The same with other CNI activity on the node (not part of the target)',
+      '',
+      `${b.execs} more host-local ADDs measured the same way while \`host-local VERSION\` probes were exec'd in the background, ` +
+        `${b.background.intervalMs} ms apart (${b.background.perSecond} execs/s, ${b.background.execs} in all; no pod, so none reaches this tail).`,
+      '',
+      ...liveTable(b, `p99 ≤ ${TARGETS.liveStartedP99Ms} ms: ${b.startedMs && b.startedMs.p99 <= TARGETS.liveStartedP99Ms ? 'met' : '**not met**'}`),
+    );
+  }
+  return out;
+}
+
+/** What `api-latency.js --live-only` reports: the live part alone, on an empty store. */
+export interface LiveOnlyReport {
+  readonly benchmark: 'api-latency-live';
+  readonly command: string;
+  readonly date: string;
+  readonly durationSeconds: number;
+  readonly machine: Machine;
+  readonly options: Record<string, unknown>;
+  readonly targets: typeof TARGETS;
+  readonly daemon: {
+    readonly startupSeconds: number;
+    readonly capture: string;
+    readonly finalizeGraceMs: number;
+    readonly healthAtEnd: unknown;
+    /** The daemon's cnirec_tracer_* metrics at the end. */
+    readonly tracerMetrics: Record<string, number>;
+  };
+  readonly live: LiveResult;
+  readonly liveBusy: LiveResult | null;
+  readonly memory: { readonly afterStartup: ProcMemory | null; readonly afterLive: ProcMemory | null };
+  readonly verdict: Verdict;
+}
+
+export function liveOnlyMarkdown(r: LiveOnlyReport): string {
+  const m = r.machine;
+  const out: string[] = ['# API latency benchmark, live part only', ''];
+  out.push(
+    `${r.date}, ${m.nproc} × ${m.cpuModel}, ${m.memoryGiB} GiB, ${m.os}, kernel ${m.kernel}, Node ${m.node}, ${m.bpftrace}.`,
+    `Load average when it started: ${m.loadAverageAtStart.map((x) => x.toFixed(2)).join(' ')}.`,
+    `Command: \`${r.command}\`; whole run ${f1(r.durationSeconds)} s. The daemon (\`cnirec run --capture ${r.daemon.capture}\`, real bpftrace) runs on an empty store, ` +
+      'ready in ' + `${f1(r.daemon.startupSeconds)} s; no data set, no REST scenarios (\`api-latency.md\` has the full benchmark).`,
+    '',
+    `exec → websocket \`call.started\` p99 ≤ ${TARGETS.liveStartedP99Ms} ms: ${yes(r.verdict.met)} (${r.verdict.detail}).`,
+    '',
+  );
+  out.push(...liveSections(r.live, r.liveBusy, r.daemon.finalizeGraceMs, r.verdict));
+  const gauges = Object.entries(r.daemon.tracerMetrics).filter(([k]) => !k.endsWith('_total'));
+  if (gauges.length > 0) {
+    out.push('Tracer gauges at the end (`/metrics`): ' + gauges.map(([k, v]) => `\`${k}\` ${v}`).join(', ') + '.', '');
+  }
+  const mem = (x: ProcMemory | null) => (x ? `VmRSS ${f1(x.vmRssMiB)} MiB, VmHWM ${f1(x.vmHwmMiB)} MiB` : '–');
+  out.push(`Daemon memory: after startup ${mem(r.memory.afterStartup)}; after the live part ${mem(r.memory.afterLive)}.`, '');
   return `${out.join('\n')}\n`;
 }
 

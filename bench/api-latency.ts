@@ -43,11 +43,13 @@
  * 0 skips), --busy-interval-ms N
  * (20), --store-iterations N (300), --cache-dir DIR
  * (/tmp/cnirec-bench-api-latency), --rebuild (populate again), --out DIR
- * (bench/results).
+ * (bench/results), --live-only (step 4 alone, the daemon on an empty store:
+ * no data set, no REST scenarios, no diagnostics).
  *
  * Writes bench/results/api-latency.json (machine, options, every raw
  * latency, percentiles, plans, memory) and bench/results/api-latency.md
- * (a table per target, met or not met).
+ * (a table per target, met or not met); with --live-only,
+ * bench/results/api-latency-live.{json,md} instead.
  */
 
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
@@ -60,7 +62,7 @@ import { settings } from '../cli/config.js';
 import { copyDataset, DATASET_CALLS, ensureDataset, seededRandom } from './api-latency-data.js';
 import { HEALTHZ_SCENARIO, RouteMissingError, runLoad, scenarios as restScenarios, type LoadResult, type Scenario, type ScenarioContext } from './api-latency-http.js';
 import { measureLive, PLUGIN, type LiveResult } from './api-latency-live.js';
-import { markdown, verdicts, type Machine, type MemoryReadings, type Report, type ScenarioInfo, TARGETS } from './api-latency-report.js';
+import { liveOnlyMarkdown, liveVerdict, markdown, verdicts, type LiveOnlyReport, type Machine, type MemoryReadings, type Report, type ScenarioInfo, TARGETS } from './api-latency-report.js';
 import { cpuWindow, createQuietGate, procMemory, round } from './api-latency-stats.js';
 import { diagnoseStore } from './api-latency-store.js';
 
@@ -83,6 +85,8 @@ interface Options {
   cacheDir: string;
   rebuild: boolean;
   out: string;
+  /** Only the exec → websocket part, on an empty store: no data set, no REST scenarios, no diagnostics. */
+  liveOnly: boolean;
 }
 
 function parseOptions(argv: readonly string[]): Options {
@@ -98,6 +102,7 @@ function parseOptions(argv: readonly string[]): Options {
     cacheDir: path.join(tmpdir(), 'cnirec-bench-api-latency'),
     rebuild: false,
     out: path.join(ROOT, 'bench/results'),
+    liveOnly: false,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
@@ -122,6 +127,7 @@ function parseOptions(argv: readonly string[]): Options {
     else if (a === '--cache-dir') o.cacheDir = path.resolve(next());
     else if (a === '--rebuild') o.rebuild = true;
     else if (a === '--out') o.out = path.resolve(next());
+    else if (a === '--live-only') o.liveOnly = true;
     else throw new Error(`unknown option ${a}`);
   }
   return o;
@@ -280,6 +286,82 @@ function sampleCallIds(dbFile: string, n: number, rnd: () => number): string[] {
   }
 }
 
+/** exec → websocket on an otherwise idle node, then (unless --busy-execs 0) with other CNI activity meanwhile. */
+async function measureLiveParts(url: string, opts: Options, ourPids: () => number[]): Promise<{ live: LiveResult; liveBusy: LiveResult | null }> {
+  progress(`exec → websocket: ${opts.liveExecs} × ${PLUGIN} ADD`);
+  const liveCpu = cpuWindow(ourPids);
+  const live: LiveResult = { ...(await measureLive(url, opts.liveExecs, progress)), cpu: liveCpu() };
+  if (live.startedMs) progress(`  call.started p50 ${live.startedMs.p50} ms, p99 ${live.startedMs.p99} ms; call.finished p99 ${live.finishedMs?.p99 ?? '?'} ms`);
+  else progress(`  not measured: ${live.reason ?? 'no messages'}`);
+  let liveBusy: LiveResult | null = null;
+  if (opts.busyExecs > 0) {
+    progress(`exec → websocket with other CNI activity: ${opts.busyExecs} execs, background VERSION execs ${opts.busyIntervalMs} ms apart`);
+    const busyCpu = cpuWindow(ourPids);
+    liveBusy = await measureLive(url, opts.busyExecs, progress, { backgroundIntervalMs: opts.busyIntervalMs });
+    liveBusy = { ...liveBusy, cpu: busyCpu() };
+    if (liveBusy.startedMs) progress(`  call.started p50 ${liveBusy.startedMs.p50} ms, p99 ${liveBusy.startedMs.p99} ms (${liveBusy.background?.perSecond ?? '?'} background execs/s)`);
+  }
+  return { live, liveBusy };
+}
+
+/**
+ * --live-only: the daemon on an empty store, the live part alone. Quick (a
+ * minute or two) for work on the tracer-to-tail path; writes
+ * api-latency-live.{json,md} so the full run's results stay as they are.
+ */
+async function mainLiveOnly(opts: Options, machine: Machine): Promise<void> {
+  const work = mkdtempSync(path.join(tmpdir(), 'cnirec-bench-api-latency-live-'));
+  try {
+    progress('starting the daemon (full capture, empty store)');
+    const daemon = await startDaemon(path.join(work, 'live.db'));
+    progress(`daemon ${daemon.pid} at ${daemon.url}, tracer ${daemon.tracerPid ?? '?'}, ready in ${daemon.startupSeconds.toFixed(1)} s`);
+    await sleep(1000);
+    const ourPids = () => [process.pid, daemon.pid, ...(daemon.tracerPid === null ? [] : [daemon.tracerPid])];
+    const afterStartup = procMemory(daemon.pid);
+    await createQuietGate(30_000)(10_000, 0.3);
+    const { live, liveBusy } = await measureLiveParts(daemon.url, opts, ourPids);
+    const afterLive = procMemory(daemon.pid);
+    const healthAtEnd = await health(daemon.url);
+    const tracerMetrics = await tracerGauges(daemon.url);
+    progress('stopping the daemon');
+    await stopDaemon(daemon);
+    const report: LiveOnlyReport = {
+      benchmark: 'api-latency-live',
+      command: `${COMMAND} --live-only`,
+      date: new Date().toISOString(),
+      durationSeconds: round((Date.now() - t0) / 1000, 1),
+      machine,
+      options: { liveExecs: opts.liveExecs, busyExecs: opts.busyExecs, busyIntervalMs: opts.busyIntervalMs },
+      targets: TARGETS,
+      daemon: { startupSeconds: round(daemon.startupSeconds, 2), capture: 'full', finalizeGraceMs: Number(settings.finalizeGraceMs.default()), healthAtEnd, tracerMetrics },
+      live,
+      liveBusy,
+      memory: { afterStartup, afterLive },
+      verdict: liveVerdict(live),
+    };
+    mkdirSync(opts.out, { recursive: true });
+    writeFileSync(path.join(opts.out, 'api-latency-live.json'), `${JSON.stringify(report, null, 1)}\n`);
+    writeFileSync(path.join(opts.out, 'api-latency-live.md'), liveOnlyMarkdown(report));
+    progress(`wrote ${path.join(opts.out, 'api-latency-live.json')} and api-latency-live.md`);
+    progress(`liveStarted: ${report.verdict.met === null ? 'not measured' : report.verdict.met ? 'met' : 'NOT met'} (${report.verdict.detail})`);
+  } finally {
+    emergencyStop();
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/** The daemon's tracer_* gauges from /metrics (e.g. its reorder window), for the report. */
+async function tracerGauges(url: string): Promise<Record<string, number>> {
+  try {
+    const text = await (await fetch(`${url}/metrics`)).text();
+    const out: Record<string, number> = {};
+    for (const m of text.matchAll(/^(cnirec_tracer_[a-z_]+) (\S+)$/gm)) out[m[1]!] = Number(m[2]);
+    return out;
+  } catch {
+    return {};
+  }
+}
+
 // -------------------------------------------------------------------- main
 
 async function main(): Promise<void> {
@@ -288,6 +370,7 @@ async function main(): Promise<void> {
   if (!existsSync(PLUGIN)) throw new Error(`${PLUGIN} is missing (apt-get install containernetworking-plugins)`);
   const machine = machineInfo();
   progress(`machine: ${machine.nproc} × ${machine.cpuModel}, load ${machine.loadAverageAtStart.join(' ')}`);
+  if (opts.liveOnly) return mainLiveOnly(opts, machine);
 
   const dataset = ensureDataset({ calls: opts.calls, cacheDir: opts.cacheDir, rebuild: opts.rebuild, progress });
   const work = mkdtempSync(path.join(tmpdir(), 'cnirec-bench-api-latency-run-'));
@@ -362,20 +445,8 @@ async function main(): Promise<void> {
     }
 
     await quietGate(10_000, 0.3);
-    progress(`exec → websocket: ${opts.liveExecs} × ${PLUGIN} ADD`);
-    const liveCpu = cpuWindow(ourPids);
-    const live: LiveResult = { ...(await measureLive(daemon.url, opts.liveExecs, progress)), cpu: liveCpu() };
-    if (live.startedMs) progress(`  call.started p50 ${live.startedMs.p50} ms, p99 ${live.startedMs.p99} ms; call.finished p99 ${live.finishedMs?.p99 ?? '?'} ms`);
-    else progress(`  not measured: ${live.reason ?? 'no messages'}`);
+    const { live, liveBusy } = await measureLiveParts(daemon.url, opts, ourPids);
     memory.afterLive = procMemory(daemon.pid);
-    let liveBusy: LiveResult | null = null;
-    if (opts.busyExecs > 0) {
-      progress(`exec → websocket with other CNI activity: ${opts.busyExecs} execs, background VERSION execs ${opts.busyIntervalMs} ms apart`);
-      const busyCpu = cpuWindow(ourPids);
-      liveBusy = await measureLive(daemon.url, opts.busyExecs, progress, { backgroundIntervalMs: opts.busyIntervalMs });
-      liveBusy = { ...liveBusy, cpu: busyCpu() };
-      if (liveBusy.startedMs) progress(`  call.started p50 ${liveBusy.startedMs.p50} ms, p99 ${liveBusy.startedMs.p99} ms (${liveBusy.background?.perSecond ?? '?'} background execs/s)`);
-    }
     const healthAtEnd = await health(daemon.url);
 
     progress('stopping the daemon');

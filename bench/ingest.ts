@@ -16,6 +16,8 @@ import { once } from 'node:events';
 import { CallAssembler } from '../collector/assembler.js';
 import { LineSplitter } from '../collector/line-splitter.js';
 import { RecordSequencer } from '../collector/record-sequencer.js';
+import { REORDER_WINDOW, ReorderWindow } from '../collector/reorder-window.js';
+import { monotonicNowUs } from '../collector/tracer-run.js';
 import { parseTracerBytes } from '../collector/tracer-protocol.js';
 import type { CollectorEvent } from '../collector/types.js';
 import { createCallStore, openDatabase } from '../store/index.js';
@@ -41,7 +43,8 @@ async function writeTrace(file: string): Promise<number> {
 
 async function run(file: string, stage: Stage, dbFile: string): Promise<{ seconds: number; calls: number; malformed: number }> {
   const assembler = new CallAssembler({ monoToEpochUs: (us) => us + 1_700_000_000_000_000, finalizeGraceMs: 0 });
-  const sequencer = new RecordSequencer(2_000_000);
+  const sequencer = new RecordSequencer(new ReorderWindow(REORDER_WINDOW));
+  let arrivalUs = 0;
   const store = stage === 'store' ? createCallStore(openDatabase(dbFile)) : null;
   let batch: CollectorEvent[] = [];
   let finished = 0;
@@ -62,7 +65,9 @@ async function run(file: string, stage: Stage, dbFile: string): Promise<{ second
       if (parsed.record.kind === 'exit') finished++;
       return;
     }
-    for (const rec of sequencer.push(parsed.record)) {
+    // As TracerRun does: the clock is read for records with a timestamp, for their arrival lag.
+    if ('ts' in parsed.record) arrivalUs = monotonicNowUs();
+    for (const rec of sequencer.push(parsed.record, arrivalUs)) {
       const events = assembler.push(rec, 0);
       if (events.length > 0) batch.push(...events);
     }

@@ -229,7 +229,6 @@ export class CallAssembler {
         for (const call of this.calls.values()) call.lostRecords = true;
         break;
       case 'noise':
-      case 'heartbeat':
         break;
     }
     return events;

@@ -59,6 +59,15 @@ export interface TracerStatus {
   readonly gapSeconds: number;
   /** The current gap (endedAt null), else the last one; null when there was none. */
   readonly lastGap: GapStatus | null;
+  /**
+   * How far (ms of kernel time) the tracer's output must have moved past a
+   * record before it goes on: the wait for records of other CPUs that may
+   * still come (see collector/reorder-window.ts). Follows arrivalLagMs; 0
+   * while no tracer runs.
+   */
+  readonly reorderWindowMs: number;
+  /** The largest delay, over the last seconds, between a record's kernel timestamp and its arrival here (ms). */
+  readonly arrivalLagMs: number;
 }
 
 export interface GapStatus {
@@ -379,6 +388,7 @@ export function createCollector(opts: CollectorOptions): Collector {
         gaps: gaps.count,
         gapSeconds: gaps.seconds(Date.now() * 1000),
         lastGap: gapStatus(gaps.latest),
+        ...reorderStatus(run),
       };
     },
     stats() {
@@ -393,6 +403,12 @@ export function createCollector(opts: CollectorOptions): Collector {
       };
     },
   };
+}
+
+function reorderStatus(run: TracerRun | null): Pick<TracerStatus, 'reorderWindowMs' | 'arrivalLagMs'> {
+  if (!run) return { reorderWindowMs: 0, arrivalLagMs: 0 };
+  const { windowUs, maxLagUs } = run.reorderState();
+  return { reorderWindowMs: Math.round(windowUs) / 1000, arrivalLagMs: Math.round(maxLagUs) / 1000 };
 }
 
 function gapStatus(gap: TracerGap | null): GapStatus | null {

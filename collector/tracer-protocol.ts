@@ -15,7 +15,6 @@
  * | D    | tid off hex                                                         | 200 bytes of the thread's current R/W payload from off |
  * | Q    | ts pid start exit_code group_exit_code signal_flags                 | last thread of a traced process exited |
  * | T    | tid                                                                 | a traced non-leader thread exited |
- * | K    | ts cpu                                                              | heartbeat: every record this CPU printed before ts is out |
  * | Lost N events                                                              || bpftrace dropped N records |
  *
  * ts are the kernel's monotonic nanoseconds (CLOCK_MONOTONIC); start is the
@@ -65,15 +64,25 @@ export type TracerRecord =
       signalFlags: number;
     }
   | { kind: 'thread-exit'; tid: number }
-  /**
-   * Printed on every CPU ~50 times a second. bpftrace's output buffer is
-   * per CPU and in order within a CPU, so once a CPU's heartbeat is read,
-   * no record that CPU made before `ts` can still arrive: the record
-   * sequencer releases records as soon as every CPU has passed them.
-   */
-  | { kind: 'heartbeat'; ts: MonoMicros; cpu: number }
   | { kind: 'lost'; count: number }
   | { kind: 'noise' };
+
+/**
+ * How many chunk lines follow a header in the tracer's output: B lines after
+ * an exec, D lines after a read or write (bpf/cnirec.bt's chunk loops: one
+ * per 200 bytes started, up to the cap). 0 for other records.
+ */
+export function expectedChunks(rec: TracerRecord): number {
+  switch (rec.kind) {
+    case 'exec':
+      return Math.ceil(Math.min(rec.blockBytes, EXEC_BLOCK_CAP_BYTES) / CHUNK_BYTES);
+    case 'read':
+    case 'write':
+      return Math.ceil(Math.min(rec.len, PAYLOAD_CAP_BYTES) / CHUNK_BYTES);
+    default:
+      return 0;
+  }
+}
 
 export type ParseErrorReason =
   | 'unknown-kind'
@@ -268,10 +277,6 @@ function parseFields(kind: string, line: string): TracerRecord {
         groupExitCode: int(f[4]),
         signalFlags: uint(f[5]),
       };
-    }
-    case 'K': {
-      const f = exact(line, 2);
-      return { kind: 'heartbeat', ts: micros(f[0]!), cpu: uint(f[1]) };
     }
     case 'T': {
       const f = exact(line, 1);

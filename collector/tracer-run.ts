@@ -9,12 +9,11 @@ import type { Logger } from 'pino';
 import { CallAssembler, CANARY_COMMAND, type AssemblerOptions } from './assembler.js';
 import { startTracer, type RunningTracer, type TracerExit, type TracerSettings } from './tracer-process.js';
 import { RecordSequencer } from './record-sequencer.js';
+import { REORDER_WINDOW, ReorderWindow } from './reorder-window.js';
 import { parseTracerBytes, type TracerRecord } from './tracer-protocol.js';
 import type { CollectorEvent } from './types.js';
 
-/** How far (kernel time) the stream must move past a record before it is surely in order. */
-const REORDER_WINDOW_US = 2_000_000;
-/** Silence from bpftrace (heartbeats aside) after which every record it printed is out. */
+/** Silence from bpftrace after which every record it printed is out. */
 const QUIET_MS = 40;
 /** Lost records are logged at most this often (summed), however often bpftrace reports them. */
 const LOST_LOG_INTERVAL_MS = 10_000;
@@ -48,6 +47,8 @@ export class TracerRun {
   lastRecordAt: number | null = null;
   /** Kernel time (µs) of the newest record handed to the assembler: how far the call state is up to date. */
   releasedTs = 0;
+  /** When the last record with a timestamp arrived (kernel monotonic µs). */
+  private arrivalUs = 0;
   readonly startedAt = Date.now();
   private tracer: RunningTracer | null = null;
   private isReady = false;
@@ -62,15 +63,18 @@ export class TracerRun {
     private readonly log: Logger,
   ) {
     this.assembler = new CallAssembler({ ...assemblerOptions, captureMode: settings.mode });
-    // No heartbeats: the shipped program has none (see RecordSequencer on why a
-    // per-CPU heartbeat is not a safe watermark), so release is by quiet or window.
-    this.sequencer = new RecordSequencer(REORDER_WINDOW_US);
+    this.sequencer = new RecordSequencer(new ReorderWindow(REORDER_WINDOW));
+  }
+
+  /** The reorder window (µs) and the largest recent arrival lag it follows. */
+  reorderState(nowUs = monotonicNowUs()): { windowUs: number; maxLagUs: number } {
+    return { windowUs: this.sequencer.window.windowUs(nowUs), maxLagUs: this.sequencer.window.maxLagUs(nowUs) };
   }
 
   /**
    * Called often by the collector: releases what the reorder window has
-   * passed, and everything once bpftrace has gone quiet, when nothing earlier
-   * can still come.
+   * passed (it shrinks as lags age out), and everything once bpftrace has
+   * gone quiet, when nothing earlier can still come.
    */
   releaseIfQuiet(nowMs: number): void {
     if (this.sequencer.heldCount > 0) this.feed(this.sequencer.releaseDue(monotonicNowUs()));
@@ -170,16 +174,18 @@ export class TracerRun {
 
   private onLine(line: Buffer): void {
     const parsed = parseTracerBytes(line);
-    // Heartbeats never stop, so they do not count as activity for the quiet rule.
-    if (!parsed.ok || parsed.record.kind !== 'heartbeat') this.lastRecordAt = Date.now();
+    this.lastRecordAt = Date.now();
     if (!parsed.ok) {
       this.malformedLines++;
       const e = parsed.error;
       this.log.debug({ reason: e.reason, kind: e.recordKind, bytes: e.lineLength }, 'malformed tracer line');
       return;
     }
-    if (parsed.record.kind === 'lost') this.reportLost(parsed.record.count);
-    this.feed(this.sequencer.push(parsed.record, parsed.record.kind === 'heartbeat' ? monotonicNowUs() : undefined));
+    const rec = parsed.record;
+    if (rec.kind === 'lost') this.reportLost(rec.count);
+    // The clock is read for records with a timestamp (their arrival lag), not for each chunk line.
+    if ('ts' in rec) this.arrivalUs = monotonicNowUs();
+    this.feed(this.sequencer.push(rec, this.arrivalUs));
   }
 
   /**

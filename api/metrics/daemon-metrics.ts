@@ -24,6 +24,12 @@ export function registerDaemonMetrics(registry: Registry, deps: DaemonDeps, tail
   });
   total('cnirec_tracer_gaps_total', 'Times no tracer recorded: bpftrace went away and was restarted (the current gap included)', () => deps.tracerStatus().gaps);
   total('cnirec_tracer_gap_seconds_total', 'Seconds without a recording tracer, over all gaps (the current one up to now)', () => deps.tracerStatus().gapSeconds);
+  gauge(
+    'cnirec_tracer_reorder_window_seconds',
+    'How far the tracer output must move past a record before it goes on (records of other CPUs may still come): the least the live tail waits',
+    () => deps.tracerStatus().reorderWindowMs / 1000,
+  );
+  gauge('cnirec_tracer_arrival_lag_seconds', 'Largest delay over the last seconds between a tracer record and its arrival in the daemon', () => deps.tracerStatus().arrivalLagMs / 1000);
   gauge('cnirec_store_writable', '1 while the database takes writes, 0 while it refuses them (disk full, read-only): calls then wait in memory', () =>
     deps.storeStatus().writable ? 1 : 0,
   );

@@ -30,6 +30,10 @@ export const tracerStatusSchema = component(
       })
       .nullable()
       .describe('The current gap, else the last one'),
+    reorderWindowMs: z
+      .number()
+      .describe('How far (ms) the tracer’s output must move past a record before it goes on, for records of other CPUs that may still come; follows arrivalLagMs, so it is what the live tail waits at least'),
+    arrivalLagMs: z.number().describe('The largest delay over the last seconds between a record’s kernel timestamp and its arrival in the daemon (ms)'),
     modeSwitchable: z.boolean().describe('PUT /api/v1/tracer/mode is available on this daemon'),
   }),
 );

@@ -166,6 +166,8 @@ export const TRACER_STATUS: TracerStatus = {
   gaps: 0,
   gapSeconds: 0,
   lastGap: null,
+  reorderWindowMs: 30,
+  arrivalLagMs: 1.5,
 };
 
 export const STORE_STATUS: StoreStatus = { writable: true, lastError: null, failingSince: null, pendingWrites: 0, droppedWrites: 0, databaseBytes: 0 };

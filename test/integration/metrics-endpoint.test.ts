@@ -84,7 +84,7 @@ describe('GET /metrics', () => {
   });
 
   it('reports the tracer, store and collector numbers the daemon has now', async () => {
-    t.tracer = { ...t.tracer, lostEvents: 7, malformedLines: 2, restarts: 3, running: true, ready: true };
+    t.tracer = { ...t.tracer, lostEvents: 7, malformedLines: 2, restarts: 3, running: true, ready: true, reorderWindowMs: 450, arrivalLagMs: 300 };
     t.storeStatus = { ...t.storeStatus, pendingWrites: 4, droppedWrites: 1 };
     t.collectorStats = { ...t.collectorStats, openCalls: 5 };
     t.store.writeEvents([finished(makeCall())]);
@@ -94,6 +94,8 @@ describe('GET /metrics', () => {
     expect(valueOf(text, 'cnirec_tracer_malformed_lines_total')).toBe(2);
     expect(valueOf(text, 'cnirec_tracer_restarts_total')).toBe(3);
     expect(valueOf(text, 'cnirec_tracer_up')).toBe(1);
+    expect(valueOf(text, 'cnirec_tracer_reorder_window_seconds')).toBe(0.45);
+    expect(valueOf(text, 'cnirec_tracer_arrival_lag_seconds')).toBe(0.3);
     expect(valueOf(text, 'cnirec_store_pending_writes')).toBe(4);
     expect(valueOf(text, 'cnirec_store_dropped_writes_total')).toBe(1);
     expect(valueOf(text, 'cnirec_calls_open')).toBe(5);

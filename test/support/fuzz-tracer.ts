@@ -253,8 +253,6 @@ export function formatRecord(rec: TracerRecord): string {
       return `Q ${ns(rec.ts)} ${rec.pid} ${rec.start} ${rec.exitCode} ${rec.groupExitCode} ${rec.signalFlags}`;
     case 'thread-exit':
       return `T ${rec.tid}`;
-    case 'heartbeat':
-      return `K ${ns(rec.ts)} ${rec.cpu}`;
     case 'lost':
       return `Lost ${rec.count} events`;
     case 'noise':

@@ -8,12 +8,16 @@
 import { CallAssembler, type AssemblerOptions } from '../../collector/assembler.js';
 import { LineSplitter } from '../../collector/line-splitter.js';
 import { RecordSequencer } from '../../collector/record-sequencer.js';
+import { REORDER_WINDOW, ReorderWindow } from '../../collector/reorder-window.js';
 import { parseTracerBytes, type TracerRecord } from '../../collector/tracer-protocol.js';
 import type { CollectorEvent } from '../../collector/types.js';
 import { monoToEpochUs } from './replay.js';
 
-/** TracerRun's reorder window. */
-const REORDER_WINDOW_US = 2_000_000;
+/**
+ * TracerRun's longest reorder window, fixed: the fake clock says nothing
+ * about arrival lags, so records are held as long as the daemon ever holds them.
+ */
+const FIXED_WINDOW = { ...REORDER_WINDOW, minUs: REORDER_WINDOW.maxUs };
 
 export interface Pipeline {
   readonly assembler: CallAssembler;
@@ -35,7 +39,7 @@ export interface Pipeline {
 /** `msPerRecord`: how far the fake clock moves for each record handed to the assembler. */
 export function createPipeline(opts: Partial<AssemblerOptions> = {}, msPerRecord = 1): Pipeline {
   const assembler = new CallAssembler({ monoToEpochUs, ...opts });
-  const sequencer = new RecordSequencer(REORDER_WINDOW_US);
+  const sequencer = new RecordSequencer(new ReorderWindow(FIXED_WINDOW));
   const feed = (records: readonly TracerRecord[]) => {
     for (const rec of records) {
       p.nowMs += msPerRecord;
@@ -50,7 +54,7 @@ export function createPipeline(opts: Partial<AssemblerOptions> = {}, msPerRecord
         return;
       }
       p.parsed.push(r.record);
-      feed(sequencer.push(r.record));
+      feed(sequencer.push(r.record, p.nowMs * 1000));
     },
     () => {
       p.malformed++;

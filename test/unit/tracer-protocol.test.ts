@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   CHUNK_BYTES,
+  expectedChunks,
   parseTracerLine,
   TracerLineError,
   type ParseErrorReason,
@@ -33,7 +34,6 @@ describe('parseTracerLine: every record kind', () => {
   const cases: Array<[string, string, TracerRecord]> = [
     ['hello, full', 'H 1 full 2170392537929', { kind: 'hello', version: 1, mode: 'full', ts: 2170392537.929 }],
     ['hello, light', 'H 1 light 2188025690693', { kind: 'hello', version: 1, mode: 'light', ts: 2188025690.693 }],
-    ['heartbeat', 'K 2171194026282 1', { kind: 'heartbeat', ts: 2171194026.282, cpu: 1 }],
     [
       'exec (recorded)',
       'X 2171194026282 10218 10211 2171193719020 15571 15572 15573 24 507 /usr/lib/cni/host-local',
@@ -134,6 +134,7 @@ describe('parseTracerLine: malformed lines', () => {
   const cases: Array<[string, string, ParseErrorReason]> = [
     // unknown kind
     ['unknown one-letter kind', 'Z 1 2 3', 'unknown-kind'],
+    ['a heartbeat line (no longer part of the protocol)', 'K 2171194026282 1', 'unknown-kind'],
     ['lower-case kind', 'x 1 2 3', 'unknown-kind'],
     ['a word, not a kind', 'Hello world', 'unknown-kind'],
     ['lost without a number', 'Lost events', 'unknown-kind'],
@@ -149,8 +150,6 @@ describe('parseTracerLine: malformed lines', () => {
     ['exit, too few', 'Q 1 2 3 4 5', 'field-count'],
     ['exit, too many', 'Q 1 2 3 4 5 6 7', 'field-count'],
     ['thread exit, too many', 'T 1 2', 'field-count'],
-    ['heartbeat without a cpu', 'K 1', 'field-count'],
-    ['heartbeat, too many', 'K 1 2 3', 'field-count'],
     ['exec without a path', 'X 1 2 3 4 5 6 7 8 9', 'field-count'],
     ['exec with an empty path', 'X 1 2 3 4 5 6 7 8 9 ', 'field-count'],
     ['exec chunk without data', 'B 1 2', 'field-count'],
@@ -160,7 +159,6 @@ describe('parseTracerLine: malformed lines', () => {
     ['thread exit, no tid', 'T', 'bad-number'],
     ['thread exit, word', 'T abc', 'bad-number'],
     ['fork, word', 'F 1 2 x', 'bad-number'],
-    ['heartbeat, negative cpu', 'K 1 -1', 'bad-number'],
     ['fork, negative ts', 'F -1 2 3', 'bad-number'],
     ['fork, trailing space', 'F 1 2 ', 'bad-number'],
     ['fork, beyond 2^53', 'F 1 2 99999999999999999999', 'bad-number'],
@@ -254,6 +252,33 @@ describe('parseTracerLine on the recorded fixtures', () => {
     for (const kind of ['data-chunk', 'exec', 'exec-chunk', 'exit', 'fork', 'hello', 'noise', 'read', 'thread-exit', 'write']) {
       expect(kinds, kind).toContain(kind);
     }
+  });
+
+  it('says how many chunk lines follow each header, as the recorded tracer printed them', () => {
+    for (const name of ['bridge.trace', 'failing.trace', 'shell.trace', 'sigkill.trace', 'version.trace', 'light.trace', 'running.trace']) {
+      // Chunk lines of a header come from its own CPU, so per pid/tid they follow it in order.
+      const open = new Map<string, { expect: number; got: number; line: string }>();
+      const check = (key: string) => {
+        const h = open.get(key);
+        if (h) expect(h.got, `${name}: ${h.line.slice(0, 60)}`).toBe(h.expect);
+      };
+      for (const line of traceLines(name)) {
+        const r = parseTracerLine(line);
+        if (!r.ok) continue;
+        const rec = r.record;
+        if (rec.kind === 'exec' || rec.kind === 'read' || rec.kind === 'write') {
+          const key = rec.kind === 'exec' ? `B${rec.pid}` : `D${rec.tid}`;
+          check(key);
+          open.set(key, { expect: expectedChunks(rec), got: 0, line });
+        } else if (rec.kind === 'exec-chunk' || rec.kind === 'data-chunk') {
+          const h = open.get(rec.kind === 'exec-chunk' ? `B${rec.pid}` : `D${rec.tid}`);
+          if (h) h.got++;
+        }
+      }
+      for (const key of open.keys()) check(key);
+    }
+    expect(expectedChunks({ kind: 'write', ts: 1, pid: 1, tid: 1, fd: 1, inode: '1', len: 0 })).toBe(0);
+    expect(expectedChunks({ kind: 'read', ts: 1, pid: 1, tid: 1, inode: '1', len: 1_000_000 })).toBe(328);
   });
 
   it('chunks hold 200 bytes each', () => {
