@@ -22,6 +22,7 @@ import { registerTail } from './routes/tail.js';
 import { registerTracer } from './routes/tracer.js';
 // CNI cache (issue 4):
 import type { CacheListener } from '../collector/cache/cache-types.js';
+import type { CacheWatcherStatus } from '../collector/cache/cache-watcher.js';
 import type { CacheReader } from '../store/cache-reader.js';
 import type { CacheFindingKind } from '../store/cache-types.js';
 import { registerCache } from './routes/cache.js';
@@ -58,21 +59,15 @@ export interface ApiDeps {
 }
 
 /** The cache watcher and its store side, as /healthz and /metrics show them. */
-export interface CacheStatus {
-  readonly running: boolean;
-  readonly resultDirs: readonly string[];
-  readonly ipamDirs: readonly string[];
-  /** Directories under a file-system watch now (configured ones that exist, and host-local's network directories). */
-  readonly watchedDirs: number;
-  /** Live cache files and host-local reservations the watcher knows. */
-  readonly entries: number;
-  readonly allocations: number;
-  /** Files and directories it cannot use now (empty, corrupt, too large, unreadable…). */
-  readonly problems: number;
+/**
+ * The cache side's state for /healthz and /metrics: the watcher's own
+ * (its scan time named for what it is to an operator, the last full
+ * rescan) plus the store's findings and the writes waiting for it.
+ */
+export interface CacheStatus extends Omit<CacheWatcherStatus, 'lastScanAt'> {
   readonly openFindings: Partial<Record<CacheFindingKind, number>>;
   /** When the last full rescan finished (ISO 8601); null before the first. */
   readonly lastRescanAt: string | null;
-  readonly lastError: string | null;
   readonly pendingWrites: number;
   readonly droppedWrites: number;
 }

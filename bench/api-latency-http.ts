@@ -1,11 +1,16 @@
 /**
  * The REST side of the API latency benchmark: the query scenarios and a
- * closed-loop client (Node's fetch, keep-alive) that runs one of them at a
- * fixed concurrency for a fixed number of requests (or until a time cap, for
- * slow routes) and times every request from just before `fetch` to the last
- * byte of the body.
+ * closed-loop client that runs one of them at a fixed concurrency for a
+ * fixed number of requests (or until a time cap, for slow routes) and times
+ * every request from just before it is sent to the last byte of the body.
+ *
+ * The client is node:http with a keep-alive agent, one socket per worker.
+ * Node's fetch (undici) was used first; it added ~0.6 ms to every request
+ * and most of the /healthz floor's p99 (bench/results/api-latency.md before
+ * 2026-11-22), time spent in the benchmark, not in the daemon.
  */
 
+import http from 'node:http';
 import type { PodName } from './api-latency-data.js';
 import { cpuWindow, distribution, round, type CpuShare, type Distribution, type ProcMemory } from './api-latency-stats.js';
 
@@ -121,6 +126,24 @@ export interface LoadResult {
 }
 
 export class RouteMissingError extends Error {}
+
+interface HttpAnswer {
+  readonly status: number;
+  readonly body: Buffer;
+}
+
+/** One GET on a kept-alive socket of `agent`; resolves after the last body byte. */
+function httpGet(agent: http.Agent, url: string): Promise<HttpAnswer> {
+  return new Promise((resolve, reject) => {
+    const req = http.get(url, { agent }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+  });
+}
 /** A non-200 answer, already counted. */
 class HttpStatusError extends Error {}
 
@@ -165,10 +188,11 @@ export async function runLoad(
   let pageSize: number | null = null;
   let seenOk = false;
 
+  const agent = new http.Agent({ keepAlive: true, maxSockets: opts.concurrency });
   const get: Getter = async (pathAndQuery, tag) => {
     const t0 = performance.now();
-    const res = await fetch(`${baseUrl}${pathAndQuery}`);
-    const buf = Buffer.from(await res.arrayBuffer());
+    const res = await httpGet(agent, `${baseUrl}${pathAndQuery}`);
+    const buf = res.body;
     const ms = performance.now() - t0;
     if (res.status === 404 && !seenOk) throw new RouteMissingError(`${scenario.route}: 404 for ${pathAndQuery}: ${buf.toString('utf8').slice(0, 300)}`);
     if (res.status !== 200) {
@@ -220,7 +244,11 @@ export async function runLoad(
   recording = true;
   const endCpu = cpuWindow(opts.ourPids);
   const t0 = performance.now();
-  await loop(opts.requests, opts.maxSeconds);
+  try {
+    await loop(opts.requests, opts.maxSeconds);
+  } finally {
+    agent.destroy();
+  }
   const seconds = (performance.now() - t0) / 1000;
   const cpu = endCpu();
 

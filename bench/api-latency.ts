@@ -17,7 +17,7 @@
  *    works on a private copy.
  * 2. The real daemon, `cnirec run --db <copy> --listen 127.0.0.1:0` (full
  *    capture, bpftrace attached), ready when /healthz says the tracer is.
- *    REST scenarios, each at concurrency 1 and 8 with a closed-loop fetch
+ *    REST scenarios, each at concurrency 1 and 8 with a closed-loop node:http
  *    client on loopback (--requests timed requests after --warmup untimed,
  *    each run capped at --max-seconds-per-run):
  *    GET /api/v1/pods/:ns/:name (random pods), /api/v1/calls filtered by
@@ -176,7 +176,7 @@ async function startDaemon(dbFile: string): Promise<Daemon> {
   // Retention off: the data set is dated when it was built, and deleting its older days mid-run would
   // measure the deletes (and page through a shrinking table) instead of the queries.
   const args = [CLI, 'run', '--db', dbFile, '--listen', '127.0.0.1:0', '--capture', 'full', '--log-level', 'info', '--retention-max-age', '0', '--retention-max-db-size', '0'];
-  const child = spawn(process.execPath, ['--max-semi-space-size=4', ...args], {
+  const child = spawn(process.execPath, ['--max-semi-space-size=4', '--max-old-space-size=192', ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

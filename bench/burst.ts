@@ -9,12 +9,12 @@
  * Writes bench/results/burst.json and bench/results/burst.md.
  */
 
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { runPlugin } from '../cli/plugin-runner.js';
 import { createCallStore, openDatabase } from '../store/index.js';
+import { startBenchDaemon } from './daemon-process.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const CALLS = 200;
@@ -30,37 +30,8 @@ interface BurstResult {
   storedAfterSeconds: number;
 }
 
-async function startDaemon(mode: 'full' | 'light', dir: string): Promise<{ url: string; db: string; stop(): Promise<void> }> {
-  const db = path.join(dir, `${mode}.db`);
-  const child = spawn(process.execPath, [path.join(ROOT, 'bin/cnirec.js'), 'run', '--db', db, '--listen', '127.0.0.1:0', '--capture', mode], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let out = '';
-  child.stdout.on('data', (b: Buffer) => (out += b.toString()));
-  const deadline = Date.now() + 90_000;
-  for (;;) {
-    const url = /"url":"(http:[^"]+)"/.exec(out)?.[1];
-    if (url) {
-      const health = (await (await fetch(`${url}/healthz`)).json()) as { tracer: { ready: boolean } };
-      if (health.tracer.ready) {
-        return {
-          url,
-          db,
-          stop: () =>
-            new Promise((resolve) => {
-              child.once('exit', () => resolve());
-              child.kill('SIGTERM');
-            }),
-        };
-      }
-    }
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`the daemon did not start:\n${out}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
 async function burst(mode: 'full' | 'light', dir: string): Promise<BurstResult> {
-  const daemon = await startDaemon(mode, dir);
+  const daemon = await startBenchDaemon({ db: path.join(dir, `${mode}.db`), capture: mode });
   const dataDir = mkdtempSync(path.join(dir, 'ipam-'));
   const prefix = `bench-${mode}-${Date.now().toString(36)}`;
   const configs = Array.from({ length: CALLS }, (_, i) => {

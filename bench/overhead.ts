@@ -42,10 +42,12 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlink
 import net from 'node:net';
 import { cpus, release, tmpdir, totalmem } from 'node:os';
 import path from 'node:path';
+import { parseArgs } from 'node:util';
 import { programText } from '../bpf/program.js';
+import { startBenchDaemon, type BenchDaemon } from './daemon-process.js';
+import { allPids, descendants, killTree, procStat } from './proc-tree.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
-const CLI = path.join(ROOT, 'bin/cnirec.js');
 const COMMAND = 'node dist/bench/overhead.js';
 
 type VariantName = 'none' | 'light' | 'full' | 'strace';
@@ -65,38 +67,35 @@ interface Options {
 }
 
 function parseOptions(argv: readonly string[]): Options {
-  const o: Options = {
-    reps: 5,
-    execIterations: 2000,
-    ddSeconds: 1.5,
-    ddStraceDivisor: 40,
-    redisRequests: 100_000,
-    attribution: true,
-    out: path.join(ROOT, 'bench/results'),
+  const { values } = parseArgs({
+    args: [...argv],
+    options: {
+      reps: { type: 'string', default: '5' },
+      'exec-iterations': { type: 'string', default: '2000' },
+      'dd-seconds': { type: 'string', default: '1.5' },
+      'dd-strace-divisor': { type: 'string', default: '40' },
+      'redis-requests': { type: 'string', default: '100000' },
+      'no-attribution': { type: 'boolean', default: false },
+      out: { type: 'string', default: path.join(ROOT, 'bench/results') },
+    },
+    strict: true,
+  });
+  const int = (flag: 'reps' | 'exec-iterations' | 'dd-strace-divisor' | 'redis-requests', min: number): number => {
+    const n = Number(values[flag]);
+    if (!Number.isInteger(n) || n < min) throw new Error(`--${flag} needs an integer >= ${min}`);
+    return n;
   };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    const next = (): string => {
-      const v = argv[++i];
-      if (v === undefined) throw new Error(`${a} needs a value`);
-      return v;
-    };
-    const int = (min: number): number => {
-      const n = Number(next());
-      if (!Number.isInteger(n) || n < min) throw new Error(`${a} needs an integer >= ${min}`);
-      return n;
-    };
-    if (a === '--reps') o.reps = int(1);
-    else if (a === '--exec-iterations') o.execIterations = int(1);
-    else if (a === '--dd-seconds') o.ddSeconds = Number(next());
-    else if (a === '--dd-strace-divisor') o.ddStraceDivisor = int(1);
-    else if (a === '--redis-requests') o.redisRequests = int(1000);
-    else if (a === '--no-attribution') o.attribution = false;
-    else if (a === '--out') o.out = path.resolve(next());
-    else throw new Error(`unknown option ${a}`);
-  }
-  if (!(o.ddSeconds > 0)) throw new Error('--dd-seconds needs a positive number');
-  return o;
+  const ddSeconds = Number(values['dd-seconds']);
+  if (!(ddSeconds > 0)) throw new Error('--dd-seconds needs a positive number');
+  return {
+    reps: int('reps', 1),
+    execIterations: int('exec-iterations', 1),
+    ddSeconds,
+    ddStraceDivisor: int('dd-strace-divisor', 1),
+    redisRequests: int('redis-requests', 1000),
+    attribution: !values['no-attribution'],
+    out: path.resolve(values.out),
+  };
 }
 
 // ---------------------------------------------------------------- processes
@@ -166,53 +165,8 @@ function waitExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
   });
 }
 
-interface ProcStat {
-  ppid: number;
-  comm: string;
-  /** utime + stime, in clock ticks */
-  ticks: number;
-}
-
-function procStat(pid: number): ProcStat | null {
-  try {
-    const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const open = s.indexOf('(');
-    const close = s.lastIndexOf(')');
-    const rest = s.slice(close + 2).split(' ');
-    return { comm: s.slice(open + 1, close), ppid: Number(rest[1]), ticks: Number(rest[11]) + Number(rest[12]) };
-  } catch {
-    return null;
-  }
-}
-
-function allPids(): number[] {
-  return readdirSync('/proc')
-    .filter((n) => /^\d+$/.test(n))
-    .map(Number);
-}
-
-function descendants(pid: number): number[] {
-  const byParent = new Map<number, number[]>();
-  for (const p of allPids()) {
-    const st = procStat(p);
-    if (!st) continue;
-    const list = byParent.get(st.ppid) ?? [];
-    list.push(p);
-    byParent.set(st.ppid, list);
-  }
-  const out: number[] = [];
-  const stack = [pid];
-  while (stack.length > 0) {
-    for (const c of byParent.get(stack.pop()!) ?? []) {
-      out.push(c);
-      stack.push(c);
-    }
-  }
-  return out;
-}
-
-/** Daemons and servers this benchmark started and has not stopped yet. */
-const live = new Set<ChildProcess>();
+/** Kill switches of the daemons and servers this benchmark started and has not stopped yet. */
+const live = new Set<() => void>();
 /** kernel.bpf_stats_enabled to put back, while the attribution pass has it on. */
 let bpfStatsToRestore: string | null = null;
 
@@ -222,19 +176,7 @@ function setBpfStats(value: string): void {
 
 function emergencyCleanup(): void {
   if (bpfStatsToRestore !== null) setBpfStats(bpfStatsToRestore);
-  for (const c of live) killTree(c);
-}
-
-function killTree(child: ChildProcess): void {
-  if (child.pid === undefined) return;
-  for (const p of descendants(child.pid)) {
-    try {
-      process.kill(p, 'SIGKILL');
-    } catch {
-      /* gone */
-    }
-  }
-  child.kill('SIGKILL');
+  for (const kill of live) kill();
 }
 
 /**
@@ -334,16 +276,13 @@ async function quietGate(): Promise<{ busy: number; foreign: string[] }> {
 
 // ------------------------------------------------------------------ daemon
 
-interface Daemon {
-  readonly child: ChildProcess;
-  readonly url: string;
-  readonly tracerPid: number;
+interface Daemon extends BenchDaemon {
   readonly startupSeconds: number;
   readonly dir: string;
 }
 
 interface Health {
-  tracer: { ready: boolean; pid: number | null; restarts: number; lostEvents: number; running: boolean };
+  tracer: { restarts: number; lostEvents: number };
 }
 
 async function health(url: string): Promise<Health | null> {
@@ -358,47 +297,22 @@ async function health(url: string): Promise<Health | null> {
 async function startDaemon(capture: 'light' | 'full'): Promise<Daemon> {
   const start = Date.now();
   const dir = mkdtempSync(path.join(tmpdir(), 'cnirec-overhead-'));
-  const child = spawn(
-    NICE[0]!,
-    [...NICE.slice(1), process.execPath, CLI, 'run', '--db', path.join(dir, 'cnirec.db'), '--listen', '127.0.0.1:0', '--capture', capture, '--log-level', 'info'],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  live.add(child);
-  let output = '';
-  child.stdout!.on('data', (b: Buffer) => {
-    if (output.length < 1_000_000) output += b.toString('utf8');
-  });
-  child.stderr!.on('data', (b: Buffer) => {
-    if (output.length < 1_000_000) output += b.toString('utf8');
-  });
-  const fail = (why: string): never => {
-    killTree(child);
+  try {
+    const daemon = await startBenchDaemon({ db: path.join(dir, 'cnirec.db'), capture, extraArgs: ['--log-level', 'info'], prefix: NICE });
+    live.add(daemon.kill);
+    // Let bpftrace finish attaching and the first records drain.
+    await sleep(1000);
+    return { ...daemon, startupSeconds: (Date.now() - start) / 1000, dir };
+  } catch (err) {
     rmSync(dir, { recursive: true, force: true });
-    throw new Error(`cnirec daemon (${capture}): ${why}\n${output.slice(-3000)}`);
-  };
-  const deadline = Date.now() + 90_000;
-  let url: string | undefined;
-  for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) fail('exited during startup');
-    if (Date.now() > deadline) fail('not ready after 90 s');
-    url ??= /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(output)?.[1];
-    if (url) {
-      const h = await health(url);
-      if (h?.tracer.ready && h.tracer.pid) {
-        // Let bpftrace finish attaching and the first records drain.
-        await sleep(1000);
-        return { child, url, tracerPid: h.tracer.pid, startupSeconds: (Date.now() - start) / 1000, dir };
-      }
-    }
-    await sleep(200);
+    throw new Error(`cnirec daemon (${capture}): ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   }
 }
 
 async function stopDaemon(d: Daemon): Promise<Health | null> {
   const h = await health(d.url);
-  d.child.kill('SIGTERM');
-  if (!(await waitExit(d.child, 15_000))) killTree(d.child);
-  live.delete(d.child);
+  await d.stop(15_000);
+  live.delete(d.kill);
   rmSync(d.dir, { recursive: true, force: true });
   return h;
 }
@@ -421,9 +335,9 @@ interface ActiveVariant {
 let clkTck = 100;
 
 function cpuSnapshot(d: Daemon | null): { b: number; n: number } | null {
-  if (!d || d.child.pid === undefined) return null;
+  if (!d) return null;
   const b = procStat(d.tracerPid);
-  const n = procStat(d.child.pid);
+  const n = procStat(d.pid);
   return b && n ? { b: b.ticks, n: n.ticks } : null;
 }
 
@@ -550,7 +464,8 @@ async function redisWorkload(
   // --bind 127.0.0.1: the benchmark only ever talks to loopback.
   const argv = v.wrap(['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--dir', dir]);
   const server = spawn(NICE[0]!, [...NICE.slice(1), ...argv], { stdio: ['ignore', 'ignore', 'ignore'] });
-  live.add(server);
+  const killServer = () => killTree(server);
+  live.add(killServer);
   try {
     const deadline = Date.now() + 30_000;
     for (;;) {
@@ -585,8 +500,8 @@ async function redisWorkload(
     };
   } finally {
     await redisCommand(port, 'SHUTDOWN NOSAVE', 5000).catch(() => '');
-    if (!(await waitExit(server, 15_000))) killTree(server);
-    live.delete(server);
+    if (!(await waitExit(server, 15_000))) killServer();
+    live.delete(killServer);
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -12,7 +12,8 @@
 import type { Logger } from 'pino';
 import type { AssemblerOptions } from './assembler.js';
 import type { Redactor } from './redact/redact-events.js';
-import { cniProcessPids, describeProcess, isProcessAlive, monotonicToEpochOffsetUs } from './proc-info.js';
+import { cniProcessPids, describeProcess, isProcessAlive } from './proc-info.js';
+import { MonoToEpoch } from './wall-clock.js';
 import type { TracerExit, TracerSettings } from './tracer-process.js';
 import type { CaptureMode } from './tracer-protocol.js';
 import { GapTracker } from './gap-tracker.js';
@@ -108,7 +109,9 @@ export function createCollector(opts: CollectorOptions): Collector {
   const listeners = new Set<CallListener>();
   const tracerListeners = new Set<TracerEventListener>();
   const gaps = new GapTracker();
-  const offsetUs = monotonicToEpochOffsetUs();
+  const wallClock = new MonoToEpoch(undefined, {
+    onStep: (stepUs) => log.warn({ stepMs: Math.round(stepUs / 1000) }, 'the wall clock stepped; calls recorded from now on are dated by the new time'),
+  });
   const readyTimeoutMs = opts.readyTimeoutMs ?? 60_000;
   let settings = opts.tracer;
   let pending: CollectorEvent[] = [];
@@ -123,7 +126,7 @@ export function createCollector(opts: CollectorOptions): Collector {
   const past = { lostEvents: 0, malformedLines: 0, callsStarted: 0, callsFinished: 0, records: 0, orphanChunks: 0 };
 
   const assemblerOptions = (admitTopLevel?: (ppid: number) => boolean, foreignPids?: readonly number[]): AssemblerOptions => ({
-    monoToEpochUs: (mono) => mono + offsetUs,
+    monoToEpochUs: (mono) => wallClock.toEpochUs(mono),
     describeParent: describeProcess,
     ...(opts.finalizeGraceMs !== undefined ? { finalizeGraceMs: opts.finalizeGraceMs } : {}),
     ...(opts.maxStreamBytes !== undefined ? { maxStreamBytes: opts.maxStreamBytes } : {}),

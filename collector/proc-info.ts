@@ -1,18 +1,10 @@
 /**
- * The little the collector reads from /proc: who exec'd a top-level plugin,
- * whether a traced process still lives, and how the tracer's clock maps to
- * wall time.
+ * The little the collector reads from /proc: who exec'd a top-level plugin
+ * and whether a traced process still lives.
  */
 
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import type { ParentProcess } from './types.js';
-
-/** Microseconds to add to the kernel's CLOCK_MONOTONIC (bpftrace's nsecs) to get Unix time. */
-export function monotonicToEpochOffsetUs(): number {
-  // process.hrtime reads CLOCK_MONOTONIC, the clock of bpf_ktime_get_ns.
-  const monoUs = Number(process.hrtime.bigint() / 1000n);
-  return Date.now() * 1000 - monoUs;
-}
 
 export function describeProcess(pid: number): ParentProcess {
   return { pid, comm: readOrNull(() => readFileSync(`/proc/${pid}/comm`, 'utf8').trim()), exe: readOrNull(() => readlinkSync(`/proc/${pid}/exe`)) };

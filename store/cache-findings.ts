@@ -6,6 +6,7 @@
  */
 
 import type { Database } from 'better-sqlite3';
+import { CACHE_PROBLEM_KINDS } from '../collector/cache/cache-types.js';
 import type { CacheFindingKind } from './cache-types.js';
 
 export interface FindingFields {
@@ -18,7 +19,7 @@ export interface FindingFields {
 }
 
 /** The problem kinds the watcher reports about a file or directory itself. */
-export const FILE_PROBLEM_KINDS: readonly CacheFindingKind[] = ['empty-file', 'corrupt-json', 'wrong-shape', 'too-large', 'unreadable', 'not-a-regular-file', 'directory-unreadable'];
+export const FILE_PROBLEM_KINDS: readonly CacheFindingKind[] = CACHE_PROBLEM_KINDS;
 /** The same kinds as an SQL list, quoted once at load. */
 export const FILE_KINDS_SQL = FILE_PROBLEM_KINDS.map((k) => `'${k}'`).join(', ');
 

@@ -114,8 +114,11 @@ export function createCacheReader(db: Database): CacheReader {
     }
   >('SELECT ip, network, container_id, if_name, pod_namespace, pod_name, source, path, from_ms, to_ms FROM ip_history WHERE ip = ? ORDER BY from_ms, id');
 
-  const byContainerStmt = db.prepare<[string, number], EntryRow>(
-    'SELECT * FROM cache_entries WHERE container_id = ? ORDER BY first_seen_ms, id LIMIT ?',
+  // The limit is written into the SQL, not bound: with a bound LIMIT SQLite
+  // sets up its sorter for the general case, and this lookup, made once per
+  // sandbox of a pod's story, cost 45 µs instead of 5 on an empty table.
+  const byContainerStmt = db.prepare<[string], EntryRow>(
+    `SELECT * FROM cache_entries WHERE container_id = ? ORDER BY first_seen_ms, id LIMIT ${MAX_CACHE_PAGE}`,
   );
 
   const openCountsStmt = db.prepare<[], { kind: CacheFindingKind; n: number }>(
@@ -124,7 +127,7 @@ export function createCacheReader(db: Database): CacheReader {
 
   return {
     countOpenFindings: () => Object.fromEntries(openCountsStmt.all().map((r) => [r.kind, r.n])),
-    entriesForContainer: (containerId) => byContainerStmt.all(containerId, MAX_CACHE_PAGE).map(toEntry),
+    entriesForContainer: (containerId) => byContainerStmt.all(containerId).map(toEntry),
     listCacheEntries(f) {
       const where: string[] = [];
       const args: Record<string, string | number> = { limit: Math.min(f.limit ?? MAX_CACHE_PAGE, MAX_CACHE_PAGE) };

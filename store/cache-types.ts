@@ -4,19 +4,12 @@
  * milliseconds since the Unix epoch.
  */
 
-import type { CacheEntry } from '../collector/cache/cache-types.js';
+import { CACHE_PROBLEM_KINDS } from '../collector/cache/cache-types.js';
+import type { CacheEntryFields } from './cache-entry-fields.js';
 
-/**
- * The fields a stored version shares with the parsed file, taken from the collector's type so the two
- * cannot drift; the pod is flattened into columns, and the stored times and links are the store's own.
- */
-type ParsedFields = 'path' | 'dir' | 'format' | 'containerId' | 'networkName' | 'ifName' | 'netns' | 'ips' | 'cniArgs' | 'config' | 'configProblem' | 'result';
-
-export interface StoredCacheEntry extends Pick<CacheEntry, ParsedFields> {
+/** The parsed file's fields (see cache-entry-fields.ts), and the stored times and links, which are the store's own. */
+export interface StoredCacheEntry extends CacheEntryFields {
   readonly id: number;
-  readonly podNamespace: string | null;
-  readonly podName: string | null;
-  readonly podUid: string | null;
   /** As libcni stored it (an object), or null. */
   readonly capabilityArgs: unknown;
   /** The file's mtime: when libcni wrote it. */
@@ -58,20 +51,17 @@ export interface StoredIpHolding {
   readonly toMs: number | null;
 }
 
-export type CacheFindingKind =
-  | 'empty-file'
-  | 'corrupt-json'
-  | 'wrong-shape'
-  | 'too-large'
-  | 'unreadable'
-  | 'not-a-regular-file'
-  | 'directory-unreadable'
+/** The watcher's file problems, and what the store finds by comparing cache, IPs and calls. */
+export const CACHE_FINDING_KINDS = [
+  ...CACHE_PROBLEM_KINDS,
   /** A cache entry outlived a successful DEL of its container. */
-  | 'stale-cache-entry'
+  'stale-cache-entry',
   /** host-local holds an IP for a container with no live cache entry. */
-  | 'leaked-ip'
+  'leaked-ip',
   /** A successful top-level ADD after which no cache file appeared. */
-  | 'add-without-cache';
+  'add-without-cache',
+] as const;
+export type CacheFindingKind = (typeof CACHE_FINDING_KINDS)[number];
 
 export interface StoredFinding {
   readonly id: number;

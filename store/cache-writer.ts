@@ -14,6 +14,7 @@
 import type { Database } from 'better-sqlite3';
 import type { CacheEntry, CacheEvent, IpAllocation } from '../collector/cache/cache-types.js';
 import { toStoreError } from './errors.js';
+import { cacheEntryFields } from './cache-entry-fields.js';
 import { createFindingsLog, FILE_KINDS_SQL } from './cache-findings.js';
 
 export interface CacheWriter {
@@ -134,37 +135,29 @@ export function createCacheWriter(db: Database, opts: { readonly sinceMs: number
       supersede.run({ at: atMs, id: live.id });
       closeIps.run({ at: atMs, source: 'cache', path: e.path });
     }
+    // The plain columns as they are; the structured ones as JSON text.
+    const { ips, cniArgs, config, result, ...columns } = cacheEntryFields(e);
     const inserted = insertEntry.run({
-      path: e.path,
-      dir: e.dir,
-      format: e.format,
-      containerId: e.containerId,
-      networkName: e.networkName,
-      ifName: e.ifName,
-      netns: e.netns,
-      podNamespace: e.pod?.namespace ?? null,
-      podName: e.pod?.name ?? null,
-      podUid: e.pod?.uid ?? null,
+      ...columns,
       digest: e.digest,
       mtimeMs: Math.round(e.mtimeMs),
       at: atMs,
-      configProblem: e.configProblem,
-      ips: JSON.stringify(e.ips),
-      cniArgs: JSON.stringify(e.cniArgs),
+      ips: JSON.stringify(ips),
+      cniArgs: JSON.stringify(cniArgs),
       capabilityArgs: e.capabilityArgs === null ? null : JSON.stringify(e.capabilityArgs),
-      config: configJson(e.config),
-      result: e.result === null || e.result === undefined ? null : JSON.stringify(e.result),
+      config: configJson(config),
+      result: result === null || result === undefined ? null : JSON.stringify(result),
       redactions: e.redactions === undefined ? null : JSON.stringify(e.redactions),
     });
     b.live.set(e.path, { id: Number(inserted.lastInsertRowid), digest: e.digest });
-    for (const ip of e.ips) {
+    for (const ip of ips) {
       openIp.run({
         ip,
-        network: e.networkName,
-        containerId: e.containerId,
-        ifName: e.ifName,
-        podNamespace: e.pod?.namespace ?? null,
-        podName: e.pod?.name ?? null,
+        network: columns.networkName,
+        containerId: columns.containerId,
+        ifName: columns.ifName,
+        podNamespace: columns.podNamespace,
+        podName: columns.podName,
         source: 'cache',
         path: e.path,
         from: atMs,

@@ -4,7 +4,7 @@
  * derives text from the bytes itself, so nothing here is decoded or pretty.
  */
 
-import type { CapturedStream, CallStatus, CollectorEvent } from '../collector/types.js';
+import type { CapturedStream, CallStatus, CollectorEvent, HelperProcess } from '../collector/types.js';
 import type { CaptureMode } from '../collector/tracer-protocol.js';
 
 /** How much of a stream was kept, without the bytes (for lists). */
@@ -55,20 +55,13 @@ export interface StoredCallSummary {
   readonly stderr: StreamSize;
 }
 
-export interface StoredHelper {
+/** A helper as the collector published it, its outcome flattened into the columns. */
+export interface StoredHelper extends Pick<HelperProcess, 'pid' | 'ppid' | 'path' | 'argv' | 'startedAtUs' | 'endedAtUs' | 'stdout' | 'stderr'> {
   /** Order within its call, from 0. */
   readonly seq: number;
-  readonly pid: number;
-  readonly ppid: number;
-  readonly path: string;
-  readonly argv: readonly string[];
-  readonly startedAtUs: number;
-  readonly endedAtUs: number | null;
   readonly exitCode: number | null;
   readonly signal: number | null;
   readonly coreDumped: boolean | null;
-  readonly stdout: CapturedStream;
-  readonly stderr: CapturedStream;
 }
 
 /** A helper with the sizes of what it printed, not the bytes (for the pod story). */

@@ -4,34 +4,16 @@
  * are exposed as counters, set to the daemon's value on each scrape.
  */
 
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Gauge, type Registry } from 'prom-client';
 import type { TailStats } from '../tail/tail-stats.js';
 import type { ApiDeps, CacheStatus } from '../app.js';
 import { FINDING_KINDS } from '../schemas/cache.js';
+import { scrapedMetrics, type ScrapedMetric } from './scraped-metrics.js';
 
 type DaemonDeps = Pick<ApiDeps, 'tracerStatus' | 'collectorStats' | 'storeStatus' | 'store' | 'cacheStatus'>;
 
 export function registerDaemonMetrics(registry: Registry, deps: DaemonDeps, tailStats: () => TailStats | null): void {
-  const gauge = (name: string, help: string, value: () => number) =>
-    new Gauge({
-      name,
-      help,
-      registers: [registry],
-      collect() {
-        this.set(value());
-      },
-    });
-  // prom-client counters only go up by inc(): restart from zero and add the daemon's total.
-  const total = (name: string, help: string, value: () => number) =>
-    new Counter({
-      name,
-      help,
-      registers: [registry],
-      collect() {
-        this.reset();
-        this.inc(Math.max(0, value()));
-      },
-    });
+  const { gauge, total } = scrapedMetrics(registry);
 
   total('cnirec_tracer_lost_events_total', 'Records the tracer reported lost (perf buffer overruns)', () => deps.tracerStatus().lostEvents);
   total('cnirec_tracer_malformed_lines_total', 'Tracer output lines that could not be parsed', () => deps.tracerStatus().malformedLines);
@@ -62,7 +44,7 @@ export function registerDaemonMetrics(registry: Registry, deps: DaemonDeps, tail
 }
 
 /** CNI cache (issue 4): the watcher and its findings, read at scrape time like the rest. */
-function registerCacheMetrics(registry: Registry, status: () => CacheStatus, gauge: (name: string, help: string, value: () => number) => Gauge): void {
+function registerCacheMetrics(registry: Registry, status: () => CacheStatus, gauge: ScrapedMetric): void {
   gauge('cnirec_cache_watcher_up', '1 when the CNI cache watcher runs, else 0', () => (status().running ? 1 : 0));
   gauge('cnirec_cache_watched_dirs', 'Directories under a file-system watch (result dirs, host-local dirs and their network dirs)', () => status().watchedDirs);
   gauge('cnirec_cache_entries', 'Live libcni cache files the watcher knows', () => status().entries);

@@ -4,8 +4,9 @@
  * what retention deletes and how big the database is against its limit.
  */
 
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Counter, Histogram, type Registry } from 'prom-client';
 import type { RetentionCounts, RetentionStatus, WriteTiming } from '../../store/index.js';
+import { scrapedMetrics } from './scraped-metrics.js';
 
 /** Writes are sub-millisecond batches normally; tens of ms start to show in the tail, seconds are an outage. */
 export const WRITE_DURATION_BUCKETS_SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
@@ -28,37 +29,18 @@ export function registerWriteMetrics(registry: Registry, timing: WriteTiming): (
     buckets: WRITE_DURATION_BUCKETS_SECONDS,
     registers: [registry],
   });
-  new Gauge({
-    name: 'cnirec_store_write_stall_max_seconds',
-    help: 'Longest single store write since the daemon started: the longest the daemon stopped reading the tracer and serving the API',
-    registers: [registry],
-    collect() {
-      this.set(timing.stats().maxSeconds);
-    },
-  });
+  scrapedMetrics(registry).gauge(
+    'cnirec_store_write_stall_max_seconds',
+    'Longest single store write since the daemon started: the longest the daemon stopped reading the tracer and serving the API',
+    () => timing.stats().maxSeconds,
+  );
   return timing.observe((kind, seconds) => histogram.observe({ kind }, seconds));
 }
 
 export function registerRetentionMetrics(registry: Registry, status: () => RetentionStatus): void {
-  const gauge = (name: string, help: string, value: (s: RetentionStatus) => number) =>
-    new Gauge({
-      name,
-      help,
-      registers: [registry],
-      collect() {
-        this.set(value(status()));
-      },
-    });
-  const total = (name: string, help: string, value: (s: RetentionStatus) => number) =>
-    new Counter({
-      name,
-      help,
-      registers: [registry],
-      collect() {
-        this.reset();
-        this.inc(Math.max(0, value(status())));
-      },
-    });
+  const scraped = scrapedMetrics(registry);
+  const gauge = (name: string, help: string, value: (s: RetentionStatus) => number) => scraped.gauge(name, help, () => value(status()));
+  const total = (name: string, help: string, value: (s: RetentionStatus) => number) => scraped.total(name, help, () => value(status()));
 
   new Counter({
     name: 'cnirec_retention_deleted_rows_total',

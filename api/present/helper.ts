@@ -22,10 +22,11 @@ function helperFields(h: StoredHelper | StoredHelperSummary) {
 }
 
 export function presentHelper(h: StoredHelper): Helper {
-  return { ...helperFields(h), stdout: presentPayload(h.stdout), stderr: presentPayload(h.stderr) };
+  return Object.assign(helperFields(h), { stdout: presentPayload(h.stdout), stderr: presentPayload(h.stderr) });
 }
 
 export function presentHelperSummary(h: StoredHelperSummary): HelperSummary {
   const size = (s: StoredHelperSummary['stdout']) => ({ bytes: s.storedBytes, totalBytes: s.totalBytes, truncated: s.truncated });
-  return { ...helperFields(h), payload: { stdout: size(h.stdout), stderr: size(h.stderr) } };
+  // Object.assign, not a spread: see callFields in store/call-decode.ts.
+  return Object.assign(helperFields(h), { payload: { stdout: size(h.stdout), stderr: size(h.stderr) } });
 }

@@ -49,11 +49,11 @@ export function buildPodStory(reader: PodStoryReader, namespace: string, name: s
   const toTree = (call: StoredCallSummary, depth: number): CallTree => {
     visited.add(call.id);
     const children = depth >= MAX_DEPTH ? [] : (childrenOf.get(call.id) ?? []).filter((c) => !visited.has(c.id));
-    return {
-      ...summaryFromStored(call),
+    // Object.assign onto the summary, not a spread of it: see callFields in store/call-decode.ts.
+    return Object.assign(summaryFromStored(call), {
       children: children.map((c) => toTree(c, depth + 1)),
       helpers: graph.helpers.get(call.id)?.map(presentHelperSummary) ?? [],
-    };
+    });
   };
   const trees = roots.filter((c) => !visited.has(c.id)).map((c) => toTree(c, 0));
 

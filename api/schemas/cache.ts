@@ -4,7 +4,9 @@
  */
 
 import { z } from 'zod';
-import type { StoredCacheEntry, StoredFinding, StoredIpHolding } from '../../store/cache-types.js';
+import type { CacheEntryFields } from '../../store/cache-entry-fields.js';
+import { CACHE_FINDING_KINDS, type StoredCacheEntry, type StoredFinding, type StoredIpHolding } from '../../store/cache-types.js';
+import { isoFromMs } from './iso-time.js';
 import { component } from './registry.js';
 
 const MAX_NAME_LENGTH = 253;
@@ -16,7 +18,7 @@ const booleanParam = (what: string) =>
     .transform((v) => v === 'true')
     .describe(what);
 
-const iso = (ms: number) => new Date(ms).toISOString();
+const iso = isoFromMs;
 const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
 
 export const cacheQuerySchema = z.object({
@@ -36,18 +38,7 @@ export const ipParamsSchema = z.object({
   ip: z.union([z.ipv4(), z.ipv6()]).describe('An IPv4 or IPv6 address, without prefix length'),
 });
 
-export const FINDING_KINDS = [
-  'empty-file',
-  'corrupt-json',
-  'wrong-shape',
-  'too-large',
-  'unreadable',
-  'not-a-regular-file',
-  'directory-unreadable',
-  'stale-cache-entry',
-  'leaked-ip',
-  'add-without-cache',
-] as const;
+export const FINDING_KINDS = CACHE_FINDING_KINDS;
 
 export const findingsQuerySchema = z.object({
   kind: z.enum(FINDING_KINDS).optional(),
@@ -121,17 +112,26 @@ export const findingSchema = component(
 
 export const findingListSchema = z.object({ items: z.array(findingSchema) });
 
+type CacheFileFields = 'path' | 'format' | 'containerId' | 'networkName' | 'ifName' | 'netns' | 'podNamespace' | 'podName' | 'podUid' | 'ips';
+
+/** What every view of a cache entry (REST and the live tail) shows of the file: where it is and what it attaches. */
+export function presentCacheFile(f: Pick<CacheEntryFields, CacheFileFields>) {
+  return {
+    path: f.path,
+    format: f.format,
+    containerId: f.containerId,
+    networkName: f.networkName,
+    ifName: f.ifName,
+    netns: f.netns,
+    pod: f.podName === null ? null : { namespace: f.podNamespace, name: f.podName, uid: f.podUid },
+    ips: [...f.ips],
+  };
+}
+
 export function presentCacheEntry(e: StoredCacheEntry): z.input<typeof cacheEntrySchema> {
   return {
     id: e.id,
-    path: e.path,
-    format: e.format,
-    containerId: e.containerId,
-    networkName: e.networkName,
-    ifName: e.ifName,
-    netns: e.netns,
-    pod: e.podName === null ? null : { namespace: e.podNamespace, name: e.podName, uid: e.podUid },
-    ips: [...e.ips],
+    ...presentCacheFile(e),
     cniArgs: e.cniArgs.map(([k, v]) => [k, v] as [string, string]),
     capabilityArgs: e.capabilityArgs,
     config: e.config,

@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import type { CapturedStream, CniCall } from '../../collector/types.js';
 import type { StoredCallSummary, StreamSize } from '../../store/index.js';
+import { isoFromUs } from './iso-time.js';
 
 export const podRefSchema = z
   .object({
@@ -61,9 +62,8 @@ export const callSummarySchema = z
 
 export type CallSummary = z.infer<typeof callSummarySchema>;
 
-export function iso(us: number): string {
-  return new Date(Math.floor(us / 1000)).toISOString();
-}
+/** Store microseconds → ISO 8601 (ms precision). */
+export const iso = isoFromUs;
 
 function ms(us: number | null): number | null {
   return us === null ? null : Math.round(us) / 1000;

@@ -9,6 +9,9 @@
  */
 
 import type { CacheEntry, CacheEvent } from '../../collector/cache/cache-types.js';
+import { cacheEntryFields } from '../../store/cache-entry-fields.js';
+import { presentCacheFile } from '../schemas/cache.js';
+import { isoFromMs } from '../schemas/iso-time.js';
 import type { TailFilter } from './tail-filter.js';
 
 export type CacheEventType = 'cache.added' | 'cache.removed';
@@ -41,20 +44,17 @@ export interface CacheFeed {
   messagesOf(events: readonly CacheEvent[]): TailCacheMessage[];
 }
 
-const iso = (ms: number) => new Date(ms).toISOString();
+const iso = isoFromMs;
 
+/** The entry as the REST routes show its stored version, plus where it was found and when. */
 function live(e: CacheEntry, atMs: number): TailCacheEntry {
+  const fields = cacheEntryFields(e);
+  const { path, ...file } = presentCacheFile(fields);
   return {
-    path: e.path,
-    dir: e.dir,
-    format: e.format,
-    containerId: e.containerId,
-    networkName: e.networkName,
-    ifName: e.ifName,
-    netns: e.netns,
-    pod: e.pod === null ? null : { namespace: e.pod.namespace, name: e.pod.name, uid: e.pod.uid },
-    ips: [...e.ips],
-    result: e.result,
+    path,
+    dir: fields.dir,
+    ...file,
+    result: fields.result,
     writtenAt: iso(e.mtimeMs),
     at: iso(atMs),
   };

@@ -9,6 +9,7 @@
 import type { CacheListener } from '../../collector/cache/cache-types.js';
 import type { CallListener, CollectorEvent, TracerEvent, TracerEventListener } from '../../collector/types.js';
 import { summaryFromLive, type CallSummary } from '../schemas/call-summary.js';
+import { isoFromUs } from '../schemas/iso-time.js';
 import { createCacheFeed, matchesCacheFilter, type TailCacheMessage } from './tail-cache.js';
 import { matchesFilter, type TailFilter } from './tail-filter.js';
 import { encodeMessage, type CallEventType, type TailGap } from './tail-messages.js';
@@ -108,10 +109,9 @@ export function createTailHub(options: TailHubOptions = {}): TailHub {
 }
 
 function tailGap({ gap }: TracerEvent): TailGap {
-  const iso = (us: number) => new Date(us / 1000).toISOString();
   return {
-    startedAt: iso(gap.startedAtUs),
-    endedAt: gap.endedAtUs === null ? null : iso(gap.endedAtUs),
+    startedAt: isoFromUs(gap.startedAtUs),
+    endedAt: gap.endedAtUs === null ? null : isoFromUs(gap.endedAtUs),
     durationMs: gap.endedAtUs === null ? null : Math.round((gap.endedAtUs - gap.startedAtUs) / 1000),
     reason: gap.reason,
     incompleteCalls: gap.incompleteCalls,

@@ -58,14 +58,9 @@ export interface IpAllocation {
   readonly mtimeMs: number;
 }
 
-export type CacheProblemKind =
-  | 'empty-file'
-  | 'corrupt-json'
-  | 'wrong-shape'
-  | 'too-large'
-  | 'unreadable'
-  | 'not-a-regular-file'
-  | 'directory-unreadable';
+/** What can be wrong with a file or directory itself; the store and the API take their lists from here. */
+export const CACHE_PROBLEM_KINDS = ['empty-file', 'corrupt-json', 'wrong-shape', 'too-large', 'unreadable', 'not-a-regular-file', 'directory-unreadable'] as const;
+export type CacheProblemKind = (typeof CACHE_PROBLEM_KINDS)[number];
 
 /** A file (or directory) the watcher could not make sense of. */
 export interface CacheProblem {

@@ -45,9 +45,12 @@ export interface CacheWatcherStatus {
   readonly ipamDirs: readonly string[];
   /** Directories under a file-system watch now (host-local's network directories count; missing ones do not). */
   readonly watchedDirs: number;
+  /** Live cache files and host-local reservations the watcher knows. */
   readonly entries: number;
   readonly allocations: number;
+  /** Files and directories it cannot use now (empty, corrupt, too large, unreadable…). */
   readonly problems: number;
+  /** When the last full scan finished (ISO 8601); null before the first. */
   readonly lastScanAt: string | null;
   readonly lastError: string | null;
 }

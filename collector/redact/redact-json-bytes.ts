@@ -58,11 +58,46 @@ export function looksLikeJson(bytes: Buffer): boolean {
 
 export type BytesRedactor = (bytes: Buffer) => RedactedBytes | null;
 
-/** A redactor for these rules: null when the payload is not JSON or holds nothing secret (the caller keeps its bytes). */
+/**
+ * A redactor for these rules: null when the payload holds nothing secret
+ * (the caller keeps its bytes). A JSON payload is scanned whole; any other
+ * (log text on stderr, an error message on stdout) line by line, from the
+ * first `{` or `[` of each line, because plugins log configs and results
+ * inside their messages (`failed to set up: {"name":…,"token":…}`).
+ */
 export function createBytesRedactor(rules: RedactionRules): BytesRedactor {
   const keys = new KeyTable(decodeKey, keyClassifier(rules));
   const pointers = rules.pointers;
-  return (bytes) => (looksLikeJson(bytes) ? scan(bytes, keys, pointers) : null);
+  return (bytes) => (looksLikeJson(bytes) ? scan(bytes, keys, pointers) : scanLines(bytes, keys, pointers));
+}
+
+const NEWLINE = 0x0a;
+
+/** JSON inside text: each line scanned on its own from its first bracket, so one stray quote cannot hide the lines after it. */
+function scanLines(b: Buffer, keys: KeyTable, pointerRules: RedactionRules['pointers']): RedactedBytes | null {
+  let parts: Buffer[] | null = null;
+  let pointers: string[] = [];
+  let kept = 0;
+  for (let line = 0; line < b.length; ) {
+    let end = b.indexOf(NEWLINE, line);
+    if (end < 0) end = b.length;
+    const brace = b.indexOf(LBRACE, line);
+    const bracket = b.indexOf(LBRACKET, line);
+    const first = brace < 0 || brace >= end ? bracket : bracket < 0 || bracket >= end ? brace : Math.min(brace, bracket);
+    if (first >= 0 && first < end) {
+      const r = scan(b.subarray(first, end), keys, pointerRules);
+      if (r !== null) {
+        parts ??= [];
+        parts.push(b.subarray(kept, first), r.bytes);
+        kept = end;
+        pointers = pointers.concat(r.pointers).slice(0, MAX_REPORTED_POINTERS);
+      }
+    }
+    line = end + 1;
+  }
+  if (parts === null) return null;
+  parts.push(b.subarray(kept));
+  return { bytes: Buffer.concat(parts), pointers };
 }
 
 function scan(b: Buffer, keys: KeyTable, pointerRules: RedactionRules['pointers']): RedactedBytes | null {

@@ -13,6 +13,7 @@ import { createCacheWiring, type CacheWiring } from '../../cli/cache-wiring.js';
 import type { CacheEvent } from '../../collector/cache/cache-types.js';
 import { createCallStore, openDatabase, type Database } from '../../store/index.js';
 import { TRACER_STATUS } from './api-harness.js';
+import { COLLECTOR_STATS, STORE_STATUS } from './harness.js';
 
 const FIXTURE = path.join(import.meta.dirname, '../fixtures/cache/results', `podman-test-net-${'1'.repeat(64)}-eth0`);
 
@@ -41,8 +42,8 @@ describe('the cache watcher on /healthz and /metrics', () => {
     const store = createCallStore(db);
     const deps: ApiDeps = {
       tracerStatus: () => TRACER_STATUS,
-      collectorStats: () => ({ openCalls: 0, callsStarted: 0, callsFinished: 0, records: 0, orphanChunks: 0 }),
-      storeStatus: () => ({ writable: true, lastError: null, failingSince: null, pendingWrites: 0, droppedWrites: 0, databaseBytes: 0 }),
+      collectorStats: () => COLLECTOR_STATS,
+      storeStatus: () => STORE_STATUS,
       store,
       ...(withCache && wiring.status ? { cacheStatus: wiring.status } : {}),
     };

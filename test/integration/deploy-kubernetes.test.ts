@@ -4,7 +4,6 @@
 // parser and loadConfig, the probes against the real /healthz, the memory
 // against the benchmark's measurements.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { DaemonSet, type IDaemonSet } from 'kubernetes-models/apps/v1/DaemonSet';
 import { Namespace } from 'kubernetes-models/v1/Namespace';
@@ -14,11 +13,11 @@ import type { IContainer } from 'kubernetes-models/v1/Container';
 import type { IHTTPGetAction } from 'kubernetes-models/v1/HTTPGetAction';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { buildApp } from '../../api/app.js';
+import type { StoreStatus } from '../../api/app.js';
 import { ConfigError, envName, loadConfig, settings, type DaemonConfig, type SettingName } from '../../cli/config.js';
 import { parseRunFlags } from '../../cli/main.js';
-import { createCallStore, openDatabase, type CallStore } from '../../store/index.js';
-import { TRACER_STATUS } from './api-harness.js';
+import { startApi, TRACER_STATUS, type ApiHarness } from './api-harness.js';
+import { STORE_STATUS } from './harness.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const MANIFEST = path.join(ROOT, 'deploy/kubernetes/cnirec.yaml');
@@ -168,33 +167,20 @@ describe('the Kubernetes manifest', () => {
   });
 
   describe('probes against the real /healthz', () => {
-    const state = { tracer: TRACER_STATUS, writable: true };
-    let dir: string;
-    let store: CallStore;
-    let app: Awaited<ReturnType<typeof buildApp>>;
+    const WRITABLE: StoreStatus = STORE_STATUS;
+    const DISK_FULL: StoreStatus = { ...STORE_STATUS, writable: false, lastError: 'disk full', failingSince: '2026-01-01T00:00:00.000Z' };
+    let h: ApiHarness;
     beforeAll(async () => {
-      dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cnirec-deploy-'));
-      store = createCallStore(openDatabase(path.join(dir, 'calls.db')));
-      app = await buildApp({
-        tracerStatus: () => state.tracer,
-        collectorStats: () => ({ openCalls: 0, callsStarted: 0, callsFinished: 0, records: 0, orphanChunks: 0 }),
-        storeStatus: () => ({ writable: state.writable, lastError: state.writable ? null : 'disk full', failingSince: state.writable ? null : '2026-01-01T00:00:00.000Z', pendingWrites: 0, droppedWrites: 0, databaseBytes: 0 }),
-        store,
-        token: 'a-token', // probes carry none: /healthz must stay open
-      });
+      h = await startApi({ token: 'a-token' }); // probes carry none: /healthz must stay open
     });
-    afterAll(async () => {
-      await app.close();
-      store.close();
-      fs.rmSync(dir, { recursive: true, force: true });
-    });
+    afterAll(() => h.close());
 
     const probeTarget = (name: 'livenessProbe' | 'readinessProbe' | 'startupProbe'): IHTTPGetAction => {
       const get = container[name]?.httpGet;
       if (!get) throw new Error(`${name} is not an httpGet probe`);
       return get;
     };
-    const status = async (get: IHTTPGetAction) => (await app.inject({ method: 'GET', url: get.path ?? '/' })).statusCode;
+    const status = async (get: IHTTPGetAction) => (await h.app.inject({ method: 'GET', url: get.path ?? '/' })).statusCode;
 
     it('aims every probe at the daemon’s listen address (kubelet shares the node’s network namespace)', () => {
       for (const name of ['livenessProbe', 'readinessProbe', 'startupProbe'] as const) {
@@ -209,13 +195,13 @@ describe('the Kubernetes manifest', () => {
     it('fails readiness only while the tracer is not recording, liveness never while the daemon answers', async () => {
       const live = probeTarget('livenessProbe');
       const ready = probeTarget('readinessProbe');
-      state.tracer = TRACER_STATUS;
-      state.writable = false; // disk full: degraded, still serving
+      h.tracer = TRACER_STATUS;
+      h.storeStatus = DISK_FULL; // degraded, still serving
       expect([await status(live), await status(ready)]).toEqual([200, 200]);
-      state.writable = true;
-      state.tracer = { ...TRACER_STATUS, running: false, ready: false, pid: null };
+      h.storeStatus = WRITABLE;
+      h.tracer = { ...TRACER_STATUS, running: false, ready: false, pid: null };
       expect([await status(live), await status(ready), await status(probeTarget('startupProbe'))]).toEqual([200, 503, 200]);
-      state.tracer = { ...TRACER_STATUS, ready: false };
+      h.tracer = { ...TRACER_STATUS, ready: false };
       expect(await status(ready)).toBe(503);
     });
   });

@@ -2,45 +2,24 @@
 // plain /healthz fails only when the daemon does not answer; readiness
 // (?probe=readiness) fails while the tracer is not recording, not when the
 // store is unwritable.
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp, type StoreStatus } from '../../api/app.js';
+import type { StoreStatus } from '../../api/app.js';
 import type { TracerStatus } from '../../collector/collector.js';
-import { createCallStore, openDatabase, type CallStore } from '../../store/index.js';
-import { TRACER_STATUS, type ErrorBody } from './api-harness.js';
+import { startApi, TRACER_STATUS, type ApiHarness, type ErrorBody } from './api-harness.js';
 
 const WRITABLE: StoreStatus = { writable: true, lastError: null, failingSince: null, pendingWrites: 0, droppedWrites: 0, databaseBytes: 0 };
 const DISK_FULL: StoreStatus = { writable: false, lastError: 'database or disk is full', failingSince: '2026-01-01T00:00:00.000Z', pendingWrites: 12, droppedWrites: 0, databaseBytes: 0 };
 
 describe('/healthz for liveness and readiness probes', () => {
-  let dir: string;
-  let store: CallStore;
-  let app: FastifyInstance;
-  const state: { tracer: TracerStatus; store: StoreStatus } = { tracer: TRACER_STATUS, store: WRITABLE };
+  let h: ApiHarness;
 
   beforeAll(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cnirec-health-'));
-    store = createCallStore(openDatabase(path.join(dir, 'calls.db')));
-    app = await buildApp({
-      tracerStatus: () => state.tracer,
-      collectorStats: () => ({ openCalls: 0, callsStarted: 0, callsFinished: 0, records: 0, orphanChunks: 0 }),
-      storeStatus: () => state.store,
-      store,
-      token: 'secret-token', // /healthz stays open: kubelet probes send no token
-    });
-    await app.ready();
+    h = await startApi({ token: 'secret-token' }); // /healthz stays open: kubelet probes send no token
   });
-  afterAll(async () => {
-    await app.close();
-    store.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => h.close());
 
   const probe = async (url: string) => {
-    const res = await app.inject({ method: 'GET', url });
+    const res = await h.app.inject({ method: 'GET', url });
     return { status: res.statusCode, body: res.json<{ status: string }>() };
   };
 
@@ -53,8 +32,8 @@ describe('/healthz for liveness and readiness probes', () => {
 
   for (const c of cases) {
     it(`${c.name}: liveness ${c.live}, readiness ${c.ready}, status "${c.status}"`, async () => {
-      state.tracer = { ...TRACER_STATUS, ...c.tracer };
-      state.store = c.store;
+      h.tracer = { ...TRACER_STATUS, ...c.tracer };
+      h.storeStatus = c.store;
       const live = await probe('/healthz');
       const liveExplicit = await probe('/healthz?probe=liveness');
       const ready = await probe('/healthz?probe=readiness');
@@ -64,7 +43,7 @@ describe('/healthz for liveness and readiness probes', () => {
   }
 
   it('answers 400 naming the parameter for an unknown probe', async () => {
-    const res = await app.inject({ method: 'GET', url: '/healthz?probe=startup' });
+    const res = await h.app.inject({ method: 'GET', url: '/healthz?probe=startup' });
     expect(res.statusCode).toBe(400);
     expect(res.json<ErrorBody>().error.issues?.[0]?.path).toBe('probe');
   });

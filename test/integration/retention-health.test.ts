@@ -13,6 +13,7 @@ import { createRetentionWiring } from '../../cli/retention-wiring.js';
 import { createCallStore, openDatabase, writeTimingFor, type CallStore, type Database, type RetentionWorker } from '../../store/index.js';
 import { syntheticTree } from '../support/synthetic-calls.js';
 import { TRACER_STATUS } from './api-harness.js';
+import { COLLECTOR_STATS, STORE_STATUS } from './harness.js';
 
 const DAY_MS = 86_400_000;
 const MiB = 1024 * 1024;
@@ -32,8 +33,8 @@ beforeEach(async () => {
   worker = createRetentionWiring(db, { retentionMaxAge: 7 * DAY_MS, retentionMaxDbSize: 4 * MiB }, log);
   const deps: ApiDeps = {
     tracerStatus: () => TRACER_STATUS,
-    collectorStats: () => ({ openCalls: 0, callsStarted: 0, callsFinished: 0, records: 0, orphanChunks: 0 }),
-    storeStatus: () => ({ writable: true, lastError: null, failingSince: null, pendingWrites: 0, droppedWrites: 0, databaseBytes: 0 }),
+    collectorStats: () => COLLECTOR_STATS,
+    storeStatus: () => STORE_STATUS,
     store,
     retentionStatus: () => worker.status(),
     writeTiming: writeTimingFor(db),

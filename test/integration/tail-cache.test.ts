@@ -1,28 +1,12 @@
 // libcni cache changes on the live tail: what a connected client receives as
 // the cache watcher publishes files written and removed, and which filters
 // let them through.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { CacheEntry, CacheEvent } from '../../collector/cache/cache-types.js';
-import { finished, makeCall, startTestApp, T0, TailClient, type Received, type TestApp } from './tail-harness.js';
+import { finished, makeCall, startTestApp, T0, TailClient, type Received, useTailApp } from './tail-harness.js';
 
-let t: TestApp;
-const clients: TailClient[] = [];
-
-beforeEach(async () => {
-  t = await startTestApp();
-});
-
-afterEach(async () => {
-  for (const c of clients.splice(0)) c.close();
-  await t.close();
-});
-
-async function connect(query = ''): Promise<TailClient> {
-  const client = await TailClient.connect(t.wsBase, query);
-  clients.push(client);
-  await client.waitFor((m) => m.type === 'hello');
-  return client;
-}
+const tail = useTailApp();
+const connect = (query = '') => tail.connect(query, 'hello');
 
 const T0_MS = T0 / 1000;
 
@@ -57,7 +41,7 @@ const cacheLog = (client: TailClient) =>
 describe('a tail client', () => {
   it('receives a cache file as libcni writes it, with its network, pod, IPs and result', async () => {
     const client = await connect();
-    t.cacheWatcher.emit(added(entry('aaa', { namespace: 'demo', name: 'web-0' })));
+    tail.app.cacheWatcher.emit(added(entry('aaa', { namespace: 'demo', name: 'web-0' })));
     const msg = await client.waitFor((m) => m.type === 'cache.added');
     expect(msg).toEqual({
       type: 'cache.added',
@@ -81,16 +65,16 @@ describe('a tail client', () => {
   it('is told what a removed file held, though the watcher names only its path', async () => {
     const e = entry('aaa', { namespace: 'demo', name: 'web-0' });
     // Announced before the client connected, as the startup scan does.
-    t.cacheWatcher.emit(added(e));
+    tail.app.cacheWatcher.emit(added(e));
     const client = await connect();
-    t.cacheWatcher.emit(removed(e));
+    tail.app.cacheWatcher.emit(removed(e));
     const msg = await client.waitFor((m) => m.type === 'cache.removed');
     expect(msg.entry).toMatchObject({ path: e.path, containerId: 'aaa', ips: ['10.22.0.5'], pod: { name: 'web-0' }, at: new Date(T0_MS + 20).toISOString() });
   });
 
   it('gets a removal of a file never announced with only its path', async () => {
     const client = await connect();
-    t.cacheWatcher.emit({ type: 'cache.removed', path: '/var/lib/cni/results/x', dir: '/var/lib/cni/results', atMs: T0_MS });
+    tail.app.cacheWatcher.emit({ type: 'cache.removed', path: '/var/lib/cni/results/x', dir: '/var/lib/cni/results', atMs: T0_MS });
     const msg = await client.waitFor((m) => m.type === 'cache.removed');
     expect(msg.entry).toMatchObject({ path: '/var/lib/cni/results/x', format: null, containerId: null, ips: [] });
   });
@@ -98,7 +82,7 @@ describe('a tail client', () => {
   it('gets a rewrite as cache.added and sees nothing of IP reservations, problems or reconciliation', async () => {
     const client = await connect();
     const e = entry('aaa', null);
-    t.cacheWatcher.emit(
+    tail.app.cacheWatcher.emit(
       added(e),
       { type: 'ip.allocated', allocation: { path: '/var/lib/cni/networks/podnet/10.22.0.5', dir: '/var/lib/cni/networks', network: 'podnet', ip: '10.22.0.5', containerId: 'aaa', ifName: 'eth0', mtimeMs: T0_MS }, atMs: T0_MS },
       { type: 'cache.problem', problem: { kind: 'empty-file', path: '/var/lib/cni/results/y', dir: '/var/lib/cni/results', message: 'empty' }, atMs: T0_MS },
@@ -114,11 +98,11 @@ describe('a tail client', () => {
     const client = await connect();
     const add = makeCall();
     const e = entry('aaa', null);
-    t.collector.emit(finished(add));
-    t.cacheWatcher.emit(added(e));
+    tail.app.collector.emit(finished(add));
+    tail.app.cacheWatcher.emit(added(e));
     const del = makeCall({ command: 'DEL' });
-    t.collector.emit(finished(del));
-    t.cacheWatcher.emit(removed(e));
+    tail.app.collector.emit(finished(del));
+    tail.app.cacheWatcher.emit(removed(e));
     await client.waitFor((m) => m.type === 'cache.removed');
     expect(client.messages.slice(1).map((m) => m.type)).toEqual(['call.finished', 'cache.added', 'call.finished', 'cache.removed']);
   });
@@ -135,8 +119,8 @@ describe('a tail filter and cache messages', () => {
     const client = await connect('?namespace=demo&pod=web-0');
     const podlessCall = makeCall({ pod: null, cniArgs: null, env: { CNI_COMMAND: 'ADD', CNI_IFNAME: 'eth0' } });
     const web0Call = makeCall({ namespace: 'demo', podName: 'web-0' });
-    t.cacheWatcher.emit(added(web0), added(web1), added(prod), added(podless), removed(podless), removed(web0));
-    t.collector.emit(finished(podlessCall), finished(web0Call));
+    tail.app.cacheWatcher.emit(added(web0), added(web1), added(prod), added(podless), removed(podless), removed(web0));
+    tail.app.collector.emit(finished(podlessCall), finished(web0Call));
     // Everything is delivered in order: once the pod's call is in, every cache message before it was judged.
     await client.waitFor((m) => m.call?.id === web0Call.id);
     expect(cacheLog(client)).toEqual(['cache.added aaa', 'cache.removed aaa']);
@@ -146,10 +130,10 @@ describe('a tail filter and cache messages', () => {
   it('by namespace alone shows the namespace\'s entries; no filter shows every entry, pod-less ones included', async () => {
     const byNamespace = await connect('?namespace=demo');
     const all = await connect();
-    t.cacheWatcher.emit(added(web0), added(web1), added(prod), added(podless), added(marker));
+    tail.app.cacheWatcher.emit(added(web0), added(web1), added(prod), added(podless), added(marker));
     await all.waitFor((m) => m.type === 'cache.added' && (m.entry as { containerId: string }).containerId === 'zzz');
     const call = makeCall({ namespace: 'demo', podName: 'web-1' });
-    t.collector.emit(finished(call));
+    tail.app.collector.emit(finished(call));
     await byNamespace.waitFor((m) => m.call?.id === call.id);
     expect(cacheLog(byNamespace)).toEqual(['cache.added aaa', 'cache.added bbb']);
     expect(cacheLog(all)).toEqual(['cache.added aaa', 'cache.added bbb', 'cache.added ccc', 'cache.added ddd', 'cache.added zzz']);
@@ -157,22 +141,22 @@ describe('a tail filter and cache messages', () => {
 
   it.each(['?command=ADD', '?plugin=bridge', '?failed=false'])('%s, being about calls, keeps every cache message out', async (query) => {
     const client = await connect(query);
-    t.cacheWatcher.emit(added(web0), added(podless));
+    tail.app.cacheWatcher.emit(added(web0), added(podless));
     // A call that matches every one of these filters, sent after: once it is in, the cache messages would have been too.
     const call = makeCall({ command: 'ADD', plugin: 'bridge', exit: 0 });
-    t.collector.emit(finished(call));
+    tail.app.collector.emit(finished(call));
     await client.waitFor((m) => m.call?.id === call.id);
     expect(cacheLog(client)).toEqual([]);
   });
 
   it('follows a filter message: cache messages stop once it names a command', async () => {
     const client = await connect();
-    t.cacheWatcher.emit(added(web0));
+    tail.app.cacheWatcher.emit(added(web0));
     await client.waitFor((m) => m.type === 'cache.added');
     await client.request({ type: 'filter', command: 'DEL' }, 'filter.updated');
-    t.cacheWatcher.emit(removed(web0));
+    tail.app.cacheWatcher.emit(removed(web0));
     const del = makeCall({ command: 'DEL' });
-    t.collector.emit(finished(del));
+    tail.app.collector.emit(finished(del));
     await client.waitFor((m) => m.call?.id === del.id);
     expect(cacheLog(client)).toEqual(['cache.added aaa']);
   });
@@ -187,15 +171,15 @@ describe('a tail filter and cache messages', () => {
         own.cacheWatcher.emit(added(web0));
       },
     });
+    let client: TailClient | null = null;
     try {
       own.store.writeEvents([finished(makeCall({ at: 0 }))]);
-      const client = await TailClient.connect(own.wsBase, `?since=${T0_MS - 1000}`);
-      clients.push(client);
+      client = await TailClient.connect(own.wsBase, `?since=${T0_MS - 1000}`);
       await client.waitFor((m) => m.type === 'cache.added');
       expect(emitted).toBe(true);
       expect(client.messages.map((m) => m.type)).toEqual(['hello', 'call.finished', 'replay.done', 'cache.added']);
     } finally {
-      for (const c of clients.splice(0)) c.close();
+      client?.close();
       await own.close();
     }
   });

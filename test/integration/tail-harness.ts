@@ -1,14 +1,13 @@
 /**
- * Shared by the tail and metrics tests: realistic CNI calls, a collector
- * whose events the test emits by hand, an app on a real port with a real
- * SQLite store, and a websocket client that collects what it receives.
+ * Shared by the tail and metrics tests: the calls of harness.ts at recent
+ * instants, a collector whose events the test emits by hand, an app on a
+ * real port with a real SQLite store, and a websocket client that collects
+ * what it receives.
  */
 
-import fs from 'node:fs';
 import type { Socket } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { afterEach, beforeEach } from 'vitest';
 import { WebSocket } from 'ws';
 import type { ApiDeps } from '../../api/app.js';
 import { registerMetrics } from '../../api/routes/metrics.js';
@@ -16,80 +15,18 @@ import { registerTail, type TailOptions } from '../../api/routes/tail.js';
 import type { CallSummary } from '../../api/schemas/call-summary.js';
 import type { CacheEvent, CacheListener } from '../../collector/cache/cache-types.js';
 import type { CollectorStats, TracerStatus } from '../../collector/collector.js';
-import type { CallListener, CapturedStream, CniCall, CollectorEvent } from '../../collector/types.js';
-import { createCallStore, openDatabase, type CallStore } from '../../store/index.js';
+import type { CallListener, CollectorEvent } from '../../collector/types.js';
+import type { CallStore } from '../../store/index.js';
+import { callFixtures, COLLECTOR_STATS, STORE_STATUS, TRACER_STATUS, tempStore } from './harness.js';
+
+export { asRunning, finished, started, type CallSpec } from './harness.js';
 
 // ---- calls -----------------------------------------------------------------
 
 /** µs since the epoch: a few minutes ago, so `since` windows around it are realistic. */
 export const T0 = Math.floor((Date.now() - 10 * 60_000) / 1000) * 1000 * 1000;
-let nextPid = 20_000;
 
-const stream = (text = ''): CapturedStream => {
-  const bytes = Buffer.from(text);
-  return { bytes, totalBytes: bytes.length, truncated: false };
-};
-
-export interface CallSpec extends Partial<CniCall> {
-  /** µs after T0. */
-  readonly at?: number;
-  readonly namespace?: string;
-  readonly podName?: string;
-  readonly exit?: number;
-  readonly durationMs?: number;
-}
-
-/** A bridge ADD for demo/web-0 as the collector publishes it at its end; override what the test needs. */
-export function makeCall(spec: CallSpec = {}): CniCall {
-  const { at, namespace = 'demo', podName = 'web-0', exit = 0, durationMs = 42, ...rest } = spec;
-  const pid = rest.pid ?? nextPid++;
-  const startedAtUs = rest.startedAtUs ?? T0 + (at ?? 0);
-  const command = rest.command === undefined ? 'ADD' : rest.command;
-  const plugin = rest.plugin ?? 'bridge';
-  const cniArgs = `IgnoreUnknown=1;K8S_POD_NAMESPACE=${namespace};K8S_POD_NAME=${podName};K8S_POD_UID=uid-${podName}`;
-  const durationUs = durationMs * 1000;
-  return {
-    id: `${startedAtUs.toString(36).padStart(11, '0')}-${pid.toString(36)}`,
-    pid,
-    processStart: String(startedAtUs * 1000),
-    ppid: 1234,
-    parentId: null,
-    parentProcess: { pid: 1234, comm: 'containerd', exe: '/usr/bin/containerd' },
-    path: `/opt/cni/bin/${plugin}`,
-    plugin,
-    argv: [`/opt/cni/bin/${plugin}`],
-    env: { CNI_COMMAND: command ?? '', CNI_ARGS: cniArgs, CNI_IFNAME: 'eth0' },
-    command,
-    containerId: `ctr-${podName}`,
-    netns: `/var/run/netns/cni-${podName}`,
-    ifname: 'eth0',
-    cniArgs,
-    pod: { namespace, name: podName, uid: `uid-${podName}`, infraContainerId: null },
-    traceParent: null,
-    isVersionProbe: command === 'VERSION',
-    startedAtUs,
-    endedAtUs: startedAtUs + durationUs,
-    durationUs,
-    outcome: { exitCode: exit, signal: null, coreDumped: false },
-    status: 'finished',
-    incompleteReason: null,
-    captureMode: 'full',
-    lostRecords: false,
-    stdin: stream('{"cniVersion":"1.0.0","name":"demo","type":"bridge"}'),
-    stdout: stream(exit === 0 ? '{"cniVersion":"1.0.0","ips":[{"address":"10.22.0.5/16"}]}' : '{"code":11,"msg":"no IP addresses available"}'),
-    stderr: stream(),
-    helpers: [],
-    ...rest,
-  };
-}
-
-/** The snapshot the collector publishes at exec: nothing read yet, nothing ended. */
-export function asRunning(call: CniCall): CniCall {
-  return { ...call, status: 'running', endedAtUs: null, durationUs: null, outcome: null, stdin: stream(), stdout: stream(), stderr: stream() };
-}
-
-export const started = (call: CniCall): CollectorEvent => ({ type: 'call.started', call: asRunning(call) });
-export const finished = (call: CniCall): CollectorEvent => ({ type: 'call.finished', call });
+export const { makeCall } = callFixtures(T0, 20_000);
 
 // ---- the collector, driven by hand --------------------------------------------
 
@@ -138,6 +75,7 @@ export interface TestApp {
   tracer: TracerStatus;
   storeStatus: ReturnType<ApiDeps['storeStatus']>;
   collectorStats: CollectorStats;
+  /** Once: a test may shut the server down itself before its kit does. */
   close(): Promise<void>;
 }
 
@@ -148,8 +86,7 @@ export interface TestAppOptions {
 }
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cnirec-tail-'));
-  const store = createCallStore(openDatabase(path.join(dir, 'calls.db')));
+  const { store, remove } = tempStore('cnirec-tail-');
   const apiStore: CallStore = {
     ...store,
     listCalls(filter, limit, cursor) {
@@ -160,26 +97,9 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const collector = new FakeCollector();
   const cacheWatcher = new FakeCacheWatcher();
   const state = {
-    tracer: {
-      running: true,
-      ready: true,
-      mode: 'full',
-      pid: 4321,
-      restarts: 0,
-      lostEvents: 0,
-      malformedLines: 0,
-      lastRecordAt: null,
-      startedAt: null,
-      lastError: null,
-      handoffInProgress: false,
-      gaps: 0,
-      gapSeconds: 0,
-      lastGap: null,
-      reorderWindowMs: 30,
-      arrivalLagMs: 1.5,
-    } as TracerStatus,
-    storeStatus: { writable: true, lastError: null, failingSince: null, pendingWrites: 0, droppedWrites: 0, databaseBytes: 0 },
-    collectorStats: { openCalls: 0, callsStarted: 0, callsFinished: 0, records: 0, orphanChunks: 0 } as CollectorStats,
+    tracer: { ...TRACER_STATUS },
+    storeStatus: { ...STORE_STATUS },
+    collectorStats: { ...COLLECTOR_STATS },
   };
   const deps: ApiDeps = {
     tracerStatus: () => state.tracer,
@@ -195,6 +115,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();
   if (address === null || typeof address === 'string') throw new Error('no TCP address');
+  let closed = false;
 
   return Object.assign(state, {
     app,
@@ -203,11 +124,59 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     cacheWatcher,
     wsBase: `ws://127.0.0.1:${address.port}`,
     async close() {
+      if (closed) return;
+      closed = true;
       await app.close();
-      store.close();
-      fs.rmSync(dir, { recursive: true, force: true });
+      remove();
     },
   });
+}
+
+// ---- a test file's apps and clients ---------------------------------------------
+
+export interface TailTestKit {
+  /** The app the running test started. */
+  readonly app: TestApp;
+  start(options?: TestAppOptions): Promise<TestApp>;
+  /** A client of that app, closed after the test; with `until`, resolves once a message of that type arrived. */
+  connect(query?: string, until?: string): Promise<TailClient>;
+}
+
+/** Apps started and clients connected through it are closed after each test (clients first). */
+export function tailTestKit(): TailTestKit {
+  let current: TestApp | null = null;
+  const clients: TailClient[] = [];
+  afterEach(async () => {
+    for (const c of clients.splice(0)) c.close();
+    await current?.close();
+    current = null;
+  });
+  const kit: TailTestKit = {
+    get app() {
+      if (current === null) throw new Error('no tail app started in this test');
+      return current;
+    },
+    async start(options = {}) {
+      current = await startTestApp(options);
+      return current;
+    },
+    async connect(query = '', until) {
+      const client = await TailClient.connect(kit.app.wsBase, query);
+      clients.push(client);
+      if (until !== undefined) await client.waitFor((m) => m.type === until);
+      return client;
+    },
+  };
+  return kit;
+}
+
+/** tailTestKit with an app started before each test. */
+export function useTailApp(options: TestAppOptions = {}): TailTestKit {
+  const kit = tailTestKit();
+  beforeEach(async () => {
+    await kit.start(options);
+  });
+  return kit;
 }
 
 // ---- a client -----------------------------------------------------------------

@@ -1,27 +1,11 @@
 // The live tail over a real websocket: what a connected client receives as
 // the collector publishes calls, and how its filter (query or message)
 // narrows that.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { finished, makeCall, started, startTestApp, TailClient, type TestApp } from './tail-harness.js';
+import { describe, expect, it } from 'vitest';
+import { finished, makeCall, started, useTailApp } from './tail-harness.js';
 
-let t: TestApp;
-const clients: TailClient[] = [];
-
-beforeEach(async () => {
-  t = await startTestApp();
-});
-
-afterEach(async () => {
-  for (const c of clients.splice(0)) c.close();
-  await t.close();
-});
-
-async function connect(query = ''): Promise<TailClient> {
-  const client = await TailClient.connect(t.wsBase, query);
-  clients.push(client);
-  await client.waitFor((m) => m.type === 'hello');
-  return client;
-}
+const tail = useTailApp();
+const connect = (query = '') => tail.connect(query, 'hello');
 
 describe('a tail client', () => {
   it('is greeted with a hello naming its filter and whether it replays', async () => {
@@ -33,7 +17,7 @@ describe('a tail client', () => {
     const client = await connect();
     const call = makeCall({ exit: 0, durationMs: 87.5 });
 
-    t.collector.emit(started(call));
+    tail.app.collector.emit(started(call));
     const start = await client.waitFor((m) => m.type === 'call.started');
     expect(start.call).toMatchObject({
       id: call.id,
@@ -46,7 +30,7 @@ describe('a tail client', () => {
       ok: null,
     });
 
-    t.collector.emit(finished(call));
+    tail.app.collector.emit(finished(call));
     const end = await client.waitFor((m) => m.type === 'call.finished');
     expect(end.call).toMatchObject({ id: call.id, status: 'finished', exitCode: 0, ok: true, durationMs: 87.5 });
     expect(end.call?.endedAt).toBe(new Date((call.startedAtUs + 87_500) / 1000).toISOString());
@@ -55,7 +39,7 @@ describe('a tail client', () => {
   it('receives a failed call with its non-zero exit code', async () => {
     const client = await connect();
     const call = makeCall({ exit: 11, plugin: 'host-local' });
-    t.collector.emit(started(call), finished(call));
+    tail.app.collector.emit(started(call), finished(call));
     const end = await client.waitFor((m) => m.type === 'call.finished');
     expect(end.call).toMatchObject({ id: call.id, plugin: 'host-local', exitCode: 11, ok: false });
   });
@@ -63,8 +47,8 @@ describe('a tail client', () => {
   it('receives calls in the order the collector published them, across batches', async () => {
     const client = await connect();
     const calls = Array.from({ length: 20 }, (_, i) => makeCall({ at: i * 1000 }));
-    for (const call of calls) t.collector.emit(started(call));
-    t.collector.emit(...calls.map(finished));
+    for (const call of calls) tail.app.collector.emit(started(call));
+    tail.app.collector.emit(...calls.map(finished));
     await client.waitForCount('call.finished', 20);
     expect(client.callLog()).toEqual([...calls.map((c) => `call.started ${c.id}`), ...calls.map((c) => `call.finished ${c.id}`)]);
   });
@@ -74,7 +58,7 @@ describe('a tail client', () => {
     const withVersion = await connect('?includeVersion=true');
     const probe = makeCall({ command: 'VERSION', plugin: 'loopback' });
     const add = makeCall();
-    t.collector.emit(finished(probe), finished(add));
+    tail.app.collector.emit(finished(probe), finished(add));
 
     await withVersion.waitForCount('call.finished', 2);
     await plain.waitForCount('call.finished', 1);
@@ -89,10 +73,10 @@ describe('a tail filter given in the query', () => {
     const other = makeCall({ podName: 'web-0' });
     const mine = makeCall({ podName: 'web-1' });
     const otherNamespace = makeCall({ namespace: 'prod', podName: 'web-1' });
-    t.collector.emit(finished(other), finished(mine), finished(otherNamespace));
+    tail.app.collector.emit(finished(other), finished(mine), finished(otherNamespace));
     // A marker that matches, to know everything before it was seen.
     const marker = makeCall({ podName: 'web-1', command: 'DEL' });
-    t.collector.emit(finished(marker));
+    tail.app.collector.emit(finished(marker));
     await client.waitFor((m) => m.call?.id === marker.id);
     expect(client.callLog()).toEqual([`call.finished ${mine.id}`, `call.finished ${marker.id}`]);
   });
@@ -101,7 +85,7 @@ describe('a tail filter given in the query', () => {
     const client = await connect('?failed=true');
     const ok = makeCall({ exit: 0 });
     const bad = makeCall({ exit: 1 });
-    t.collector.emit(started(ok), started(bad), finished(ok), finished(bad));
+    tail.app.collector.emit(started(ok), started(bad), finished(ok), finished(bad));
     await client.waitFor((m) => m.call?.id === bad.id);
     expect(client.callLog()).toEqual([`call.finished ${bad.id}`]);
   });
@@ -111,7 +95,7 @@ describe('a tail filter given in the query', () => {
     const add = makeCall({ command: 'ADD' });
     const delIpam = makeCall({ command: 'DEL', plugin: 'host-local' });
     const del = makeCall({ command: 'DEL' });
-    t.collector.emit(finished(add), finished(delIpam), finished(del));
+    tail.app.collector.emit(finished(add), finished(delIpam), finished(del));
     await client.waitFor((m) => m.call?.id === del.id);
     expect(client.callLog()).toEqual([`call.finished ${del.id}`]);
   });
@@ -121,7 +105,7 @@ describe('a tail filter given in the query', () => {
     const all = await connect();
     const a = makeCall({ podName: 'web-0' });
     const b = makeCall({ podName: 'web-1' });
-    t.collector.emit(finished(a), finished(b));
+    tail.app.collector.emit(finished(a), finished(b));
     await all.waitForCount('call.finished', 2);
     await filtered.waitFor((m) => m.call?.id === b.id);
     expect(filtered.callLog()).toEqual([`call.finished ${b.id}`]);
@@ -132,7 +116,7 @@ describe('a filter message', () => {
   it('replaces the filter from the next event on and is acknowledged with the new filter', async () => {
     const client = await connect('?pod=web-0');
     const before = makeCall({ podName: 'web-1' });
-    t.collector.emit(finished(before));
+    tail.app.collector.emit(finished(before));
 
     const ack = await client.request({ type: 'filter', pod: 'web-1', command: 'DEL' }, 'filter.updated');
     expect(ack).toEqual({ type: 'filter.updated', filter: { pod: 'web-1', command: 'DEL' } });
@@ -140,7 +124,7 @@ describe('a filter message', () => {
     const add = makeCall({ podName: 'web-1', command: 'ADD' });
     const del = makeCall({ podName: 'web-1', command: 'DEL' });
     const otherPod = makeCall({ podName: 'web-0', command: 'DEL' });
-    t.collector.emit(finished(add), finished(otherPod), finished(del));
+    tail.app.collector.emit(finished(add), finished(otherPod), finished(del));
     await client.waitFor((m) => m.call?.id === del.id);
     expect(client.callLog()).toEqual([`call.finished ${del.id}`]);
   });
@@ -150,12 +134,12 @@ describe('a filter message', () => {
     await client.request({ type: 'filter', failed: true }, 'filter.updated');
     const ok = makeCall();
     const bad = makeCall({ exit: 2 });
-    t.collector.emit(finished(ok), finished(bad));
+    tail.app.collector.emit(finished(ok), finished(bad));
     await client.waitFor((m) => m.call?.id === bad.id);
 
     await client.request({ type: 'filter' }, 'filter.updated');
     const later = makeCall();
-    t.collector.emit(finished(later));
+    tail.app.collector.emit(finished(later));
     await client.waitFor((m) => m.call?.id === later.id);
     expect(client.callLog()).toEqual([`call.finished ${bad.id}`, `call.finished ${later.id}`]);
   });

@@ -1,30 +1,12 @@
 // The tail's protocol at its edges: bad queries, bad messages, oversized
 // frames, pings, plain HTTP requests, dead peers and shutdown. None of them
 // may take the server down or disturb other clients.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { readTailStats } from '../../api/tail/tail-stats.js';
-import { finished, makeCall, startTestApp, TailClient, type TestApp } from './tail-harness.js';
+import { finished, makeCall, tailTestKit, type TailClient, type TestApp } from './tail-harness.js';
 
-let t: TestApp | null = null;
-const clients: TailClient[] = [];
-
-afterEach(async () => {
-  for (const c of clients.splice(0)) c.close();
-  await t?.close();
-  t = null;
-});
-
-async function start(options: Parameters<typeof startTestApp>[0] = {}): Promise<TestApp> {
-  t = await startTestApp(options);
-  return t;
-}
-
-async function connect(app: TestApp, query = ''): Promise<TailClient> {
-  const client = await TailClient.connect(app.wsBase, query);
-  clients.push(client);
-  return client;
-}
+const tail = tailTestKit();
 
 /** Proves the connection still works: a call emitted now arrives. */
 async function stillReceives(app: TestApp, client: TailClient): Promise<void> {
@@ -35,8 +17,8 @@ async function stillReceives(app: TestApp, client: TailClient): Promise<void> {
 
 describe('a bad tail query', () => {
   it('gets an error message naming the field, then close code 4400 with a JSON reason', async () => {
-    const app = await start();
-    const client = await connect(app, '?failed=maybe&namespace=demo');
+    await tail.start();
+    const client = await tail.connect('?failed=maybe&namespace=demo');
     const closed = await client.closed;
     expect(closed.code).toBe(4400);
     expect(JSON.parse(closed.reason)).toEqual({ code: 'bad_request', fields: ['failed'] });
@@ -45,16 +27,16 @@ describe('a bad tail query', () => {
   });
 
   it('names every bad field: an unreadable since and a repeated pod', async () => {
-    const app = await start();
-    const client = await connect(app, '?since=yesterday&pod=a&pod=b');
+    await tail.start();
+    const client = await tail.connect('?since=yesterday&pod=a&pod=b');
     const closed = await client.closed;
     expect(closed.code).toBe(4400);
     expect(JSON.parse(closed.reason).fields.sort()).toEqual(['pod', 'since']);
   });
 
   it('does not count as a connected client', async () => {
-    const app = await start();
-    const client = await connect(app, '?command=');
+    const app = await tail.start();
+    const client = await tail.connect('?command=');
     await client.closed;
     expect(readTailStats(app.app)).toMatchObject({ clients: 0 });
   });
@@ -67,8 +49,8 @@ describe('a bad client message', () => {
     ['a filter field of the wrong type', { type: 'filter', failed: 'yes' }, 'known types', 'failed'],
     ['a misspelt filter field', { type: 'filter', namespce: 'demo' }, 'known types', ''],
   ])('(%s) is answered with a bad_request error and the connection stays open', async (_what, message, text, issuePath) => {
-    const app = await start();
-    const client = await connect(app);
+    const app = await tail.start();
+    const client = await tail.connect();
     await client.waitFor((m) => m.type === 'hello');
     const answer = await client.request(message, 'error');
     expect(answer.error?.code).toBe('bad_request');
@@ -78,8 +60,8 @@ describe('a bad client message', () => {
   });
 
   it('(a binary frame) is answered with an error too', async () => {
-    const app = await start();
-    const client = await connect(app);
+    const app = await tail.start();
+    const client = await tail.connect();
     const from = client.messages.length;
     client.ws.send(Buffer.from('{"type":"ping"}'), { binary: true });
     const answer = await client.waitFor((m) => m.type === 'error', from);
@@ -88,8 +70,8 @@ describe('a bad client message', () => {
   });
 
   it('keeps the filter it had', async () => {
-    const app = await start();
-    const client = await connect(app, '?pod=web-1');
+    const app = await tail.start();
+    const client = await tail.connect('?pod=web-1');
     await client.request({ type: 'filter', pod: 42 }, 'error');
     const other = makeCall({ podName: 'web-0' });
     const mine = makeCall({ podName: 'web-1' });
@@ -101,9 +83,9 @@ describe('a bad client message', () => {
 
 describe('an oversized frame', () => {
   it('closes that connection with 1009 and leaves the server and other clients running', async () => {
-    const app = await start({ tail: { maxPayloadBytes: 1024 } });
-    const bystander = await connect(app);
-    const offender = await connect(app);
+    const app = await tail.start({ tail: { maxPayloadBytes: 1024 } });
+    const bystander = await tail.connect();
+    const offender = await tail.connect();
     await offender.waitFor((m) => m.type === 'hello');
     offender.send({ type: 'filter', pod: 'x'.repeat(2048) });
     expect((await offender.closed).code).toBe(1009);
@@ -113,14 +95,14 @@ describe('an oversized frame', () => {
 
 describe('keeping connections alive', () => {
   it('answers a ping message with a pong', async () => {
-    const app = await start();
-    const client = await connect(app);
+    await tail.start();
+    const client = await tail.connect();
     expect(await client.request({ type: 'ping' }, 'pong')).toEqual({ type: 'pong' });
   });
 
   it('drops a peer that stops answering websocket pings', async () => {
-    const app = await start({ tail: { heartbeatMs: 100 } });
-    const client = await connect(app);
+    const app = await tail.start({ tail: { heartbeatMs: 100 } });
+    const client = await tail.connect();
     await client.waitFor((m) => m.type === 'hello');
     // A vanished peer: the server's pings are never read, so never answered.
     client.rawSocket?.pause();
@@ -130,8 +112,8 @@ describe('keeping connections alive', () => {
   });
 
   it('keeps a peer that answers pings', async () => {
-    const app = await start({ tail: { heartbeatMs: 50 } });
-    const client = await connect(app);
+    const app = await tail.start({ tail: { heartbeatMs: 50 } });
+    const client = await tail.connect();
     await new Promise((resolve) => setTimeout(resolve, 400));
     expect(client.ws.readyState).toBe(WebSocket.OPEN);
     await stillReceives(app, client);
@@ -140,18 +122,17 @@ describe('keeping connections alive', () => {
 
 describe('the tail endpoint', () => {
   it('answers a plain HTTP request with 426 Upgrade Required', async () => {
-    const app = await start();
+    const app = await tail.start();
     const res = await app.app.inject({ method: 'GET', url: '/api/v1/tail' });
     expect(res.statusCode).toBe(426);
     expect(res.json()).toMatchObject({ error: { code: 'upgrade_required' } });
   });
 
   it('closes its clients with 1001 when the server shuts down', async () => {
-    const app = await start();
-    const client = await connect(app);
+    const app = await tail.start();
+    const client = await tail.connect();
     await client.waitFor((m) => m.type === 'hello');
     await app.close();
-    t = null;
     expect(await client.closed).toEqual({ code: 1001, reason: 'server shutting down' });
   });
 });

@@ -1,31 +1,14 @@
 // `?since=`: a client catches up from the store, then goes live, and sees
 // every call exactly once across the handoff, including calls that arrive
 // while the replay is being read.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { CniCall, CollectorEvent } from '../../collector/types.js';
-import { finished, makeCall, started, startTestApp, T0, TailClient, type TestApp, type TestAppOptions } from './tail-harness.js';
+import { finished, makeCall, started, T0, tailTestKit, type TailClient, type TestApp } from './tail-harness.js';
 
-let t: TestApp | null = null;
-const clients: TailClient[] = [];
-
-afterEach(async () => {
-  for (const c of clients.splice(0)) c.close();
-  await t?.close();
-  t = null;
-});
-
-async function start(options: TestAppOptions = {}): Promise<TestApp> {
-  t = await startTestApp(options);
-  return t;
-}
-
+const tail = tailTestKit();
+const start = tail.start;
 /** Connects and waits for the replay to end. */
-async function catchUp(app: TestApp, query: string): Promise<TailClient> {
-  const client = await TailClient.connect(app.wsBase, query);
-  clients.push(client);
-  await client.waitFor((m) => m.type === 'replay.done');
-  return client;
-}
+const catchUp = (query: string) => tail.connect(query, 'replay.done');
 
 const isoUs = (us: number) => new Date(us / 1000).toISOString();
 const log = (...entries: Array<[CollectorEvent['type'] | 'replay.done', CniCall | null]>) =>
@@ -45,7 +28,7 @@ describe('a client connecting with ?since=', () => {
     const running = makeCall({ at: 62_000_000 });
     app.store.writeEvents([finished(before), finished(first), finished(second), started(running)]);
 
-    const client = await catchUp(app, `?since=${encodeURIComponent(isoUs(T0 + 30_000_000))}`);
+    const client = await catchUp(`?since=${encodeURIComponent(isoUs(T0 + 30_000_000))}`);
     expect(client.messages[0]).toMatchObject({ type: 'hello', replay: { since: isoUs(T0 + 30_000_000), limit: 10_000 } });
     expect(client.ofType('replay.done')).toEqual([{ type: 'replay.done', calls: 3, capped: false }]);
     const replayedFirst = client.messages.find((m) => m.call?.id === first.id);
@@ -74,7 +57,7 @@ describe('a client connecting with ?since=', () => {
     const probe = makeCall({ at: 12_000_000, podName: 'web-1', command: 'VERSION' });
     app.store.writeEvents([finished(web0), finished(web1), finished(probe)]);
 
-    const client = await catchUp(app, `?since=${Math.floor(T0 / 1000)}&pod=web-1`);
+    const client = await catchUp(`?since=${Math.floor(T0 / 1000)}&pod=web-1`);
     expect(received(client)).toEqual(log(['call.finished', web1], ['replay.done', null]));
   });
 
@@ -96,7 +79,7 @@ describe('a client connecting with ?since=', () => {
     });
     app.store.writeEvents([finished(stored), started(ending)]);
 
-    const client = await catchUp(app, `?since=${Math.floor(T0 / 1000)}`);
+    const client = await catchUp(`?since=${Math.floor(T0 / 1000)}`);
     app.collector.emit(finished(fresh));
     await client.waitFor((m) => m.type === 'call.finished' && m.call?.id === fresh.id);
     expect(received(client)).toEqual(
@@ -118,7 +101,7 @@ describe('a client connecting with ?since=', () => {
     });
     app.store.writeEvents([started(ending)]);
 
-    const client = await catchUp(app, `?since=${Math.floor(T0 / 1000)}`);
+    const client = await catchUp(`?since=${Math.floor(T0 / 1000)}`);
     await client.waitFor((m) => m.call?.id === fresh.id);
     expect(received(client)).toEqual(log(['call.started', ending], ['replay.done', null], ['call.finished', ending], ['call.started', fresh]));
   });
@@ -127,7 +110,7 @@ describe('a client connecting with ?since=', () => {
     const app = await start();
     const calls = Array.from({ length: 2_345 }, (_, i) => makeCall({ at: i * 1_000, command: i % 2 === 0 ? 'ADD' : 'DEL' }));
     app.store.writeEvents(calls.map(finished));
-    const client = await catchUp(app, `?since=${Math.floor(T0 / 1000)}`);
+    const client = await catchUp(`?since=${Math.floor(T0 / 1000)}`);
     expect(client.ofType('call.finished').map((m) => m.call?.id)).toEqual(calls.map((c) => c.id));
   });
 
@@ -136,7 +119,7 @@ describe('a client connecting with ?since=', () => {
     const calls = Array.from({ length: 8 }, (_, i) => makeCall({ at: i * 1_000_000 }));
     app.store.writeEvents(calls.map(finished));
 
-    const client = await catchUp(app, `?since=${Math.floor(T0 / 1000)}`);
+    const client = await catchUp(`?since=${Math.floor(T0 / 1000)}`);
     expect(client.ofType('call.finished').map((m) => m.call?.id)).toEqual(calls.slice(3).map((c) => c.id));
     const done = client.ofType('replay.done')[0];
     expect(done).toMatchObject({ calls: 5, capped: true });
@@ -145,7 +128,7 @@ describe('a client connecting with ?since=', () => {
 
   it('replays nothing but still goes live when no call matches', async () => {
     const app = await start();
-    const client = await catchUp(app, `?since=${Date.now() + 60_000}`);
+    const client = await catchUp(`?since=${Date.now() + 60_000}`);
     expect(client.ofType('replay.done')).toEqual([{ type: 'replay.done', calls: 0, capped: false }]);
     const call = makeCall();
     app.collector.emit(finished(call));

@@ -46,6 +46,28 @@ describe('redacting JSON payload bytes', () => {
     expect(looksLikeJson(buf('x{}'))).toBe(false);
   });
 
+  it('redacts JSON inside log text line by line: a plugin logging its config in an error message', () => {
+    const log = [
+      'time="2026-11-22T01:02:03Z" level=info msg="setting up"',
+      'failed to set up pod: invalid config {"name":"net","type":"vendor","token":"s3cr3t-a","ipam":{"type":"host-local"}} (retrying)',
+      'an unbalanced " quote on this line must not hide the next one',
+      'E1122 01:02:03 delegate [{"type":"x","auth":{"password":"s3cr3t-b"}}]',
+      'plain text with braces { not json } stays',
+    ].join('\n');
+    const r = defaults(buf(log));
+    expect(text(r)).toBe(
+      [
+        'time="2026-11-22T01:02:03Z" level=info msg="setting up"',
+        'failed to set up pod: invalid config {"name":"net","type":"vendor","token":"[redacted]","ipam":{"type":"host-local"}} (retrying)',
+        'an unbalanced " quote on this line must not hide the next one',
+        'E1122 01:02:03 delegate [{"type":"x","auth":"[redacted]"}]',
+        'plain text with braces { not json } stays',
+      ].join('\n'),
+    );
+    expect(r!.pointers).toEqual(['/token', '/0/auth']);
+    expect(defaults(buf('error: no config {"name":"net","type":"bridge"}\n'))).toBeNull();
+  });
+
   it('leaves the fields of the reference and common plugins alone', () => {
     const configs = [
       { cniVersion: '1.0.0', name: 'n', type: 'bridge', bridge: 'cni0', isGateway: true, isDefaultGateway: true, forceAddress: false, ipMasq: true, mtu: 1500, hairpinMode: true, promiscMode: false, vlan: 0, macspoofchk: true, enabledad: false, ipam: { type: 'host-local', dataDir: '/var/lib/cni/networks', resolvConf: '/etc/resolv.conf', ranges: [[{ subnet: '10.88.0.0/16', rangeStart: '10.88.0.2', rangeEnd: '10.88.0.254', gateway: '10.88.0.1' }]], routes: [{ dst: '0.0.0.0/0' }] } },

@@ -36,7 +36,8 @@ describe('redaction properties', () => {
         const fromValue = valueRedactor(doc);
         const isContainer = typeof doc === 'object' && doc !== null;
         if (!isContainer) {
-          expect(fromBytes).toBeNull();
+          // A scalar is text to the bytes redactor: only JSON-looking parts of it are scanned (see scanLines).
+          if (!/[[{]/.test(bytes.toString('utf8'))) expect(fromBytes).toBeNull();
           return;
         }
         expect(fromBytes === null).toBe(fromValue === null);

@@ -35,6 +35,7 @@ const ALLOWED_FRAGMENTS: Readonly<Record<string, Readonly<Record<string, string>
     FILE_KINDS_SQL: 'the fixed list of file-problem kinds, quoted once at load',
   },
   'cache-reader.ts': {
+    MAX_CACHE_PAGE: 'a numeric constant',
     "where.join(' AND ')": 'fixed conditions with @named parameters (checked below)',
     "where.length ? `WHERE ${where.join(' AND ')}` : ''": 'the same, with WHERE',
   },
