@@ -35,14 +35,18 @@ export interface MemoryReadings {
   readonly tracerAfterQueries: ProcMemory | null;
 }
 
-export interface Report {
-  readonly benchmark: 'api-latency';
+/** What both reports (the full benchmark and --live-only) open with. */
+interface ReportHeader {
   readonly command: string;
   readonly date: string;
   readonly durationSeconds: number;
   readonly machine: Machine;
   readonly options: Record<string, unknown>;
   readonly targets: typeof TARGETS;
+}
+
+export interface Report extends ReportHeader {
+  readonly benchmark: 'api-latency';
   readonly dataset: Omit<DatasetResult, 'pods'> & { readonly podCount: number; readonly samplePods: readonly string[] };
   readonly daemon: { readonly startupSeconds: number; readonly capture: string; readonly finalizeGraceMs: number; readonly healthAtEnd: unknown };
   readonly scenarios: readonly ScenarioInfo[];
@@ -247,14 +251,8 @@ function liveSections(l: LiveResult, b: LiveResult | null, finalizeGraceMs: numb
 }
 
 /** What `api-latency.js --live-only` reports: the live part alone, on an empty store. */
-export interface LiveOnlyReport {
+export interface LiveOnlyReport extends ReportHeader {
   readonly benchmark: 'api-latency-live';
-  readonly command: string;
-  readonly date: string;
-  readonly durationSeconds: number;
-  readonly machine: Machine;
-  readonly options: Record<string, unknown>;
-  readonly targets: typeof TARGETS;
   readonly daemon: {
     readonly startupSeconds: number;
     readonly capture: string;

@@ -65,6 +65,7 @@ import { measureLive, PLUGIN, type LiveResult } from './api-latency-live.js';
 import { liveOnlyMarkdown, liveVerdict, markdown, verdicts, type LiveOnlyReport, type Machine, type MemoryReadings, type Report, type ScenarioInfo, TARGETS } from './api-latency-report.js';
 import { cpuWindow, createQuietGate, procMemory, round } from './api-latency-stats.js';
 import { diagnoseStore } from './api-latency-store.js';
+import { pidExists } from './proc-tree.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const CLI = path.join(ROOT, 'bin/cnirec.js');
@@ -219,22 +220,13 @@ function waitExit(child: ChildProcess, ms: number): Promise<boolean> {
   });
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 async function stopDaemon(d: Daemon): Promise<void> {
   d.child.kill('SIGTERM');
   if (!(await waitExit(d.child, 15_000))) d.child.kill('SIGKILL');
   // Its bpftrace, should the daemon have died without stopping it.
-  if (d.tracerPid !== null && alive(d.tracerPid)) {
+  if (d.tracerPid !== null && pidExists(d.tracerPid)) {
     await sleep(2000);
-    if (alive(d.tracerPid)) process.kill(d.tracerPid, 'SIGKILL');
+    if (pidExists(d.tracerPid)) process.kill(d.tracerPid, 'SIGKILL');
   }
   running = null;
 }
@@ -247,7 +239,7 @@ function emergencyStop(): void {
   } catch {
     /* gone */
   }
-  if (d.tracerPid !== null && alive(d.tracerPid)) process.kill(d.tracerPid, 'SIGKILL');
+  if (d.tracerPid !== null && pidExists(d.tracerPid)) process.kill(d.tracerPid, 'SIGKILL');
 }
 
 // ----------------------------------------------------------------- machine

@@ -27,6 +27,16 @@ export function procStat(pid: number): ProcStat | null {
   }
 }
 
+/** Whether `pid` exists (a zombie too): signal 0 checks without sending anything. */
+export function pidExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export function allPids(): number[] {
   return readdirSync('/proc')
     .filter((n) => /^\d+$/.test(n))

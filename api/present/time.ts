@@ -1,6 +1,6 @@
 /** Store microseconds → the API's ISO strings and milliseconds, shared by every presenter. */
 
-import { iso } from '../schemas/call-summary.js';
+import { isoFromUs as iso } from '../schemas/iso-time.js';
 
 export { iso };
 

@@ -14,6 +14,7 @@ import { startDaemon } from './support/daemon.js';
 import { callsOf, echoCall, FIXTURE_PLUGINS, getJson, health, poll, SLEEPER, type CallDetailBody, type CallSummaryBody } from './support/faults.js';
 import { execPlugin } from './support/plugin-driver.js';
 import { requirePrivilegedSuite } from './support/privileged.js';
+import { pidExists } from '../../bench/proc-tree.js';
 
 const canRun = requirePrivilegedSuite();
 
@@ -26,15 +27,6 @@ function integrity(dbFile: string): string {
     return (db.pragma('integrity_check') as Array<{ integrity_check: string }>).map((r) => r.integrity_check).join('; ');
   } finally {
     db.close();
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
   }
 }
 
@@ -100,7 +92,7 @@ describe.runIf(canRun)('the daemon killed or stopped in the middle of its work',
     bursting = false;
     await Promise.all([...loops, caching]);
     // Its bpftrace dies of the closed pipe at its next line; do not leave it to chance.
-    if (alive(bpftracePid)) process.kill(bpftracePid, 'SIGKILL');
+    if (pidExists(bpftracePid)) process.kill(bpftracePid, 'SIGKILL');
 
     expect(integrity(db)).toBe('ok');
 
@@ -173,7 +165,7 @@ describe.runIf(canRun)('the daemon killed or stopped in the middle of its work',
       // Code 0: it finished within its own 5 s budget (past it, it exits 1 saying so).
       expect(exit).toEqual({ code: 0, signal: null });
       expect(daemon.logs()).not.toMatch(/shutdown took too long/);
-      expect(alive(bpftracePid)).toBe(false);
+      expect(pidExists(bpftracePid)).toBe(false);
       await expect(fetch(`${daemon.url}/healthz`)).rejects.toThrow();
 
       expect(integrity(db)).toBe('ok');
