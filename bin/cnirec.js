@@ -4,7 +4,8 @@
 // on 1M calls (bench/results/api-latency.md). An old generation capped at 192 MiB (the daemon
 // keeps ~20 MiB alive): without a cap, V8 sizes it from the machine's memory and let it grow to
 // ~80 MiB between collections while serving pod stories, which put the daemon over 200 MiB RSS;
-// with it the heap stays near 40 MiB. Keep both flags when starting it as `node bin/cnirec.js`.
+// with it the heap stays near 40 MiB. Start the daemon through this shebang (scripts/up.sh, the
+// systemd unit and the image do), or keep both flags when starting it as `node bin/cnirec.js`.
 // The CLI is compiled to dist/ by `npm run build` (run by `npm ci` through `prepare`).
 import { main } from '../dist/cli/main.js';
 

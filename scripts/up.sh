@@ -13,7 +13,8 @@ if [ -f /run/cnirec.pid ] && kill -0 "$(cat /run/cnirec.pid)" 2>/dev/null; then
   exit 0
 fi
 
-nohup node bin/cnirec.js run --listen "$listen" "$@" >>/var/log/cnirec.log 2>&1 &
+# Through its shebang, which carries the daemon's V8 heap flags (see bin/cnirec.js).
+nohup ./bin/cnirec.js run --listen "$listen" "$@" >>/var/log/cnirec.log 2>&1 &
 echo $! >/run/cnirec.pid
 
 for _ in $(seq 1 120); do
