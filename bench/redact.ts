@@ -28,7 +28,7 @@ const cases: Array<[string, Buffer]> = [
   ['stdin: conf with prevResult (no secret)', Buffer.from(JSON.stringify(conf))],
   ['stdin: the same with a k8s_auth_token', Buffer.from(JSON.stringify(withSecret))],
   ['stdout: result', Buffer.from(JSON.stringify(result))],
-  ['stderr: plain text (not scanned)', Buffer.from('time="2026-11-21T21:00:00Z" level=info msg="Calico CNI IPAM assigned addresses IPv4=[10.244.1.5/24]"\n'.repeat(4))],
+  ['stderr: log text (scanned line by line for JSON)', Buffer.from('time="2026-11-21T21:00:00Z" level=info msg="Calico CNI IPAM assigned addresses IPv4=[10.244.1.5/24]"\n'.repeat(4))],
   ['helper stdout: 1 MiB JSON (no secret)', Buffer.from(JSON.stringify(big))],
 ];
 
