@@ -181,7 +181,7 @@ export function markdown(r: Report): string {
     "Each scenario's queries again, straight against the store in the benchmark process (a second, read-only connection to the daemon's file, no HTTP), " +
       'in three cumulative steps: **store** = the store call(s) alone (SQLite + row decoding); **+ JSON** = plus the route\'s mapping ' +
       '(summaryFromStored / buildPodStory / presentCallDetail) and `JSON.stringify`; **+ route** = the mapping plus the serializer the route ' +
-      'really runs instead of that `JSON.stringify` (plain `JSON.stringify` for lists, `serializePodStory` for the pod story, ' +
+      'really runs instead of that `JSON.stringify` (plain `JSON.stringify` for lists, `encodePodStory` for the pod story, ' +
       "fastify-type-provider-zod's zod encode + `JSON.stringify` for the call detail), i.e. everything the route does before the reply leaves. " +
       'HTTP minus "+ route" is fastify, loopback and the client, whose floor is `/healthz`. The plan is SQLite\'s `EXPLAIN QUERY PLAN` for the statements the store runs. ' +
       `Others' CPU during this phase: ${Math.round(r.storeCpu.foreign * 100)}%.`,

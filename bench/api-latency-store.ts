@@ -8,7 +8,7 @@
  *   json     + the route's mapping (summaryFromStored, buildPodStory,
  *            presentCallDetail) and JSON.stringify
  *   route    + the route's own serializer instead of JSON.stringify: plain
- *            JSON.stringify for lists, serializePodStory for the pod story,
+ *            JSON.stringify for lists, encodePodStory for the pod story,
  *            fastify-type-provider-zod's zod encode + JSON.stringify for
  *            the call detail (each body is also checked against its
  *            response schema in the untimed warm-up)
@@ -21,7 +21,7 @@
 import BetterSqlite3 from 'better-sqlite3';
 import { z } from 'zod';
 import { presentCallDetail } from '../api/present/call-detail.js';
-import { serializePodStory } from '../api/present/fast-json.js';
+import { encodePodStory } from '../api/present/fast-json.js';
 import { buildPodStory } from '../api/present/pod-story.js';
 import { callDetailSchema } from '../api/schemas/call-detail.js';
 import { callPageSchema } from '../api/schemas/call-list.js';
@@ -67,7 +67,7 @@ interface Probe {
   /** The response schema the body must fit (checked in the untimed warm-up). */
   readonly schema: z.ZodType | null;
   /** What the route's serializer does with the body. */
-  readonly serialize: ((body: unknown) => string) | null;
+  readonly serialize: ((body: unknown) => string | Buffer) | null;
   /** The queries of one iteration, run in order (paging: one per page). */
   iteration(): Query[];
   plans(): Record<string, string[]>;
@@ -127,7 +127,7 @@ export function diagnoseStore(
         // What the route runs: the pod's call graph (a few set queries), the trees, the story's serializer.
         scenario: 'pod',
         schema: podStorySchema,
-        serialize: (body) => serializePodStory(body as PodStory),
+        serialize: (body) => encodePodStory(body as PodStory),
         iteration: () => {
           const p = pick(ctx.pods);
           return [

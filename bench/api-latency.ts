@@ -177,7 +177,7 @@ async function startDaemon(dbFile: string): Promise<Daemon> {
   // Retention off: the data set is dated when it was built, and deleting its older days mid-run would
   // measure the deletes (and page through a shrinking table) instead of the queries.
   const args = [CLI, 'run', '--db', dbFile, '--listen', '127.0.0.1:0', '--capture', 'full', '--log-level', 'info', '--retention-max-age', '0', '--retention-max-db-size', '0'];
-  const child = spawn(process.execPath, ['--max-semi-space-size=4', '--max-old-space-size=192', ...args], {
+  const child = spawn(process.execPath, ['--max-old-space-size=192', ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

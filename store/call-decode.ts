@@ -73,6 +73,25 @@ export function summaryRowFromRaw(a: readonly unknown[]): SummaryRow {
 /** Summaries from a statement over SUMMARY_COLUMNS prepared with `.raw(true)`. */
 export const summariesFromRaw = (rows: readonly unknown[][]): StoredCallSummary[] => rows.map((r) => toSummary(summaryRowFromRaw(r)));
 
+/** What a row of SUMMARY_COLUMNS is called in a subquery over it: each column's alias or name. */
+const SUMMARY_NAMES = SUMMARY_COLUMNS.split(',').map((c) => c.trim().replace(/^.* AS /, ''));
+
+/**
+ * A whole set of summaries as one JSON text: `inner` is a SELECT of
+ * SUMMARY_COLUMNS, the result one row holding a JSON array of row arrays
+ * (in SUMMARY_COLUMNS order, as `.raw(true)` gives them) ordered by
+ * `orderBy`. For sets of hundreds of rows scattered over the file (a pod's
+ * calls): better-sqlite3 makes every column value a JS value through V8's
+ * API, ~40 per row, and one JSON.parse of the same values was ~30% faster
+ * (bench/README.md, "Pod story"). Integers stay exact: no column holds one
+ * past 2^53.
+ */
+export const summariesAsJsonSql = (inner: string, orderBy: string): string =>
+  `SELECT json_group_array(json_array(${SUMMARY_NAMES.join(', ')}) ORDER BY ${orderBy}) FROM (${inner})`;
+
+/** Summaries from the one value a summariesAsJsonSql statement returns. */
+export const summariesFromJson = (json: string): StoredCallSummary[] => summariesFromRaw(JSON.parse(json) as unknown[][]);
+
 export const FULL_COLUMNS = `${SUMMARY_COLUMNS}, cni_args, argv_json, env_json, stdin, stdout, stderr, redactions_json`;
 
 export const HELPER_SELECT_COLUMNS = `seq, pid, ppid, path, started_at_us, ended_at_us, exit_code, signal, core_dumped,

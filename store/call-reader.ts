@@ -15,7 +15,6 @@ import type { CallFilter, CallPage, PodCallGraph, StoredCall, StoredCallSummary 
 export interface CallReader {
   getCall(id: string): StoredCall | null;
   listCalls(filter: CallFilter, limit: number, cursor?: string | null): CallPage;
-  listPodCalls(namespace: string, name: string): StoredCallSummary[];
   podCallGraph(namespace: string, name: string): PodCallGraph;
   childrenOf(id: string): StoredCallSummary[];
   countCalls(): number;
@@ -83,7 +82,6 @@ export function createCallReader(db: Database): CallReader {
       return { items, nextCursor: more && last ? encodeCursor({ startedAtUs: last.startedAtUs, id: last.id }) : null };
     },
 
-    listPodCalls: (namespace, name) => pods.listPodCalls(namespace, name),
     podCallGraph: (namespace, name) => pods.podCallGraph(namespace, name),
     childrenOf: (id) => summariesFromRaw(children.all(id)),
     countCalls: () => count.get()?.n ?? 0,

@@ -29,7 +29,6 @@ export function createCallStore(db: Database): CallStore {
     listTracerEvents: (limit) => tracer.listTracerEvents(limit),
     getCall: (id) => reader.getCall(id),
     listCalls: (filter, limit, cursor) => reader.listCalls(filter, limit, cursor),
-    listPodCalls: (namespace, name) => reader.listPodCalls(namespace, name),
     podCallGraph: (namespace, name) => reader.podCallGraph(namespace, name),
     childrenOf: (id) => reader.childrenOf(id),
     countCalls: () => reader.countCalls(),

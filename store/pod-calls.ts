@@ -7,38 +7,50 @@
  */
 
 import type { Database } from 'better-sqlite3';
-import { HELPER_SUMMARY_COLUMNS, SUMMARY_COLUMNS, summariesFromRaw, toHelperSummary } from './call-decode.js';
+import { HELPER_SUMMARY_COLUMNS, SUMMARY_COLUMNS, summariesAsJsonSql, summariesFromJson, toHelperSummary } from './call-decode.js';
 import type { HelperSummaryRow } from './call-decode.js';
 import type { PodCallGraph, StoredCallSummary, StoredHelperSummary } from './types.js';
 
-/** A pod normally has a handful of calls; the cap only guards against a runaway CHECK loop. */
+/**
+ * A pod normally has a handful of calls; the cap guards against a runaway
+ * ADD/DEL loop. Past it the newest calls are kept, as they are the ones
+ * being debugged, and the graph says it was truncated.
+ */
 export const MAX_POD_CALLS = 10_000;
 /** Real delegation is two or three levels deep (bridge → host-local); this only stops a corrupt parent chain. */
 export const MAX_DELEGATION_DEPTH = 16;
 
 /** The statements, exported for the query-plan tests. Each takes ids as a JSON array (json_each): one query per set. */
 export const POD_GRAPH_SQL = {
-  podCalls: `SELECT ${SUMMARY_COLUMNS} FROM calls WHERE pod_namespace = ? AND pod_name = ? ORDER BY started_at_us, id LIMIT ${MAX_POD_CALLS}`,
+  // Both read as one JSON text (see summariesAsJsonSql): a pod's calls are scattered over the file.
+  podCalls: summariesAsJsonSql(
+    // Newest first along calls_by_pod, one more than the cap to tell whether older ones were left out.
+    `SELECT ${SUMMARY_COLUMNS} FROM calls WHERE pod_namespace = ? AND pod_name = ? ORDER BY started_at_us DESC, id DESC LIMIT ${MAX_POD_CALLS + 1}`,
+    'started_at_us, id',
+  ),
   // Ids only: calls_by_parent covers them, and most children are the pod's own calls, already read.
-  childIds: 'SELECT id FROM calls WHERE parent_id IN (SELECT value FROM json_each(?)) ORDER BY started_at_us, id',
-  byIds: `SELECT ${SUMMARY_COLUMNS} FROM calls WHERE id IN (SELECT value FROM json_each(?)) ORDER BY started_at_us, id`,
+  // Unordered: only which ids are new matters, and those are read (and sorted) by byIds.
+  childIds: 'SELECT id FROM calls WHERE parent_id IN (SELECT value FROM json_each(?))',
+  byIds: summariesAsJsonSql(`SELECT ${SUMMARY_COLUMNS} FROM calls WHERE id IN (SELECT value FROM json_each(?))`, 'started_at_us, id'),
   helpers: `SELECT call_id, ${HELPER_SUMMARY_COLUMNS} FROM helpers WHERE call_id IN (SELECT value FROM json_each(?)) ORDER BY call_id, seq`,
 } as const;
 
 export interface PodCallReader {
-  listPodCalls(namespace: string, name: string): StoredCallSummary[];
   podCallGraph(namespace: string, name: string): PodCallGraph;
 }
 
 export function createPodCallReader(db: Database): PodCallReader {
-  const podCalls = db.prepare<[string, string], unknown[]>(POD_GRAPH_SQL.podCalls).raw(true);
+  const podCalls = db.prepare<[string, string], string>(POD_GRAPH_SQL.podCalls).pluck();
   const childIds = db.prepare<[string], { id: string }>(POD_GRAPH_SQL.childIds);
-  const byIds = db.prepare<[string], unknown[]>(POD_GRAPH_SQL.byIds).raw(true);
+  const byIds = db.prepare<[string], string>(POD_GRAPH_SQL.byIds).pluck();
   const helpers = db.prepare<[string], HelperSummaryRow>(POD_GRAPH_SQL.helpers);
 
   // One snapshot: a call finishing meanwhile cannot show up with another call's view of its children.
   const readGraph = db.transaction((namespace: string, name: string): PodCallGraph => {
-    const calls = summariesFromRaw(podCalls.all(namespace, name));
+    const newest = summariesFromJson(podCalls.get(namespace, name) ?? '[]');
+    // Oldest first: the one past the cap, if any, is the first.
+    const truncated = newest.length > MAX_POD_CALLS;
+    const calls = truncated ? newest.slice(1) : newest;
     const known = new Set(calls.map((c) => c.id));
     const delegated: StoredCallSummary[] = [];
     let level = calls.map((c) => c.id);
@@ -46,7 +58,7 @@ export function createPodCallReader(db: Database): PodCallReader {
       const next = childIds.all(JSON.stringify(level)).map((r) => r.id);
       const unseen = next.filter((id) => !known.has(id));
       for (const id of unseen) known.add(id);
-      if (unseen.length > 0) delegated.push(...summariesFromRaw(byIds.all(JSON.stringify(unseen))));
+      if (unseen.length > 0) delegated.push(...summariesFromJson(byIds.get(JSON.stringify(unseen)) ?? '[]'));
       // Only new calls can have children not asked for yet.
       level = unseen;
     }
@@ -58,11 +70,10 @@ export function createPodCallReader(db: Database): PodCallReader {
       if (list) list.push(h);
       else byCall.set(row.call_id, [h]);
     }
-    return { calls, delegated, helpers: byCall };
+    return { calls, delegated, helpers: byCall, truncated };
   });
 
   return {
-    listPodCalls: (namespace, name) => summariesFromRaw(podCalls.all(namespace, name)),
     podCallGraph: (namespace, name) => readGraph(namespace, name),
   };
 }

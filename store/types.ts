@@ -78,6 +78,8 @@ export interface PodCallGraph {
   readonly delegated: StoredCallSummary[];
   /** Helper processes of all of the above by call id, in order; calls without helpers are absent. */
   readonly helpers: ReadonlyMap<string, StoredHelperSummary[]>;
+  /** The pod has more calls than MAX_POD_CALLS: only the newest are in `calls`. */
+  readonly truncated: boolean;
 }
 
 export interface StoredCall extends Omit<StoredCallSummary, 'stdin' | 'stdout' | 'stderr'> {
@@ -138,8 +140,6 @@ export interface CallStore {
   markRunningAsIncomplete(reason: string): number;
   getCall(id: string): StoredCall | null;
   listCalls(filter: CallFilter, limit: number, cursor?: string | null): CallPage;
-  /** Every call for one pod, oldest first (its ADD, CHECKs, DEL and their delegated calls). */
-  listPodCalls(namespace: string, name: string): StoredCallSummary[];
   /** The pod's calls, everything they delegated to and their helpers, without payloads: a few queries in all. */
   podCallGraph(namespace: string, name: string): PodCallGraph;
   /** Calls delegated by `id` (host-local under bridge…), oldest first. */

@@ -63,6 +63,7 @@ export function buildPodStory(reader: PodStoryReader, namespace: string, name: s
     calls: trees,
     sandboxes: groupBySandbox(trees, cache ? (id) => cache.entriesForContainer(id).map((e) => presentCacheEntry(e)) : undefined),
     totals: totalsByCommand(trees),
+    truncated: graph.truncated,
   };
 }
 

@@ -56,6 +56,11 @@ export const podStorySchema = component(
     calls: z.array(callTreeSchema).describe('Top-level calls (made by the runtime), oldest first'),
     sandboxes: z.array(sandboxSchema).describe('The same calls grouped by sandbox, in order of their first call'),
     totals: totalsSchema,
+    truncated: z
+      .boolean()
+      .describe(
+        'True when the pod has more than 10,000 calls (a runaway ADD/DEL loop): the story keeps the newest 10,000; GET /api/v1/calls?namespace=&pod= pages through all of them',
+      ),
   }),
 );
 

@@ -9,6 +9,7 @@ import type { CapturedStream, CniCall, CollectorEvent, HelperProcess } from '../
 import { createCallStore, createStoreListener } from '../../store/call-store.js';
 import { StoreError } from '../../store/errors.js';
 import { openDatabase, type Database } from '../../store/open-database.js';
+import { MAX_POD_CALLS } from '../../store/pod-calls.js';
 import type { CallFilter, CallStore } from '../../store/types.js';
 
 // ---- fixtures ---------------------------------------------------------------
@@ -299,8 +300,10 @@ describe('listing calls', () => {
     expect(store.listCalls(filter, 100).items.map((c) => c.id)).toEqual(ids(...expected));
   });
 
-  it('lists a pod’s calls oldest first', () => {
-    expect(store.listPodCalls('web', 'nginx').map((c) => c.id)).toEqual(ids('add', 'ipam', 'del'));
+  it('reads a pod’s calls oldest first', () => {
+    const graph = store.podCallGraph('web', 'nginx');
+    expect(graph.calls.map((c) => c.id)).toEqual(ids('add', 'ipam', 'del'));
+    expect(graph.truncated).toBe(false);
   });
 
   it('lists the calls a call delegated to', () => {
@@ -329,7 +332,35 @@ describe('listing calls', () => {
     ]);
     // The summaries are the same as the list's, field for field.
     expect(graph.calls[0]).toEqual(store.listCalls({ namespace: 'web', pod: 'nginx' }, 10).items.at(-1));
-    expect(store.podCallGraph('web', 'nobody')).toEqual({ calls: [], delegated: [], helpers: new Map() });
+    expect(store.podCallGraph('web', 'nobody')).toEqual({ calls: [], delegated: [], helpers: new Map(), truncated: false });
+  });
+
+  it('reads a pod’s calls through SQLite’s JSON exactly as row by row, awkward text, nulls and running calls included', () => {
+    // The pod graph reads its rows as one JSON text (summariesAsJsonSql); the lists read them value by value.
+    const odd = 'quote " backslash \\ newline \n tab \t nul-ish \u0001 é 漢 🚀 </script>';
+    const weird = [
+      makeCall({ at: 30_000, ns: 'odd', podName: 'p', uid: odd, containerId: odd, ifname: odd, netns: null, traceParent: odd, durationUs: 2 ** 40 }),
+      asStarted(makeCall({ at: 30_100, ns: 'odd', podName: 'p', command: null, containerId: null })),
+      makeCall({ at: 30_200, ns: 'odd', podName: 'p', status: 'incomplete', incompleteReason: odd, outcome: null, parentProcess: { pid: 7, comm: odd, exe: odd } }),
+      makeCall({ at: 30_300, ns: 'odd', podName: 'p', killedBy: 9, startedAtUs: 2 ** 52 }),
+    ];
+    store.writeEvents(weird.map((c) => (c.status === 'running' ? { type: 'call.started', call: c } : finished(c))));
+    const viaJson = store.podCallGraph('odd', 'p').calls;
+    const rowByRow = store.listCalls({ namespace: 'odd', pod: 'p' }, 10).items.reverse();
+    expect(viaJson.map((c) => c.id)).toEqual(weird.map((c) => c.id));
+    expect(viaJson).toEqual(rowByRow);
+    expect(viaJson[0]!.containerId).toBe(odd);
+    expect(viaJson[3]!.startedAtUs).toBe(2 ** 52);
+  });
+
+  it('keeps the newest calls of a runaway pod past the cap, and says it left the oldest out', () => {
+    const loop = Array.from({ length: MAX_POD_CALLS + 3 }, (_, i) => makeCall({ at: 100_000 + i * 10, ns: 'loop', podName: 'del-loop', command: 'DEL', exit: 1 }));
+    store.writeEvents(loop.map(finished));
+    const graph = store.podCallGraph('loop', 'del-loop');
+    expect(graph.truncated).toBe(true);
+    expect(graph.calls).toHaveLength(MAX_POD_CALLS);
+    expect(graph.calls[0]!.id).toBe(loop[3]!.id);
+    expect(graph.calls.at(-1)!.id).toBe(loop.at(-1)!.id);
   });
 
   it('stops at a parent cycle instead of looping', () => {

@@ -1,7 +1,8 @@
-// The time a pod spent in each command, and how its calls group into sandboxes.
+// The time a pod spent in each command, how its calls group into sandboxes, and the story's bytes.
 import { describe, expect, it } from 'vitest';
+import { encodePodStory } from '../../api/present/fast-json.js';
 import { groupBySandbox, totalsByCommand } from '../../api/present/pod-story.js';
-import type { CallTree } from '../../api/schemas/pod-story.js';
+import type { CallTree, PodStory } from '../../api/schemas/pod-story.js';
 
 describe('totals by command', () => {
   it('sums durations per command without floating-point dust', () => {
@@ -29,5 +30,35 @@ describe('sandboxes', () => {
       ['s2', 't2', ['b'], 'uid-s2'],
       [null, 't4', ['d'], 'uid-null'],
     ]);
+  });
+});
+
+describe('the story as bytes', () => {
+  const tree = (id: string, containerId: string | null, children: CallTree[] = []): CallTree =>
+    ({ id, containerId, startedAt: `t-${id}`, command: 'ADD', durationMs: 1, pod: null, netns: 'ünï "q" \\ 🚀\n', children, helpers: [] }) as unknown as CallTree;
+
+  // The trees come last in each object; otherwise the same bytes as JSON.stringify.
+  const same = (story: PodStory) => {
+    const bytes = encodePodStory(story);
+    expect(JSON.parse(bytes.toString('utf8'))).toEqual(story);
+    expect(bytes.length).toBe(Buffer.byteLength(JSON.stringify(story)));
+  };
+
+  it('is the story’s JSON, though each tree is encoded once for both places it appears', () => {
+    const trees = [tree('a', 's1', [tree('a1', 's1')]), tree('b', 's2'), tree('c', 's1')];
+    const story: PodStory = {
+      pod: { namespace: 'démo', name: 'web-0', uid: null, uids: [] },
+      calls: trees,
+      sandboxes: groupBySandbox(trees),
+      totals: totalsByCommand(trees),
+      truncated: false,
+    };
+    same(story);
+  });
+
+  it('keeps fields added to the story and its sandboxes, and empty lists', () => {
+    const story = { pod: { namespace: 'n', name: 'p', uid: null, uids: [] }, calls: [], sandboxes: [], totals: {}, truncated: true, extra: { x: 1 } } as PodStory;
+    same(story);
+    same({ calls: [], sandboxes: [{ calls: [] }, { calls: [] }] } as unknown as PodStory);
   });
 });

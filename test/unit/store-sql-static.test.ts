@@ -39,6 +39,11 @@ const ALLOWED_FRAGMENTS: Readonly<Record<string, Readonly<Record<string, string>
     "where.join(' AND ')": 'fixed conditions with @named parameters (checked below)',
     "where.length ? `WHERE ${where.join(' AND ')}` : ''": 'the same, with WHERE',
   },
+  'call-decode.ts': {
+    "SUMMARY_NAMES.join(', ')": 'the constant SUMMARY_COLUMNS names',
+    inner: 'a SELECT its callers in store/ write as a checked template (pod-calls.ts)',
+    orderBy: 'a constant ORDER BY list from those callers',
+  },
   'call-filter-sql.ts': {
     column: 'a column name from the constant EQUALS table',
   },
@@ -64,7 +69,7 @@ const ALLOWED_FRAGMENTS: Readonly<Record<string, Readonly<Record<string, string>
   'pod-calls.ts': {
     SUMMARY_COLUMNS: 'a constant column list',
     HELPER_SUMMARY_COLUMNS: 'a constant column list',
-    MAX_POD_CALLS: 'a numeric constant',
+    'MAX_POD_CALLS + 1': 'a numeric constant',
   },
   'retention-prune.ts': {
     TREE: 'a constant recursive CTE, its root bound to ?',
