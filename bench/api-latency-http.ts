@@ -14,8 +14,15 @@ import http from 'node:http';
 import type { PodName } from './api-latency-data.js';
 import { cpuWindow, distribution, round, type CpuShare, type Distribution, type ProcMemory } from './api-latency-stats.js';
 
+/** One pod of a name: each sandbox in the data set is a new pod with its own UID, as when a StatefulSet pod is recreated. */
+export interface PodIncarnation extends PodName {
+  readonly uid: string;
+}
+
 export interface ScenarioContext {
   readonly pods: readonly PodName[];
+  /** Pods by UID, sampled from random calls. */
+  readonly podUids: readonly PodIncarnation[];
   readonly callIds: readonly string[];
   /** Start of the data set's week and its end ("now" for the data), µs since the epoch. */
   readonly firstUs: number;
@@ -55,7 +62,11 @@ export function scenarios(ctx: ScenarioContext): Scenario[] {
     },
   });
   return [
-    one('pod', 'GET /api/v1/pods/:ns/:name', '/api/v1/pods/<random pod>', (rnd) => podPath(pick(ctx.pods, rnd))),
+    one('pod', 'GET /api/v1/pods/:ns/:name', '/api/v1/pods/<random pod> (its name\'s whole week, ~300 calls)', (rnd) => podPath(pick(ctx.pods, rnd))),
+    one('pod-uid', 'GET /api/v1/pods/:ns/:name', '/api/v1/pods/<random pod>?podUid=<one of its UIDs> (one pod, ~4 calls)', (rnd) => {
+      const p = pick(ctx.podUids, rnd);
+      return `${podPath(p)}?podUid=${encodeURIComponent(p.uid)}`;
+    }),
     one('calls-by-pod', 'GET /api/v1/calls', '?namespace=<ns>&pod=<random pod>', (rnd) => {
       const p = pick(ctx.pods, rnd);
       return `/api/v1/calls?namespace=${encodeURIComponent(p.namespace)}&pod=${encodeURIComponent(p.name)}`;

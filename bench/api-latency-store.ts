@@ -148,6 +148,24 @@ export function diagnoseStore(
         },
       },
       {
+        scenario: 'pod-uid',
+        schema: podStorySchema,
+        serialize: (body) => encodePodStory(body as PodStory),
+        iteration: () => {
+          const p = pick(ctx.podUids);
+          return [
+            () => {
+              const graph = store.podCallGraph(p.namespace, p.name, p.uid);
+              return { rows: graph.calls.length + graph.delegated.length, body: () => buildPodStory({ podCallGraph: () => graph }, p.namespace, p.name, p.uid) };
+            },
+          ];
+        },
+        plans: () => {
+          const p = ctx.podUids[0]!;
+          return { podCallsOfUid: explain(POD_GRAPH_SQL.podCallsOfUid, [p.uid, p.namespace, p.name]) };
+        },
+      },
+      {
         scenario: 'calls-by-pod',
         schema: callPageSchema,
         serialize: plainJson,

@@ -60,7 +60,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { DEFAULT_PAGE_SIZE } from '../api/schemas/call-query.js';
 import { settings } from '../cli/config.js';
 import { copyDataset, DATASET_CALLS, ensureDataset, seededRandom } from './api-latency-data.js';
-import { HEALTHZ_SCENARIO, RouteMissingError, runLoad, scenarios as restScenarios, type LoadResult, type Scenario, type ScenarioContext } from './api-latency-http.js';
+import { HEALTHZ_SCENARIO, RouteMissingError, runLoad, scenarios as restScenarios, type LoadResult, type PodIncarnation, type Scenario, type ScenarioContext } from './api-latency-http.js';
 import { measureLive, PLUGIN, type LiveResult } from './api-latency-live.js';
 import { liveOnlyMarkdown, liveVerdict, markdown, verdicts, type LiveOnlyReport, type Machine, type MemoryReadings, type Report, type ScenarioInfo, TARGETS } from './api-latency-report.js';
 import { cpuWindow, createQuietGate, procMemory, round } from './api-latency-stats.js';
@@ -278,6 +278,25 @@ function sampleCallIds(dbFile: string, n: number, rnd: () => number): string[] {
   }
 }
 
+/** Pods by UID, from random calls that carry one (VERSION probes do not). */
+function samplePodUids(dbFile: string, n: number, rnd: () => number): PodIncarnation[] {
+  const db = new BetterSqlite3(dbFile, { readonly: true, fileMustExist: true });
+  try {
+    const max = (db.prepare('SELECT max(rowid) AS m FROM calls').get() as { m: number }).m;
+    const byRowid = db.prepare<[number], { namespace: string; name: string; uid: string }>(
+      'SELECT pod_namespace AS namespace, pod_name AS name, pod_uid AS uid FROM calls WHERE rowid = ? AND pod_uid IS NOT NULL',
+    );
+    const pods: PodIncarnation[] = [];
+    while (pods.length < n) {
+      const row = byRowid.get(1 + Math.floor(rnd() * max));
+      if (row) pods.push(row);
+    }
+    return pods;
+  } finally {
+    db.close();
+  }
+}
+
 /** exec → websocket on an otherwise idle node, then (unless --busy-execs 0) with other CNI activity meanwhile. */
 async function measureLiveParts(url: string, opts: Options, ourPids: () => number[]): Promise<{ live: LiveResult; liveBusy: LiveResult | null }> {
   progress(`exec → websocket: ${opts.liveExecs} × ${PLUGIN} ADD`);
@@ -375,6 +394,7 @@ async function main(): Promise<void> {
     const ctx: ScenarioContext = {
       pods: dataset.pods,
       callIds: sampleCallIds(dbFile, 2_000, seededRandom(7)),
+      podUids: samplePodUids(dbFile, 2_000, seededRandom(11)),
       firstUs: dataset.firstStartedAtUs,
       lastUs: dataset.lastStartedAtUs,
     };

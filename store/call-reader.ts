@@ -15,7 +15,7 @@ import type { CallFilter, CallPage, PodCallGraph, StoredCall, StoredCallSummary 
 export interface CallReader {
   getCall(id: string): StoredCall | null;
   listCalls(filter: CallFilter, limit: number, cursor?: string | null): CallPage;
-  podCallGraph(namespace: string, name: string): PodCallGraph;
+  podCallGraph(namespace: string, name: string, podUid?: string): PodCallGraph;
   childrenOf(id: string): StoredCallSummary[];
   countCalls(): number;
 }
@@ -82,7 +82,7 @@ export function createCallReader(db: Database): CallReader {
       return { items, nextCursor: more && last ? encodeCursor({ startedAtUs: last.startedAtUs, id: last.id }) : null };
     },
 
-    podCallGraph: (namespace, name) => pods.podCallGraph(namespace, name),
+    podCallGraph: (namespace, name, podUid) => pods.podCallGraph(namespace, name, podUid),
     childrenOf: (id) => summariesFromRaw(children.all(id)),
     countCalls: () => count.get()?.n ?? 0,
   };

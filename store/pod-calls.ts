@@ -28,6 +28,11 @@ export const POD_GRAPH_SQL = {
     `SELECT ${SUMMARY_COLUMNS} FROM calls WHERE pod_namespace = ? AND pod_name = ? ORDER BY started_at_us DESC, id DESC LIMIT ${MAX_POD_CALLS + 1}`,
     'started_at_us, id',
   ),
+  // One pod of a reused name (its K8S_POD_UID): along calls_by_pod_uid, not through the name's whole history.
+  podCallsOfUid: summariesAsJsonSql(
+    `SELECT ${SUMMARY_COLUMNS} FROM calls WHERE pod_uid = ? AND pod_namespace = ? AND pod_name = ? ORDER BY started_at_us DESC, id DESC LIMIT ${MAX_POD_CALLS + 1}`,
+    'started_at_us, id',
+  ),
   // Ids only: calls_by_parent covers them, and most children are the pod's own calls, already read.
   // Unordered: only which ids are new matters, and those are read (and sorted) by byIds.
   childIds: 'SELECT id FROM calls WHERE parent_id IN (SELECT value FROM json_each(?))',
@@ -36,18 +41,21 @@ export const POD_GRAPH_SQL = {
 } as const;
 
 export interface PodCallReader {
-  podCallGraph(namespace: string, name: string): PodCallGraph;
+  /** With `podUid`, only the calls of that pod (a name reused by several pods has one UID each). */
+  podCallGraph(namespace: string, name: string, podUid?: string): PodCallGraph;
 }
 
 export function createPodCallReader(db: Database): PodCallReader {
   const podCalls = db.prepare<[string, string], string>(POD_GRAPH_SQL.podCalls).pluck();
+  const podCallsOfUid = db.prepare<[string, string, string], string>(POD_GRAPH_SQL.podCallsOfUid).pluck();
   const childIds = db.prepare<[string], { id: string }>(POD_GRAPH_SQL.childIds);
   const byIds = db.prepare<[string], string>(POD_GRAPH_SQL.byIds).pluck();
   const helpers = db.prepare<[string], HelperSummaryRow>(POD_GRAPH_SQL.helpers);
 
   // One snapshot: a call finishing meanwhile cannot show up with another call's view of its children.
-  const readGraph = db.transaction((namespace: string, name: string): PodCallGraph => {
-    const newest = summariesFromJson(podCalls.get(namespace, name) ?? '[]');
+  const readGraph = db.transaction((namespace: string, name: string, podUid: string | undefined): PodCallGraph => {
+    const json = podUid === undefined ? podCalls.get(namespace, name) : podCallsOfUid.get(podUid, namespace, name);
+    const newest = summariesFromJson(json ?? '[]');
     // Oldest first: the one past the cap, if any, is the first.
     const truncated = newest.length > MAX_POD_CALLS;
     const calls = truncated ? newest.slice(1) : newest;
@@ -74,6 +82,6 @@ export function createPodCallReader(db: Database): PodCallReader {
   });
 
   return {
-    podCallGraph: (namespace, name) => readGraph(namespace, name),
+    podCallGraph: (namespace, name, podUid) => readGraph(namespace, name, podUid),
   };
 }

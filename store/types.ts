@@ -72,7 +72,7 @@ export interface StoredHelperSummary extends Omit<StoredHelper, 'stdout' | 'stde
 
 /** What a pod's story is built from, read in one snapshot. */
 export interface PodCallGraph {
-  /** The pod's own calls (its K8S_POD_NAMESPACE and K8S_POD_NAME), oldest first. */
+  /** The pod's own calls (its K8S_POD_NAMESPACE and K8S_POD_NAME, and K8S_POD_UID when one was asked for), oldest first. */
   readonly calls: StoredCallSummary[];
   /** Calls those delegated to, at any depth, that are not the pod's own (no pod CNI_ARGS), oldest first. */
   readonly delegated: StoredCallSummary[];
@@ -141,7 +141,7 @@ export interface CallStore {
   getCall(id: string): StoredCall | null;
   listCalls(filter: CallFilter, limit: number, cursor?: string | null): CallPage;
   /** The pod's calls, everything they delegated to and their helpers, without payloads: a few queries in all. */
-  podCallGraph(namespace: string, name: string): PodCallGraph;
+  podCallGraph(namespace: string, name: string, podUid?: string): PodCallGraph;
   /** Calls delegated by `id` (host-local under bridge…), oldest first. */
   childrenOf(id: string): StoredCallSummary[];
   countCalls(): number;

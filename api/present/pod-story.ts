@@ -27,8 +27,8 @@ const byStart = (a: StoredCallSummary, b: StoredCallSummary): number =>
 
 /** Null when the store has no call for the pod (or none with `podUid`, when given). */
 export function buildPodStory(reader: PodStoryReader, namespace: string, name: string, podUid?: string, cache?: PodCacheReader | null): PodStory | null {
-  const graph = reader.podCallGraph(namespace, name);
-  const calls = podUid === undefined ? graph.calls : graph.calls.filter((c) => c.podUid === podUid);
+  const graph = reader.podCallGraph(namespace, name, podUid);
+  const { calls } = graph;
   if (calls.length === 0) return null;
 
   // Children come from the whole graph, not the pod list: a delegated call

@@ -304,6 +304,10 @@ describe('listing calls', () => {
     const graph = store.podCallGraph('web', 'nginx');
     expect(graph.calls.map((c) => c.id)).toEqual(ids('add', 'ipam', 'del'));
     expect(graph.truncated).toBe(false);
+    // One pod of the name, by its UID.
+    expect(store.podCallGraph('web', 'nginx', 'uid-1').calls.map((c) => c.id)).toEqual(ids('add', 'ipam', 'del'));
+    expect(store.podCallGraph('web', 'nginx', 'uid-2').calls).toEqual([]);
+    expect(store.podCallGraph('db', 'pg', 'uid-2').calls.map((c) => c.id)).toEqual(ids('other', 'running'));
   });
 
   it('lists the calls a call delegated to', () => {
