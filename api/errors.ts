@@ -61,7 +61,8 @@ export const apiErrors = {
     }),
   routeNotFound: (method: string, path: string) => new ApiError(404, 'not_found', `No route ${method} ${echo(path)}; the routes are listed at /api/v1/openapi.json.`),
   callNotFound: (id: string) => new ApiError(404, 'not_found', `No call with id "${echo(id)}" is recorded (it may never have existed, or be from another node).`),
-  podNotFound: (namespace: string, name: string) => new ApiError(404, 'not_found', `No calls are recorded for pod ${echo(namespace)}/${echo(name)}.`),
+  podNotFound: (namespace: string, name: string, scoped = false) =>
+    new ApiError(404, 'not_found', `No calls are recorded for pod ${echo(namespace)}/${echo(name)}${scoped ? ' within the podUid, since and until asked for' : ''}.`),
   modeSwitchUnsupported: () => new ApiError(501, 'not_implemented', 'This daemon cannot switch the capture mode at runtime; restart it with --capture instead.'),
   modeSwitchFailed: (cause: unknown) =>
     new ApiError(500, 'mode_switch_failed', 'Switching the capture mode failed; GET /api/v1/tracer shows the tracer’s lastError, the daemon log the details.', undefined, { cause }),

@@ -140,7 +140,7 @@ export function diagnoseStore(
         plans: () => {
           const ids = JSON.stringify([anId]);
           return {
-            podCalls: explain(POD_GRAPH_SQL.podCalls, [aPod.namespace, aPod.name]),
+            podCalls: explain(POD_GRAPH_SQL.podCalls, [aPod.namespace, aPod.name, 0, Number.MAX_SAFE_INTEGER]),
             'childIds, per level of delegation': explain(POD_GRAPH_SQL.childIds, [ids]),
             'byIds, for delegated calls without the pod args': explain(POD_GRAPH_SQL.byIds, [ids]),
             helpers: explain(POD_GRAPH_SQL.helpers, [ids]),
@@ -155,14 +155,14 @@ export function diagnoseStore(
           const p = pick(ctx.podUids);
           return [
             () => {
-              const graph = store.podCallGraph(p.namespace, p.name, p.uid);
-              return { rows: graph.calls.length + graph.delegated.length, body: () => buildPodStory({ podCallGraph: () => graph }, p.namespace, p.name, p.uid) };
+              const graph = store.podCallGraph(p.namespace, p.name, { podUid: p.uid });
+              return { rows: graph.calls.length + graph.delegated.length, body: () => buildPodStory({ podCallGraph: () => graph }, p.namespace, p.name, { podUid: p.uid }) };
             },
           ];
         },
         plans: () => {
           const p = ctx.podUids[0]!;
-          return { podCallsOfUid: explain(POD_GRAPH_SQL.podCallsOfUid, [p.uid, p.namespace, p.name]) };
+          return { podCallsOfUid: explain(POD_GRAPH_SQL.podCallsOfUid, [p.uid, p.namespace, p.name, 0, Number.MAX_SAFE_INTEGER]) };
         },
       },
       {

@@ -10,12 +10,12 @@ import { callFilterConditions } from './call-filter-sql.js';
 import type { SqlValue } from './call-rows.js';
 import { decodeCursor, encodeCursor, type CursorKey } from './cursor.js';
 import { createPodCallReader } from './pod-calls.js';
-import type { CallFilter, CallPage, PodCallGraph, StoredCall, StoredCallSummary } from './types.js';
+import type { CallFilter, CallPage, PodCallGraph, PodCallScope, StoredCall, StoredCallSummary } from './types.js';
 
 export interface CallReader {
   getCall(id: string): StoredCall | null;
   listCalls(filter: CallFilter, limit: number, cursor?: string | null): CallPage;
-  podCallGraph(namespace: string, name: string, podUid?: string): PodCallGraph;
+  podCallGraph(namespace: string, name: string, scope?: PodCallScope): PodCallGraph;
   childrenOf(id: string): StoredCallSummary[];
   countCalls(): number;
 }
@@ -82,7 +82,7 @@ export function createCallReader(db: Database): CallReader {
       return { items, nextCursor: more && last ? encodeCursor({ startedAtUs: last.startedAtUs, id: last.id }) : null };
     },
 
-    podCallGraph: (namespace, name, podUid) => pods.podCallGraph(namespace, name, podUid),
+    podCallGraph: (namespace, name, scope) => pods.podCallGraph(namespace, name, scope),
     childrenOf: (id) => summariesFromRaw(children.all(id)),
     countCalls: () => count.get()?.n ?? 0,
   };

@@ -29,7 +29,7 @@ export function createCallStore(db: Database): CallStore {
     listTracerEvents: (limit) => tracer.listTracerEvents(limit),
     getCall: (id) => reader.getCall(id),
     listCalls: (filter, limit, cursor) => reader.listCalls(filter, limit, cursor),
-    podCallGraph: (namespace, name, podUid) => reader.podCallGraph(namespace, name, podUid),
+    podCallGraph: (namespace, name, scope) => reader.podCallGraph(namespace, name, scope),
     childrenOf: (id) => reader.childrenOf(id),
     countCalls: () => reader.countCalls(),
     databaseSizeBytes: () => (pageCount.get()?.page_count ?? 0) * (pageSize.get()?.page_size ?? 0),

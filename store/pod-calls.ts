@@ -9,7 +9,7 @@
 import type { Database } from 'better-sqlite3';
 import { HELPER_SUMMARY_COLUMNS, SUMMARY_COLUMNS, summariesAsJsonSql, summariesFromJson, toHelperSummary } from './call-decode.js';
 import type { HelperSummaryRow } from './call-decode.js';
-import type { PodCallGraph, StoredCallSummary, StoredHelperSummary } from './types.js';
+import type { PodCallGraph, PodCallScope, StoredCallSummary, StoredHelperSummary } from './types.js';
 
 /**
  * A pod normally has a handful of calls; the cap guards against a runaway
@@ -25,12 +25,15 @@ export const POD_GRAPH_SQL = {
   // Both read as one JSON text (see summariesAsJsonSql): a pod's calls are scattered over the file.
   podCalls: summariesAsJsonSql(
     // Newest first along calls_by_pod, one more than the cap to tell whether older ones were left out.
-    `SELECT ${SUMMARY_COLUMNS} FROM calls WHERE pod_namespace = ? AND pod_name = ? ORDER BY started_at_us DESC, id DESC LIMIT ${MAX_POD_CALLS + 1}`,
+    // The window is always bound (the whole time line when none was asked for): one statement, one index range.
+    `SELECT ${SUMMARY_COLUMNS} FROM calls WHERE pod_namespace = ? AND pod_name = ? AND started_at_us >= ? AND started_at_us < ?
+      ORDER BY started_at_us DESC, id DESC LIMIT ${MAX_POD_CALLS + 1}`,
     'started_at_us, id',
   ),
   // One pod of a reused name (its K8S_POD_UID): along calls_by_pod_uid, not through the name's whole history.
   podCallsOfUid: summariesAsJsonSql(
-    `SELECT ${SUMMARY_COLUMNS} FROM calls WHERE pod_uid = ? AND pod_namespace = ? AND pod_name = ? ORDER BY started_at_us DESC, id DESC LIMIT ${MAX_POD_CALLS + 1}`,
+    `SELECT ${SUMMARY_COLUMNS} FROM calls WHERE pod_uid = ? AND pod_namespace = ? AND pod_name = ? AND started_at_us >= ? AND started_at_us < ?
+      ORDER BY started_at_us DESC, id DESC LIMIT ${MAX_POD_CALLS + 1}`,
     'started_at_us, id',
   ),
   // Ids only: calls_by_parent covers them, and most children are the pod's own calls, already read.
@@ -41,20 +44,21 @@ export const POD_GRAPH_SQL = {
 } as const;
 
 export interface PodCallReader {
-  /** With `podUid`, only the calls of that pod (a name reused by several pods has one UID each). */
-  podCallGraph(namespace: string, name: string, podUid?: string): PodCallGraph;
+  podCallGraph(namespace: string, name: string, scope?: PodCallScope): PodCallGraph;
 }
 
 export function createPodCallReader(db: Database): PodCallReader {
-  const podCalls = db.prepare<[string, string], string>(POD_GRAPH_SQL.podCalls).pluck();
-  const podCallsOfUid = db.prepare<[string, string, string], string>(POD_GRAPH_SQL.podCallsOfUid).pluck();
+  const podCalls = db.prepare<[string, string, number, number], string>(POD_GRAPH_SQL.podCalls).pluck();
+  const podCallsOfUid = db.prepare<[string, string, string, number, number], string>(POD_GRAPH_SQL.podCallsOfUid).pluck();
   const childIds = db.prepare<[string], { id: string }>(POD_GRAPH_SQL.childIds);
   const byIds = db.prepare<[string], string>(POD_GRAPH_SQL.byIds).pluck();
   const helpers = db.prepare<[string], HelperSummaryRow>(POD_GRAPH_SQL.helpers);
 
   // One snapshot: a call finishing meanwhile cannot show up with another call's view of its children.
-  const readGraph = db.transaction((namespace: string, name: string, podUid: string | undefined): PodCallGraph => {
-    const json = podUid === undefined ? podCalls.get(namespace, name) : podCallsOfUid.get(podUid, namespace, name);
+  const readGraph = db.transaction((namespace: string, name: string, scope: PodCallScope): PodCallGraph => {
+    const since = scope.sinceUs ?? 0;
+    const until = scope.untilUs ?? Number.MAX_SAFE_INTEGER;
+    const json = scope.podUid === undefined ? podCalls.get(namespace, name, since, until) : podCallsOfUid.get(scope.podUid, namespace, name, since, until);
     const newest = summariesFromJson(json ?? '[]');
     // Oldest first: the one past the cap, if any, is the first.
     const truncated = newest.length > MAX_POD_CALLS;
@@ -82,6 +86,6 @@ export function createPodCallReader(db: Database): PodCallReader {
   });
 
   return {
-    podCallGraph: (namespace, name, podUid) => readGraph(namespace, name, podUid),
+    podCallGraph: (namespace, name, scope = {}) => readGraph(namespace, name, scope),
   };
 }

@@ -71,10 +71,20 @@ export interface StoredHelperSummary extends Omit<StoredHelper, 'stdout' | 'stde
 }
 
 /** What a pod's story is built from, read in one snapshot. */
+/** Which of a pod name's calls a story is about; everything when empty. */
+export interface PodCallScope {
+  /** Only that pod's calls: a name reused by several pods has one UID each. */
+  readonly podUid?: string;
+  /** Calls started at or after (µs since the epoch). */
+  readonly sinceUs?: number;
+  /** Calls started before (exclusive). */
+  readonly untilUs?: number;
+}
+
 export interface PodCallGraph {
-  /** The pod's own calls (its K8S_POD_NAMESPACE and K8S_POD_NAME, and K8S_POD_UID when one was asked for), oldest first. */
+  /** The pod's own calls (its K8S_POD_NAMESPACE and K8S_POD_NAME) in the scope asked for, oldest first. */
   readonly calls: StoredCallSummary[];
-  /** Calls those delegated to, at any depth, that are not the pod's own (no pod CNI_ARGS), oldest first. */
+  /** Calls those delegated to, at any depth and whenever they started, that are not the pod's own (no pod CNI_ARGS), oldest first. */
   readonly delegated: StoredCallSummary[];
   /** Helper processes of all of the above by call id, in order; calls without helpers are absent. */
   readonly helpers: ReadonlyMap<string, StoredHelperSummary[]>;
@@ -141,7 +151,7 @@ export interface CallStore {
   getCall(id: string): StoredCall | null;
   listCalls(filter: CallFilter, limit: number, cursor?: string | null): CallPage;
   /** The pod's calls, everything they delegated to and their helpers, without payloads: a few queries in all. */
-  podCallGraph(namespace: string, name: string, podUid?: string): PodCallGraph;
+  podCallGraph(namespace: string, name: string, scope?: PodCallScope): PodCallGraph;
   /** Calls delegated by `id` (host-local under bridge…), oldest first. */
   childrenOf(id: string): StoredCallSummary[];
   countCalls(): number;

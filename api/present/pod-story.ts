@@ -7,7 +7,7 @@
  */
 
 import type { CacheReader } from '../../store/cache-reader.js';
-import type { CallStore, StoredCallSummary } from '../../store/index.js';
+import type { CallStore, PodCallScope, StoredCallSummary } from '../../store/index.js';
 import { presentCacheEntry } from '../schemas/cache.js';
 import { summaryFromStored } from '../schemas/call-summary.js';
 import type { CallTree, PodStory, Sandbox } from '../schemas/pod-story.js';
@@ -25,9 +25,9 @@ const MAX_DEPTH = 16;
 const byStart = (a: StoredCallSummary, b: StoredCallSummary): number =>
   a.startedAtUs - b.startedAtUs || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
-/** Null when the store has no call for the pod (or none with `podUid`, when given). */
-export function buildPodStory(reader: PodStoryReader, namespace: string, name: string, podUid?: string, cache?: PodCacheReader | null): PodStory | null {
-  const graph = reader.podCallGraph(namespace, name, podUid);
+/** Null when the store has no call for the pod in `scope` (a UID, a time window). */
+export function buildPodStory(reader: PodStoryReader, namespace: string, name: string, scope: PodCallScope = {}, cache?: PodCacheReader | null): PodStory | null {
+  const graph = reader.podCallGraph(namespace, name, scope);
   const { calls } = graph;
   if (calls.length === 0) return null;
 

@@ -9,6 +9,7 @@ import { encodePodStory, plainJsonSerializer, sendJsonBytes } from '../present/f
 import { buildPodStory } from '../present/pod-story.js';
 import { errorResponses } from '../schemas/error.js';
 import { podStorySchema } from '../schemas/pod-story.js';
+import { refineTimeWindow, timeParam } from '../schemas/time-param.js';
 
 const MAX_NAME_LENGTH = 253;
 
@@ -17,9 +18,13 @@ const podParamsSchema = z.object({
   name: z.string().min(1).max(MAX_NAME_LENGTH).describe('K8S_POD_NAME'),
 });
 
-const podQuerySchema = z.object({
-  podUid: z.string().min(1).max(MAX_NAME_LENGTH).optional().describe('Only the calls of this pod UID, when the name was used by more than one pod'),
-});
+const podQuerySchema = z
+  .object({
+    podUid: z.string().min(1).max(MAX_NAME_LENGTH).optional().describe('Only the calls of this pod UID, when the name was used by more than one pod'),
+    since: timeParam('Only calls started at or after (with everything they delegated)').optional(),
+    until: timeParam('Only calls started before (exclusive)').optional(),
+  })
+  .superRefine(refineTimeWindow);
 
 export function registerPods(app: FastifyInstance, deps: ApiDeps): void {
   app.withTypeProvider<ZodTypeProvider>().get(
@@ -37,8 +42,9 @@ export function registerPods(app: FastifyInstance, deps: ApiDeps): void {
     },
     async (request, reply) => {
       const { namespace, name } = request.params;
-      const story = buildPodStory(deps.store, namespace, name, request.query.podUid, deps.cache);
-      if (story === null) throw apiErrors.podNotFound(namespace, name);
+      const { podUid, since, until } = request.query;
+      const story = buildPodStory(deps.store, namespace, name, { podUid, sinceUs: since, untilUs: until }, deps.cache);
+      if (story === null) throw apiErrors.podNotFound(namespace, name, podUid !== undefined || since !== undefined || until !== undefined);
       // Hundreds of trees: zod's encode cost more than the queries, and a string would be scanned twice more (fast-json.ts).
       return sendJsonBytes(reply, encodePodStory(story));
     },

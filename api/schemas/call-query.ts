@@ -8,7 +8,7 @@
 
 import { z } from 'zod';
 import { MAX_PAGE_SIZE, type CallFilter } from '../../store/index.js';
-import { timeParam } from './time-param.js';
+import { refineTimeWindow, timeParam } from './time-param.js';
 
 export const DEFAULT_PAGE_SIZE = 100;
 
@@ -50,11 +50,7 @@ export const callListQuerySchema = z
       .describe(`Page size, 1 to ${MAX_PAGE_SIZE}`),
     cursor: z.string().min(1).max(512).optional().describe('nextCursor of the previous page'),
   })
-  .superRefine((q, ctx) => {
-    if (q.since !== undefined && q.until !== undefined && q.until <= q.since) {
-      ctx.addIssue({ code: 'custom', path: ['until'], message: 'Must be later than since' });
-    }
-  });
+  .superRefine(refineTimeWindow);
 
 export type CallListQuery = z.output<typeof callListQuerySchema>;
 

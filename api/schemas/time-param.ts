@@ -42,6 +42,13 @@ function normalizeOffset(offset: string): string {
   return `${offset[0]}${digits.slice(0, 2)}:${digits.slice(2, 4) || '00'}`;
 }
 
+/** For a query's superRefine: a window given both ends must not be empty. */
+export function refineTimeWindow(q: { readonly since?: number | undefined; readonly until?: number | undefined }, ctx: z.RefinementCtx): void {
+  if (q.since !== undefined && q.until !== undefined && q.until <= q.since) {
+    ctx.addIssue({ code: 'custom', path: ['until'], message: 'Must be later than since' });
+  }
+}
+
 /** A query parameter holding a point in time; parses to microseconds since the epoch. */
 export function timeParam(description: string) {
   return z

@@ -2,7 +2,7 @@
 // grouped by sandbox, with the time each command took.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { podStorySchema, type CallTree, type PodStory } from '../../api/schemas/pod-story.js';
-import { delegatedIpam, getJson, makeCall, makeHelper, startApi, type ApiHarness, type ErrorBody } from './api-harness.js';
+import { delegatedIpam, getJson, makeCall, makeHelper, startApi, T0_MS, type ApiHarness, type ErrorBody } from './api-harness.js';
 
 const S = 1_000_000;
 
@@ -100,6 +100,29 @@ describe("a pod's story", () => {
     const s = await story('?podUid=uid-web-0-new');
     expect(s.pod).toEqual({ namespace: 'demo', name: 'web-0', uid: 'uid-web-0-new', uids: ['uid-web-0-new'] });
     expect(s.calls.map((c) => c.id)).toEqual([reusedName.id]);
+  });
+
+  it('narrows to a time window: calls started in it, with what they delegated', async () => {
+    const ms = (us: number) => String(T0_MS + us / 1000);
+    const s = await story(`?since=${ms(2 * S)}&until=${ms(4 * S)}`);
+    expect(s.calls.map((c) => c.id)).toEqual([check.id, del.id]);
+    expect(s.calls[1]!.children.map((c) => c.id)).toEqual([delIpam.id]);
+    expect(s.totals).toEqual({ CHECK: 7, DEL: 20 });
+    expect((await story(`?since=${ms(4 * S)}&podUid=uid-web-0-new`)).calls.map((c) => c.id)).toEqual([reusedName.id]);
+  });
+
+  it('refuses an empty or unreadable window, naming the field', async () => {
+    for (const [query, field] of [
+      [`?since=${T0_MS + 5}&until=${T0_MS}`, 'until'],
+      ['?since=yesterday', 'since'],
+    ] as const) {
+      const res = await getJson<ErrorBody>(h.app, `/api/v1/pods/demo/web-0${query}`);
+      expect(res.status, query).toBe(400);
+      expect(JSON.stringify(res.body), query).toContain(field);
+    }
+    const empty = await getJson<ErrorBody>(h.app, `/api/v1/pods/demo/web-0?until=${T0_MS}`);
+    expect(empty.status).toBe(404);
+    expect(empty.body.error.message).toContain('since and until');
   });
 
   it("does not mix in another pod's calls", async () => {

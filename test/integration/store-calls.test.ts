@@ -305,9 +305,13 @@ describe('listing calls', () => {
     expect(graph.calls.map((c) => c.id)).toEqual(ids('add', 'ipam', 'del'));
     expect(graph.truncated).toBe(false);
     // One pod of the name, by its UID.
-    expect(store.podCallGraph('web', 'nginx', 'uid-1').calls.map((c) => c.id)).toEqual(ids('add', 'ipam', 'del'));
-    expect(store.podCallGraph('web', 'nginx', 'uid-2').calls).toEqual([]);
-    expect(store.podCallGraph('db', 'pg', 'uid-2').calls.map((c) => c.id)).toEqual(ids('other', 'running'));
+    expect(store.podCallGraph('web', 'nginx', { podUid: 'uid-1' }).calls.map((c) => c.id)).toEqual(ids('add', 'ipam', 'del'));
+    expect(store.podCallGraph('web', 'nginx', { podUid: 'uid-2' }).calls).toEqual([]);
+    expect(store.podCallGraph('db', 'pg', { podUid: 'uid-2' }).calls.map((c) => c.id)).toEqual(ids('other', 'running'));
+    // A time window: since inclusive, until exclusive, with or without a UID.
+    expect(store.podCallGraph('web', 'nginx', { sinceUs: T0 + 1_100 }).calls.map((c) => c.id)).toEqual(ids('ipam', 'del'));
+    expect(store.podCallGraph('web', 'nginx', { untilUs: T0 + 1_100 }).calls.map((c) => c.id)).toEqual(ids('add'));
+    expect(store.podCallGraph('web', 'nginx', { podUid: 'uid-1', sinceUs: T0 + 1_000, untilUs: T0 + 9_000 }).calls.map((c) => c.id)).toEqual(ids('add', 'ipam'));
   });
 
   it('lists the calls a call delegated to', () => {

@@ -79,8 +79,8 @@ describe('list queries', () => {
 
 describe("a pod's graph", () => {
   it.each<[keyof typeof POD_GRAPH_SQL, unknown[], string]>([
-    ['podCalls', ['web', 'nginx'], 'SEARCH calls USING INDEX calls_by_pod (pod_namespace=? AND pod_name=?)'],
-    ['podCallsOfUid', ['uid-1', 'web', 'nginx'], 'SEARCH calls USING INDEX calls_by_pod_uid (pod_uid=?)'],
+    ['podCalls', ['web', 'nginx', 0, 1], 'SEARCH calls USING INDEX calls_by_pod (pod_namespace=? AND pod_name=? AND started_at_us>? AND started_at_us<?)'],
+    ['podCallsOfUid', ['uid-1', 'web', 'nginx', 0, 1], 'SEARCH calls USING INDEX calls_by_pod_uid (pod_uid=? AND started_at_us>? AND started_at_us<?)'],
     ['childIds', ['["a"]'], 'SEARCH calls USING COVERING INDEX calls_by_parent (parent_id=?)'],
     ['byIds', ['["a"]'], 'SEARCH calls USING INDEX sqlite_autoindex_calls_1 (id=?)'],
     ['helpers', ['["a"]'], 'SEARCH helpers USING INDEX helpers_by_call (call_id=?)'],
