@@ -140,7 +140,7 @@ export const settings = {
   redactKeys: {
     schema: compiledList(splitPatternList, compileKeyPatterns),
     default: () => DEFAULT_REDACT_KEYS.join(','),
-    help: 'Values under JSON keys matching any of these regular expressions (case-insensitive, comma-separated) are replaced by "[redacted]" in stdin/stdout/stderr JSON and libcni cache entries before anything is stored. Setting it replaces the default list; empty turns key matching off.',
+    help: 'Values under JSON keys matching any of these regular expressions (case-insensitive, comma-separated) are replaced by "[redacted]" in stdin/stdout/stderr JSON, libcni cache entries and command-line flags, headers and name=value arguments before anything is stored. Setting it replaces the default list; empty turns key matching off.',
   },
   redactKeysExcept: {
     schema: compiledList(splitPatternList, compileKeyPatterns),

@@ -1,15 +1,16 @@
 /**
  * Applies the redaction rules to what the collector publishes, before any
- * subscriber (store, live tail) sees it: every stream of a call and of its
- * helpers, and the config, result and capability args of libcni's cache
- * entries. Streams and entries without secrets pass as the same objects.
+ * subscriber (store, live tail) sees it: every stream and command line of a
+ * call and of its helpers, and the config, result and capability args of
+ * libcni's cache entries. What holds no secret passes as the same object.
  */
 
 import type { CacheEntry } from '../cache/cache-types.js';
 import type { CapturedStream, CniCall, CollectorEvent, HelperProcess } from '../types.js';
+import { redactArgv } from './redact-argv.js';
 import { createBytesRedactor } from './redact-json-bytes.js';
 import { createValueRedactor } from './redact-value.js';
-import type { RedactionRules } from './redaction-rules.js';
+import { keyClassifier, type RedactionRules } from './redaction-rules.js';
 
 export interface Redactor {
   stream(stream: CapturedStream): CapturedStream;
@@ -22,6 +23,9 @@ export interface Redactor {
 export function createRedactor(rules: RedactionRules): Redactor {
   const bytes = createBytesRedactor(rules);
   const value = createValueRedactor(rules);
+  const isSecretKey = keyClassifier(rules);
+  // The marker in place says what was hidden; argv carries no pointer list.
+  const argv = (a: readonly string[]): readonly string[] => redactArgv(a, isSecretKey) ?? a;
 
   const stream = (s: CapturedStream): CapturedStream => {
     if (s.bytes.length === 0) return s;
@@ -33,7 +37,8 @@ export function createRedactor(rules: RedactionRules): Redactor {
   const helper = (h: HelperProcess): HelperProcess => {
     const stdout = stream(h.stdout);
     const stderr = stream(h.stderr);
-    return stdout === h.stdout && stderr === h.stderr ? h : { ...h, stdout, stderr };
+    const args = argv(h.argv);
+    return stdout === h.stdout && stderr === h.stderr && args === h.argv ? h : { ...h, argv: args, stdout, stderr };
   };
 
   const call = (c: CniCall): CniCall => {
@@ -47,8 +52,9 @@ export function createRedactor(rules: RedactionRules): Redactor {
       if (helpers === c.helpers) helpers = [...c.helpers];
       (helpers as HelperProcess[])[i] = h;
     }
-    if (stdin === c.stdin && stdout === c.stdout && stderr === c.stderr && helpers === c.helpers) return c;
-    return { ...c, stdin, stdout, stderr, helpers };
+    const args = argv(c.argv);
+    if (stdin === c.stdin && stdout === c.stdout && stderr === c.stderr && helpers === c.helpers && args === c.argv) return c;
+    return { ...c, argv: args, stdin, stdout, stderr, helpers };
   };
 
   const cacheEntry = (e: CacheEntry): CacheEntry => {

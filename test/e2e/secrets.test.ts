@@ -1,8 +1,8 @@
 /**
  * Secrets never reach what cnirec keeps or shows. A plugin runs with a
  * secret in its environment (as a runtime's own credentials would be) and
- * secrets in its network config; libcni's cache holds a config and result
- * with secrets too. The real daemon with real bpftrace records all of it,
+ * secrets in its network config, and runs a helper with one on its command
+ * line; libcni's cache holds a config and result with secrets too. The real daemon with real bpftrace records all of it,
  * and none of the secret bytes may appear in the database file or its WAL,
  * the daemon's log (at debug level), any API answer, or the live tail; the
  * CNI_* variables are still stored. The API token is never logged either,
@@ -32,6 +32,7 @@ const SECRET = {
   echo: `s3cr3t-echo-${run}`,
   cacheConfig: `s3cr3t-cache-config-${run}`,
   cacheResult: `s3cr3t-cache-result-${run}`,
+  argv: `s3cr3t-argv-${run}`,
 };
 const ALL_SECRETS = [...Object.values(SECRET), TOKEN];
 
@@ -72,7 +73,7 @@ describe.runIf(canRun)('secrets with the real daemon and tracer', () => {
     if (scratch) rmSync(scratch, { recursive: true, force: true });
   });
 
-  it('keeps no secret from the environment, the config, the result or the cache, and still stores the CNI_* variables', async () => {
+  it('keeps no secret from the environment, the config, a helper\'s command line, the result or the cache, and still stores the CNI_* variables', async () => {
     const containerId = `sec${run}`;
     const cniArgs = podCniArgs(`sec-${run}`, 'vault-0', `uid-${run}`, containerId);
     // Plugins ignore fields they do not know; host-local gets the same config through bridge's delegation.
@@ -84,7 +85,7 @@ describe.runIf(canRun)('secrets with the real daemon and tracer', () => {
       const add = await execPlugin({ ...base, command: 'ADD', stdin: configBytes(config) });
       expect(add.exitCode, add.stderr.toString()).toBe(0);
       // echo answers with its config through cat (a helper reading the plugin's stdin): the secret is on stdout too.
-      const echoed = await execPlugin({ ...base, plugin: ECHO, cniPath: path.dirname(ECHO), command: 'ADD', ifname: 'eth1', stdin: configBytes({ cniVersion: '1.0.0', name: 'e', type: 'echo', apiKey: SECRET.echo }) });
+      const echoed = await execPlugin({ ...base, extraEnv: { ...extraEnv, ECHO_ARG_SECRET: SECRET.argv }, plugin: ECHO, cniPath: path.dirname(ECHO), command: 'ADD', ifname: 'eth1', stdin: configBytes({ cniVersion: '1.0.0', name: 'e', type: 'echo', apiKey: SECRET.echo }) });
       expect(echoed.stdout.toString()).toContain(SECRET.echo);
       const del = await execPlugin({ ...base, command: 'DEL', stdin: configBytes(config) });
       expect(del.exitCode).toBe(0);
@@ -117,6 +118,7 @@ describe.runIf(canRun)('secrets with the real daemon and tracer', () => {
     expect([...ipamAdd!.stdin.redactions!].sort()).toEqual(['/ipam/token', '/password']);
     expect(echoCall!.stdin.redactions).toEqual(['/apiKey']);
     expect(echoCall!.stdout.redactions).toEqual(['/apiKey']);
+    expect(echoCall!.helpers.map((h) => h.argv)).toContainEqual(['/bin/true', '--password', '[redacted]', 'Authorization: [redacted]']);
     expect(JSON.parse(addCall!.stdin.bytes.toString()).password).toBe('[redacted]');
 
     // Everything the API says about them.
