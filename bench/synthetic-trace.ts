@@ -2,6 +2,11 @@
  * Writes tracer output in the exact line protocol for N plugin calls shaped
  * like a typical ADD (exec + ~2 KiB config on stdin + ~500 B result on
  * stdout + exit), chunked exactly as bpf/cnirec.bt chunks them.
+ *
+ * Timestamps (ns, as bpftrace prints `nsecs`) advance 50 µs per call: the
+ * stream looks like a node running 20,000 plugin calls a second, the
+ * ingest target, so the record sequencer holds as many calls in its window
+ * as it would on such a node.
  */
 
 import { CHUNK_BYTES } from '../collector/tracer-protocol.js';
@@ -35,15 +40,15 @@ export function* syntheticTrace(calls: number, shape: SyntheticCallShape): Gener
     const block = Buffer.concat([argv, env]);
     yield `X ${ts} ${pid} 4242 ${start} 71 72 73 ${argv.length} ${block.length} /opt/cni/bin/bridge`;
     yield* chunks('B', pid, block, true);
-    ts += 1000;
+    ts += 10_000;
     yield `R ${ts} ${pid} ${pid} 71 ${stdin.length}`;
     yield* chunks('D', pid, stdin, false);
-    ts += 5000;
+    ts += 20_000;
     yield `W ${ts} ${pid} ${pid} 1 72 ${stdout.length}`;
     yield* chunks('D', pid, stdout, false);
-    ts += 1000;
+    ts += 10_000;
     yield `Q ${ts} ${pid} ${start} 0 0 4`;
-    ts += 1000;
+    ts += 10_000;
   }
 }
 
