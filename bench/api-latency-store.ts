@@ -31,8 +31,9 @@ import { SUMMARY_COLUMNS } from '../store/call-decode.js';
 import { listCallsQuery } from '../store/call-reader.js';
 import { decodeCursor } from '../store/cursor.js';
 import { POD_GRAPH_SQL } from '../store/pod-calls.js';
-import { createCallStore, type CallFilter, type CallPage } from '../store/index.js';
+import { createCallStore, type CallFilter, type CallPage, type PodCallScope } from '../store/index.js';
 import { PAGE_LIMIT, PAGES_DEEP, type ScenarioContext } from './api-latency-http.js';
+import type { PodName } from './api-latency-data.js';
 import { distribution, type Distribution } from './api-latency-stats.js';
 
 export interface StoreDiagnostic {
@@ -122,49 +123,49 @@ export function diagnoseStore(
     const sinceUs = ctx.lastUs - DAY_US;
     const randomUntil = () => Math.floor(ctx.firstUs + DAY_US + rnd() * (ctx.lastUs - ctx.firstUs - DAY_US));
 
+    // What the pod route runs: the pod's call graph (a few set queries), the trees, the story's serializer.
+    const podProbe = (scenario: string, next: () => PodName & { scope: PodCallScope }, plans: Probe['plans']): Probe => ({
+      scenario,
+      schema: podStorySchema,
+      serialize: (body) => encodePodStory(body as PodStory),
+      iteration: () => {
+        const p = next();
+        return [
+          () => {
+            const graph = store.podCallGraph(p.namespace, p.name, p.scope);
+            return { rows: graph.calls.length + graph.delegated.length, body: () => buildPodStory({ podCallGraph: () => graph }, p.namespace, p.name, p.scope) };
+          },
+        ];
+      },
+      plans,
+    });
+    const wholeTime = [0, Number.MAX_SAFE_INTEGER];
+
     const probes: Probe[] = [
-      {
-        // What the route runs: the pod's call graph (a few set queries), the trees, the story's serializer.
-        scenario: 'pod',
-        schema: podStorySchema,
-        serialize: (body) => encodePodStory(body as PodStory),
-        iteration: () => {
-          const p = pick(ctx.pods);
-          return [
-            () => {
-              const graph = store.podCallGraph(p.namespace, p.name);
-              return { rows: graph.calls.length + graph.delegated.length, body: () => buildPodStory({ podCallGraph: () => graph }, p.namespace, p.name) };
-            },
-          ];
-        },
-        plans: () => {
+      podProbe(
+        'pod',
+        () => ({ ...pick(ctx.pods), scope: {} }),
+        () => {
           const ids = JSON.stringify([anId]);
           return {
-            podCalls: explain(POD_GRAPH_SQL.podCalls, [aPod.namespace, aPod.name, 0, Number.MAX_SAFE_INTEGER]),
+            podCalls: explain(POD_GRAPH_SQL.podCalls, [aPod.namespace, aPod.name, ...wholeTime]),
             'childIds, per level of delegation': explain(POD_GRAPH_SQL.childIds, [ids]),
             'byIds, for delegated calls without the pod args': explain(POD_GRAPH_SQL.byIds, [ids]),
             helpers: explain(POD_GRAPH_SQL.helpers, [ids]),
           };
         },
-      },
-      {
-        scenario: 'pod-uid',
-        schema: podStorySchema,
-        serialize: (body) => encodePodStory(body as PodStory),
-        iteration: () => {
+      ),
+      podProbe(
+        'pod-uid',
+        () => {
           const p = pick(ctx.podUids);
-          return [
-            () => {
-              const graph = store.podCallGraph(p.namespace, p.name, { podUid: p.uid });
-              return { rows: graph.calls.length + graph.delegated.length, body: () => buildPodStory({ podCallGraph: () => graph }, p.namespace, p.name, { podUid: p.uid }) };
-            },
-          ];
+          return { ...p, scope: { podUid: p.uid } };
         },
-        plans: () => {
+        () => {
           const p = ctx.podUids[0]!;
-          return { podCallsOfUid: explain(POD_GRAPH_SQL.podCallsOfUid, [p.uid, p.namespace, p.name, 0, Number.MAX_SAFE_INTEGER]) };
+          return { podCallsOfUid: explain(POD_GRAPH_SQL.podCallsOfUid, [p.uid, p.namespace, p.name, ...wholeTime]) };
         },
-      },
+      ),
       {
         scenario: 'calls-by-pod',
         schema: callPageSchema,
