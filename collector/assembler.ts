@@ -11,6 +11,7 @@ import { isInCniPath } from './cni-env.js';
 import { decodeExecBlock, newExecBlock } from './exec-block.js';
 import { decodeWaitStatus } from './wait-status.js';
 import type { StreamCapture } from './stream-capture.js';
+import { shimParentFor } from './socket-shims.js';
 import { PAYLOAD_CAP_BYTES, type CaptureMode, type TracerRecord } from './tracer-protocol.js';
 import type { CollectorEvent, ParentProcess } from './types.js';
 
@@ -392,7 +393,9 @@ export class CallAssembler {
     proc.ppid = rec.ppid;
     this.procs.set(rec.pid, proc);
     if (isPlugin) {
-      const call = this.newCall(rec, execPath, decoded.argv, decoded.env, parentCallId, startedAtUs, pending.parentComm);
+      // Not exec'd by a call: maybe a delegate of a shim that asked a daemon to run it (Multus thick mode).
+      const parentId = parentCallId ?? shimParentFor(this.calls.values(), { containerId: decoded.env.CNI_CONTAINERID, ppid: rec.ppid, startedAtUs });
+      const call = this.newCall(rec, execPath, decoded.argv, decoded.env, parentId, parentCallId === null, startedAtUs, pending.parentComm);
       proc.role = 'plugin';
       proc.callId = call.base.id;
       proc.helper = null;
@@ -418,11 +421,13 @@ export class CallAssembler {
     argv: string[],
     env: Record<string, string>,
     parentId: string | null,
+    /** Its parent process is no call: name that process (a runtime, or the daemon of a shim). */
+    describeParentProcess: boolean,
     startedAtUs: number,
     parentComm: string | null,
   ): CallState {
     let parentProcess: ParentProcess | null = null;
-    if (parentId === null) {
+    if (describeParentProcess) {
       // The tracer's name for the parent is the one from exec time; /proc only adds the executable, if still there.
       const seen = this.opts.describeParent?.(rec.ppid);
       parentProcess = { pid: rec.ppid, comm: parentComm ?? seen?.comm ?? null, exe: seen?.exe ?? null };

@@ -3,7 +3,8 @@
  * Plugins are exec'd the way libcni does (argv = path, env, stdin pipe).
  */
 
-import { mkdtempSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -171,6 +172,50 @@ describe.runIf(canRun)('capture with the real tracer', () => {
       await execPlugin({ ...base, command: 'DEL', stdin });
     } finally {
       await ns.remove();
+    }
+  });
+
+  it('links the delegates a daemon runs for a Multus thick-mode shim to the shim call', async () => {
+    // The "daemon": a long-running shell, no CNI call, that runs the delegate (echo.sh) with the shim's
+    // CNI_* variables and stdin whenever the shim asks, as multus-daemon does.
+    const dir = mkdtempSync(path.join(tmpdir(), 'cnirec-e2e-shim-'));
+    execFileSync('mkfifo', [path.join(dir, 'request'), path.join(dir, 'reply')]);
+    const delegate = path.join(FIXTURE_PLUGINS, 'echo.sh');
+    const multusDaemon = spawn('bash', ['-c', `while read -r _ <"${dir}/request"; do env -i PATH=/usr/bin:/bin $(cat "${dir}/env") "${delegate}" <"${dir}/stdin" >"${dir}/reply"; done`], {
+      stdio: 'ignore',
+    });
+    try {
+      const containerId = `shim${Date.now().toString(16)}`;
+      const stdin = configBytes({ cniVersion: '1.0.0', name: 'multus-cni-network', type: 'multus-shim', delegates: [{ type: 'echo' }] });
+      const shim = await execPlugin({
+        plugin: path.join(FIXTURE_PLUGINS, 'multus-shim'),
+        command: 'ADD',
+        containerId,
+        netns: '/var/run/netns/cnirec-shim',
+        ifname: 'eth0',
+        cniArgs: podCniArgs('mesh', 'gw-0', 'uid-shim', containerId),
+        cniPath: FIXTURE_PLUGINS,
+        extraEnv: { SHIM_DAEMON_DIR: dir },
+        stdin,
+      });
+      expect(shim.exitCode, shim.stderr.toString()).toBe(0);
+      expect(shim.stdout.equals(stdin)).toBe(true);
+
+      const calls = await daemon.waitFor('the shim and its delegate to be stored', () => {
+        const all = daemon.callsFor(containerId).filter((c) => c.status === 'finished');
+        return all.length >= 2 ? all : null;
+      });
+      const shimCall = calls.find((c) => c.plugin === 'multus-shim')!;
+      const delegated = calls.find((c) => c.plugin === 'echo.sh')!;
+      expect(shimCall.parentId).toBeNull();
+      // The delegate's parent process is the daemon's shell, not the shim: linked by sandbox and time.
+      expect(delegated.parentId).toBe(shimCall.id);
+      expect(delegated.parentPid).not.toBe(shimCall.pid);
+      expect(delegated.stdin.bytes.equals(stdin)).toBe(true);
+      expect(daemon.store.childrenOf(shimCall.id).map((c) => c.id)).toEqual([delegated.id]);
+    } finally {
+      multusDaemon.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

@@ -653,3 +653,53 @@ describe('synthetic: threads and forks', () => {
     expect(r.assembler.counters.canaries).toBe(1);
   });
 });
+
+describe('synthetic: Multus thick mode (a shim asks a daemon to run the delegates)', () => {
+  const shim = (pid: number, ts: number, env: Record<string, string> = {}) =>
+    execLines({ ts, pid, ppid: 1, start: ts, path: '/opt/cni/bin/multus-shim', env: { ...CNI_ENV, ...env }, stdio: STDIO });
+  // multus-daemon (pid 900) is a long-running process, no call: its children's parent process is no call.
+  const delegate = (pid: number, ts: number, path: string, env: Record<string, string> = {}) =>
+    execLines({ ts, pid, ppid: 900, start: ts, path, env: { ...CNI_ENV, ...env }, stdio: [601, 602, 603] });
+
+  it('links the delegates the daemon runs for the same sandbox to the shim call, by container id and time', () => {
+    const r = replay([
+      helloLine('full'),
+      ...shim(100, 10 * ms),
+      ...delegate(200, 11 * ms, '/opt/cni/bin/flannel'),
+      // flannel delegates to bridge itself: an ordinary process-tree link.
+      ...execLines({ ts: 12 * ms, pid: 201, ppid: 200, start: 12 * ms, path: '/opt/cni/bin/bridge', env: CNI_ENV, stdio: [601, 602, 603] }),
+      exitLine({ ts: 13 * ms, pid: 201, start: 12 * ms }),
+      exitLine({ ts: 14 * ms, pid: 200, start: 11 * ms }),
+      // An additional network of the same pod, net1.
+      ...delegate(202, 15 * ms, '/opt/cni/bin/macvlan', { CNI_IFNAME: 'net1' }),
+      exitLine({ ts: 16 * ms, pid: 202, start: 15 * ms }),
+      exitLine({ ts: 17 * ms, pid: 100, start: 10 * ms }),
+      // After the shim exited, and for another sandbox while it ran: not its delegates.
+      ...delegate(203, 18 * ms, '/opt/cni/bin/flannel'),
+      exitLine({ ts: 19 * ms, pid: 203, start: 18 * ms }),
+    ]);
+    const by = (plugin: string) => r.finished.filter((c) => c.plugin === plugin);
+    const shimCall = onlyCall(r.finished, (c) => c.plugin === 'multus-shim', 'shim');
+    const [flannel, late] = by('flannel');
+    expect(flannel!.parentId).toBe(shimCall.id);
+    // Still says which process ran it.
+    expect(flannel!.parentProcess).toMatchObject({ pid: 900 });
+    expect(onlyCall(r.finished, (c) => c.plugin === 'bridge', 'bridge').parentId).toBe(flannel!.id);
+    expect(onlyCall(r.finished, (c) => c.plugin === 'macvlan', 'macvlan').parentId).toBe(shimCall.id);
+    expect(late!.parentId).toBeNull();
+  });
+
+  it('links nothing across sandboxes, and never two calls of an ordinary runtime', () => {
+    const r = replay([
+      helloLine('full'),
+      ...shim(100, 10 * ms),
+      ...delegate(200, 11 * ms, '/opt/cni/bin/flannel', { CNI_CONTAINERID: 'other' }),
+      // containerd setting up two networks of one pod side by side: two top-level calls.
+      ...plugin(300, 11 * ms, 11 * ms),
+      ...execLines({ ts: 12 * ms, pid: 301, ppid: 1, start: 12 * ms, path: '/opt/cni/bin/macvlan', env: CNI_ENV, stdio: STDIO }),
+      ...[200, 300, 301, 100].map((pid, i) => exitLine({ ts: (20 + i) * ms, pid, start: pid === 100 ? 10 * ms : pid === 301 ? 12 * ms : 11 * ms })),
+    ]);
+    expect(r.finished).toHaveLength(4);
+    expect(r.finished.every((c) => c.parentId === null)).toBe(true);
+  });
+});
