@@ -26,7 +26,7 @@ export const SUMMARY_COLUMNS = `id, status, incomplete_reason, command, plugin, 
  * a plain literal here is cheap. Keep in the order of SUMMARY_COLUMNS
  * (a store test compares both forms on the same rows).
  */
-export function summaryRowFromRaw(a: readonly unknown[]): SummaryRow {
+export function summaryRowFromRaw(a: readonly unknown[]) {
   return {
     id: a[0] as string,
     status: a[1] as CallStatus,
@@ -102,47 +102,8 @@ export const HELPER_SUMMARY_COLUMNS = `seq, pid, ppid, path, started_at_us, ende
   stdout_total, stdout_truncated, stderr_total, stderr_truncated, argv_json,
   length(stdout) AS stdout_stored, length(stderr) AS stderr_stored`;
 
-export interface SummaryRow {
-  id: string;
-  status: CallStatus;
-  incomplete_reason: string | null;
-  command: string | null;
-  plugin: string;
-  path: string;
-  pid: number;
-  ppid: number;
-  parent_id: string | null;
-  parent_pid: number | null;
-  parent_comm: string | null;
-  parent_exe: string | null;
-  container_id: string | null;
-  netns: string | null;
-  ifname: string | null;
-  pod_namespace: string | null;
-  pod_name: string | null;
-  pod_uid: string | null;
-  pod_infra_container_id: string | null;
-  trace_parent: string | null;
-  is_version_probe: number;
-  started_at_us: number;
-  ended_at_us: number | null;
-  duration_us: number | null;
-  exit_code: number | null;
-  signal: number | null;
-  core_dumped: number | null;
-  ok: number | null;
-  capture_mode: CaptureMode;
-  lost_records: number;
-  stdin_total: number;
-  stdin_truncated: number;
-  stdout_total: number;
-  stdout_truncated: number;
-  stderr_total: number;
-  stderr_truncated: number;
-  stdin_stored: number;
-  stdout_stored: number;
-  stderr_stored: number;
-}
+/** A SUMMARY_COLUMNS row by column name: what summaryRowFromRaw builds, its one list of the columns. */
+export type SummaryRow = ReturnType<typeof summaryRowFromRaw>;
 
 export interface FullRow extends SummaryRow {
   cni_args: string | null;
