@@ -52,7 +52,7 @@
  * bench/results/api-latency-live.{json,md} instead.
  */
 
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import path from 'node:path';
@@ -65,10 +65,9 @@ import { measureLive, PLUGIN, type LiveResult } from './api-latency-live.js';
 import { liveOnlyMarkdown, liveVerdict, markdown, verdicts, type LiveOnlyReport, type Machine, type MemoryReadings, type Report, type ScenarioInfo, TARGETS } from './api-latency-report.js';
 import { cpuWindow, createQuietGate, procMemory, round } from './api-latency-stats.js';
 import { diagnoseStore } from './api-latency-store.js';
-import { pidExists } from './proc-tree.js';
+import { startBenchDaemon, type BenchDaemon } from './daemon-process.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
-const CLI = path.join(ROOT, 'bin/cnirec.js');
 const COMMAND = 'node dist/bench/api-latency.js';
 const CONCURRENCIES = [1, 8] as const;
 /** Time cap of each diagnostic step (a pod story holds ~300 calls on the full data set). */
@@ -151,17 +150,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 // ------------------------------------------------------------------ daemon
 
-interface Daemon {
-  readonly child: ChildProcess;
-  readonly pid: number;
-  readonly url: string;
-  readonly tracerPid: number | null;
+interface Daemon extends BenchDaemon {
   readonly startupSeconds: number;
-  output(): string;
 }
 
-/** Started by this run and not yet stopped: killed (by pid) if the run dies. */
-let running: Daemon | null = null;
+/** Started by this run and not yet stopped: killed if the run dies. */
+let running: BenchDaemon | null = null;
 
 async function health(url: string): Promise<Record<string, unknown> | null> {
   try {
@@ -173,73 +167,26 @@ async function health(url: string): Promise<Record<string, unknown> | null> {
 
 async function startDaemon(dbFile: string): Promise<Daemon> {
   const start = Date.now();
-  // The V8 flag bin/cnirec.js's shebang gives the daemon, as an operator starts it.
-  // Retention off: the data set is dated when it was built, and deleting its older days mid-run would
-  // measure the deletes (and page through a shrinking table) instead of the queries.
-  const args = [CLI, 'run', '--db', dbFile, '--listen', '127.0.0.1:0', '--capture', 'full', '--log-level', 'info', '--retention-max-age', '0', '--retention-max-db-size', '0'];
-  const child = spawn(process.execPath, ['--max-old-space-size=192', ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const d = await startBenchDaemon({
+    db: dbFile,
+    // The V8 flag bin/cnirec.js's shebang gives the daemon, as an operator starts it.
+    nodeFlags: ['--max-old-space-size=192'],
+    // Retention off: the data set is dated when it was built, and deleting its older days mid-run would
+    // measure the deletes (and page through a shrinking table) instead of the queries.
+    extraArgs: ['--log-level', 'info', '--retention-max-age', '0', '--retention-max-db-size', '0'],
+    readyTimeoutMs: 120_000,
   });
-  let output = '';
-  const keep = (b: Buffer) => {
-    output += b.toString('utf8');
-    if (output.length > 200_000) output = output.slice(-100_000);
-  };
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
-  const pid = child.pid;
-  if (pid === undefined) throw new Error('could not start the daemon');
-  const partial: Daemon = { child, pid, url: '', tracerPid: null, startupSeconds: 0, output: () => output };
-  running = partial;
-  const deadline = Date.now() + 120_000;
-  let url: string | undefined;
-  for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the daemon exited during startup:\n${output.slice(-3000)}`);
-    if (Date.now() > deadline) throw new Error(`the daemon was not ready after 120 s:\n${output.slice(-3000)}`);
-    url ??= /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(output)?.[1];
-    if (url) {
-      const h = (await health(url)) as { tracer?: { ready?: boolean; pid?: number | null } } | null;
-      if (h?.tracer?.ready) {
-        const d: Daemon = { child, pid, url, tracerPid: h.tracer.pid ?? null, startupSeconds: (Date.now() - start) / 1000, output: () => output };
-        running = d;
-        return d;
-      }
-    }
-    await sleep(200);
-  }
-}
-
-function waitExit(child: ChildProcess, ms: number): Promise<boolean> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(false), ms);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolve(true);
-    });
-  });
+  running = d;
+  return Object.assign(d, { startupSeconds: (Date.now() - start) / 1000 });
 }
 
 async function stopDaemon(d: Daemon): Promise<void> {
-  d.child.kill('SIGTERM');
-  if (!(await waitExit(d.child, 15_000))) d.child.kill('SIGKILL');
-  // Its bpftrace, should the daemon have died without stopping it.
-  if (d.tracerPid !== null && pidExists(d.tracerPid)) {
-    await sleep(2000);
-    if (pidExists(d.tracerPid)) process.kill(d.tracerPid, 'SIGKILL');
-  }
+  await d.stop(15_000);
   running = null;
 }
 
 function emergencyStop(): void {
-  const d = running;
-  if (!d) return;
-  try {
-    d.child.kill('SIGKILL');
-  } catch {
-    /* gone */
-  }
-  if (d.tracerPid !== null && pidExists(d.tracerPid)) process.kill(d.tracerPid, 'SIGKILL');
+  running?.kill();
 }
 
 // ----------------------------------------------------------------- machine
@@ -325,9 +272,9 @@ async function mainLiveOnly(opts: Options, machine: Machine): Promise<void> {
   try {
     progress('starting the daemon (full capture, empty store)');
     const daemon = await startDaemon(path.join(work, 'live.db'));
-    progress(`daemon ${daemon.pid} at ${daemon.url}, tracer ${daemon.tracerPid ?? '?'}, ready in ${daemon.startupSeconds.toFixed(1)} s`);
+    progress(`daemon ${daemon.pid} at ${daemon.url}, tracer ${daemon.tracerPid}, ready in ${daemon.startupSeconds.toFixed(1)} s`);
     await sleep(1000);
-    const ourPids = () => [process.pid, daemon.pid, ...(daemon.tracerPid === null ? [] : [daemon.tracerPid])];
+    const ourPids = () => [process.pid, daemon.pid, daemon.tracerPid];
     const afterStartup = procMemory(daemon.pid);
     await createQuietGate(30_000)(10_000, 0.3);
     const { live, liveBusy } = await measureLiveParts(daemon.url, opts, ourPids);
@@ -401,9 +348,9 @@ async function main(): Promise<void> {
 
     progress('starting the daemon (full capture)');
     const daemon = await startDaemon(dbFile);
-    progress(`daemon ${daemon.pid} at ${daemon.url}, tracer ${daemon.tracerPid ?? '?'}, ready in ${daemon.startupSeconds.toFixed(1)} s`);
+    progress(`daemon ${daemon.pid} at ${daemon.url}, tracer ${daemon.tracerPid}, ready in ${daemon.startupSeconds.toFixed(1)} s`);
     await sleep(1000);
-    const ourPids = () => [process.pid, daemon.pid, ...(daemon.tracerPid === null ? [] : [daemon.tracerPid])];
+    const ourPids = () => [process.pid, daemon.pid, daemon.tracerPid];
     const memory: { -readonly [K in keyof MemoryReadings]: MemoryReadings[K] } = {
       afterStartup: procMemory(daemon.pid),
       afterQueries: null,
@@ -442,7 +389,7 @@ async function main(): Promise<void> {
       infos.push({ id: scenario.id, route: scenario.route, shape: scenario.shape, missing });
     }
     memory.afterQueries = procMemory(daemon.pid);
-    memory.tracerAfterQueries = daemon.tracerPid === null ? null : procMemory(daemon.tracerPid);
+    memory.tracerAfterQueries = procMemory(daemon.tracerPid);
     progress(`daemon memory after the queries: ${JSON.stringify(memory.afterQueries)}`);
 
     progress('store diagnostics (same queries in-process, no HTTP)');
@@ -505,9 +452,9 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 try {
   await main();
 } catch (err) {
-  const d = running as Daemon | null;
+  const d = running as BenchDaemon | null;
   emergencyStop();
-  if (d) console.error(d.output().slice(-3000));
+  if (d) console.error(d.logs().slice(-3000));
   console.error(`api-latency: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
   process.exitCode = 1;
 }

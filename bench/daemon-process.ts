@@ -36,6 +36,8 @@ export interface BenchDaemonOptions {
   readonly extraArgs?: readonly string[];
   /** A command the daemon runs under, e.g. `nice -n -20`; it must exec the daemon (see `pid`). */
   readonly prefix?: readonly string[];
+  /** Node's own flags, e.g. the heap flags bin/cnirec.js's shebang gives an operator's daemon. */
+  readonly nodeFlags?: readonly string[];
   readonly readyTimeoutMs?: number;
 }
 
@@ -45,7 +47,7 @@ interface ReadyHealth {
 
 export async function startBenchDaemon(opts: BenchDaemonOptions): Promise<BenchDaemon> {
   const args = [path.join(ROOT, 'bin/cnirec.js'), 'run', '--db', opts.db, '--listen', '127.0.0.1:0', '--capture', opts.capture ?? 'full', ...(opts.extraArgs ?? [])];
-  const argv = [...(opts.prefix ?? []), process.execPath, ...args];
+  const argv = [...(opts.prefix ?? []), process.execPath, ...(opts.nodeFlags ?? []), ...args];
   const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   const keep = (b: Buffer) => {
