@@ -23,6 +23,7 @@ const ASSIGNMENT = /^(-{0,2}[A-Za-z][\w.-]*)=(.+)$/s;
 const FLAG = /^-{1,2}([A-Za-z][\w.-]*)$/;
 /** `Name: value`, as curl -H and wget --header take it. */
 const HEADER = /^([A-Za-z][\w-]*)\s*:\s*(.+)$/s;
+const DASH = 0x2d;
 /** `scheme://user:password@`: the password is what sits between the colon and the at sign. */
 const URL_USERINFO = /^([a-z][a-z0-9+.-]*:\/\/[^/:@\s]*:)([^/@\s]+)(@)/i;
 
@@ -35,13 +36,14 @@ export function redactArgv(argv: readonly string[], isSecretKey: (key: string) =
   };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
-    const flag = FLAG.exec(arg);
+    // Most arguments (`-t`, `nat`, `10.244.1.0/24`) can hold nothing: no regex for them.
+    const flag = arg.charCodeAt(0) === DASH ? FLAG.exec(arg) : null;
     if (flag && i + 1 < argv.length && isSecretKey(flag[1]!)) {
       set(i + 1, REDACTION_MARKER);
       i++;
       continue;
     }
-    set(i, redactOne(arg, isSecretKey));
+    if (arg.includes('=') || arg.includes(':')) set(i, redactOne(arg, isSecretKey));
   }
   return out;
 }
