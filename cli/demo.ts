@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { runPlugin } from './plugin-runner.js';
 import { getJson, type ClientOptions } from './api-client.js';
+import { countStoryCalls, formatPodStory, type PodStoryView } from './pod-command.js';
 
 export class DemoError extends Error {
   constructor(message: string) {
@@ -62,38 +63,11 @@ export async function runDemo(client: ClientOptions): Promise<number> {
 
   await new Promise((r) => setTimeout(r, 1000));
   const route = `/api/v1/pods/${encodeURIComponent(pod.namespace)}/${encodeURIComponent(pod.name)}`;
-  const story = await getJson<{ calls: DemoCall[] }>(client, route);
-  const url = `${client.api}${route}`;
-  say(`\ncnirec recorded ${countCalls(story.calls)} calls for this pod:`);
-  printTree(story.calls, '');
-  say(`\nsee them all: curl '${url}'`);
+  const story = await getJson<PodStoryView>(client, route);
+  say(`\ncnirec recorded ${countStoryCalls(story)} calls for this pod:\n`);
+  for (const line of formatPodStory(story)) say(line);
+  say(`\nsee them again: cnirec pod ${pod.namespace}/${pod.name}, or curl '${client.api}${route}'`);
   return 0;
-}
-
-interface DemoCall {
-  id: string;
-  command: string | null;
-  plugin: string;
-  durationMs: number | null;
-  exitCode: number | null;
-  signal: number | null;
-  stdin?: { bytes: number };
-  stdout?: { bytes: number };
-  children?: DemoCall[];
-  helpers?: unknown[];
-}
-
-function printTree(calls: DemoCall[], indent: string): void {
-  for (const c of calls) {
-    const outcome = c.signal !== null ? `signal ${c.signal}` : `exit ${c.exitCode ?? '?'}`;
-    const ms = c.durationMs === null ? '?' : c.durationMs.toFixed(1);
-    say(`${indent}${(c.command ?? '?').padEnd(8)} ${c.plugin.padEnd(12)} ${outcome.padEnd(9)} ${ms.padStart(7)} ms  id ${c.id}`);
-    printTree(c.children ?? [], `${indent}  └ `);
-  }
-}
-
-function countCalls(calls: DemoCall[]): number {
-  return calls.reduce((n, c) => n + 1 + countCalls(c.children ?? []), 0);
 }
 
 async function requireDaemon(client: ClientOptions): Promise<void> {

@@ -10,6 +10,7 @@ import { ConfigError, configReference, flagName, loadConfig, settings, type Sett
 import { runDaemon } from './run.js';
 import { runDemo } from './demo.js';
 import { ClientError, type ClientOptions } from './api-client.js';
+import { podCommand } from './pod-command.js';
 import { callsCommand, replayCommand, showCommand } from './query-commands.js';
 import { tailCommand } from './tail-command.js';
 
@@ -25,9 +26,12 @@ commands:
                                     [--plugin P] [--failed] [--slow MS] [--since T]
                                     [--until T] [--limit N] [--all] [--json]
   show ID      one call in full: env, stdin, stdout, stderr, children, helpers
+  pod NS/NAME  a pod's story: its sandboxes, each with its calls as trees
+               (delegated calls and helpers nested), times and cache entries
+                                    [--uid UID] [--since T] [--until T] [--json]
   replay ID    print a shell script that re-runs the call by hand
 
-tail, calls, show, replay and demo talk to a running daemon: --api URL
+tail, calls, show, pod, replay and demo talk to a running daemon: --api URL
 (CNIREC_API, default http://127.0.0.1:7070) and --token T (CNIREC_TOKEN).
   config-doc   print the configuration reference (Markdown)
   help         this text
@@ -49,9 +53,10 @@ export async function main(argv: string[]): Promise<number> {
       case 'tail':
       case 'calls':
       case 'show':
+      case 'pod':
       case 'replay': {
         const { client, args } = clientOptions(rest);
-        const commands = { tail: tailCommand, calls: callsCommand, show: showCommand, replay: replayCommand };
+        const commands = { tail: tailCommand, calls: callsCommand, show: showCommand, pod: podCommand, replay: replayCommand };
         return await commands[command](args, client);
       }
       case 'config-doc':

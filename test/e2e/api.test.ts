@@ -16,6 +16,7 @@ import { CNI_BIN_DIR, execPlugin, podCniArgs } from './support/plugin-driver.js'
 import { requirePrivilegedSuite } from './support/privileged.js';
 
 const canRun = requirePrivilegedSuite();
+const CLI = path.resolve(import.meta.dirname, '../../bin/cnirec.js');
 
 interface Summary {
   id: string;
@@ -92,6 +93,23 @@ describe.runIf(canRun)('the v1 API of a recording daemon', () => {
     expect(story.body.sandboxes[0]!.containerId).toBe(`${ns}-web-0`);
     expect(story.body.sandboxes[0]!.totals.ADD).toBeGreaterThan(0);
     expect((await get(`/api/v1/pods/${ns}/nobody`)).status).toBe(404);
+  });
+
+  it("prints a pod's story at the command line, delegated calls indented under their parent", () => {
+    const cli = (...args: string[]) => spawnSync(process.execPath, [CLI, ...args, '--api', daemon.url], { encoding: 'utf8', timeout: 30_000, env: { ...process.env, NO_COLOR: '1' } });
+    const res = cli('pod', `${ns}/web-0`);
+    expect(res.status, res.stderr).toBe(0);
+    const lines = res.stdout.split('\n');
+    expect(lines[0]).toContain(`pod ${ns}/web-0`);
+    expect(lines.some((l) => l.startsWith(`sandbox ${`${ns}-web-0`.slice(0, 12)}`))).toBe(true);
+    const add = lines.findIndex((l) => / {2}ADD +bridge /.test(l));
+    expect(add).toBeGreaterThan(0);
+    expect(lines[add + 1]).toMatch(/ {4}ADD +host-local /);
+    expect(lines.some((l) => / {2}DEL +bridge /.test(l))).toBe(true);
+    const missing = cli('pod', `${ns}/nobody`);
+    expect(missing.status).not.toBe(0);
+    expect(missing.stderr).toContain('404');
+    expect(missing.stderr).not.toMatch(/\n\s+at /);
   });
 
   it('shows one call with its payloads, config and result', async () => {
