@@ -1,5 +1,5 @@
 /**
- * Secrets on a command line. Plugins are exec'd with their path alone, but
+ * Secrets on a command line (and in CNI_ARGS, see redactCniArgs). Plugins are exec'd with their path alone, but
  * the helpers they run are not: `curl -H 'Authorization: Bearer …'`,
  * `--password=…`, `etcdctl --password …`, a URL with `user:pass@`. Each
  * argument is looked at on its own and next to the flag before it, with
@@ -66,4 +66,21 @@ function redactValue(text: string, isSecretKey: (key: string) => boolean): strin
   const url = URL_USERINFO.exec(text);
   if (url) return `${url[1]}${REDACTION_MARKER}${url[3]}${text.slice(url[0].length)}`;
   return text;
+}
+
+/**
+ * CNI_ARGS (`K=V;K=V`, libcni's own format) with the value of every key
+ * that names a secret replaced; null when none does. Runtimes put only pod
+ * identity there, but a vendor plugin's args may carry a credential.
+ */
+export function redactCniArgs(text: string, isSecretKey: (key: string) => boolean): string | null {
+  if (!text.includes('=')) return null;
+  let changed = false;
+  const parts = text.split(';').map((pair) => {
+    const eq = pair.indexOf('=');
+    if (eq <= 0 || !isSecretKey(pair.slice(0, eq))) return pair;
+    changed = true;
+    return `${pair.slice(0, eq)}=${REDACTION_MARKER}`;
+  });
+  return changed ? parts.join(';') : null;
 }

@@ -7,7 +7,7 @@
 
 import type { CacheEntry } from '../cache/cache-types.js';
 import type { CapturedStream, CniCall, CollectorEvent, HelperProcess } from '../types.js';
-import { redactArgv } from './redact-argv.js';
+import { redactArgv, redactCniArgs } from './redact-argv.js';
 import { createBytesRedactor } from './redact-json-bytes.js';
 import { createValueRedactor } from './redact-value.js';
 import { keyClassifier, type RedactionRules } from './redaction-rules.js';
@@ -53,8 +53,20 @@ export function createRedactor(rules: RedactionRules): Redactor {
       (helpers as HelperProcess[])[i] = h;
     }
     const args = argv(c.argv);
-    if (stdin === c.stdin && stdout === c.stdout && stderr === c.stderr && helpers === c.helpers && args === c.argv) return c;
-    return { ...c, argv: args, stdin, stdout, stderr, helpers };
+    // CNI_ARGS is kept twice: as the call's cniArgs and in its env.
+    const cniArgs = c.cniArgs ? redactCniArgs(c.cniArgs, isSecretKey) : null;
+    const envArgs = c.env.CNI_ARGS === undefined ? null : redactCniArgs(c.env.CNI_ARGS, isSecretKey);
+    if (stdin === c.stdin && stdout === c.stdout && stderr === c.stderr && helpers === c.helpers && args === c.argv && cniArgs === null && envArgs === null) return c;
+    return {
+      ...c,
+      argv: args,
+      stdin,
+      stdout,
+      stderr,
+      helpers,
+      cniArgs: cniArgs ?? c.cniArgs,
+      env: envArgs === null ? c.env : { ...c.env, CNI_ARGS: envArgs },
+    };
   };
 
   const cacheEntry = (e: CacheEntry): CacheEntry => {

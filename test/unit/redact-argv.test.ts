@@ -1,6 +1,6 @@
 // Secrets on helpers' command lines: hidden with the same key rules as JSON payloads.
 import { describe, expect, it } from 'vitest';
-import { redactArgv } from '../../collector/redact/redact-argv.js';
+import { redactArgv, redactCniArgs } from '../../collector/redact/redact-argv.js';
 import { createRedactor } from '../../collector/redact/redact-events.js';
 import { compileKeyPatterns, defaultRedactionRules, keyClassifier } from '../../collector/redact/redaction-rules.js';
 import type { CniCall, HelperProcess } from '../../collector/types.js';
@@ -50,10 +50,28 @@ describe('argv redaction', () => {
     const helper = (argv: string[]) => ({ pid: 2, argv, stdout: { bytes: Buffer.alloc(0) }, stderr: { bytes: Buffer.alloc(0) } }) as unknown as HelperProcess;
     const empty = { bytes: Buffer.alloc(0), totalBytes: 0, truncated: false };
     const quiet = helper(['ip', 'link']);
-    const call = { argv: ['/opt/cni/bin/vendor'], stdin: empty, stdout: empty, stderr: empty, helpers: [quiet, helper(['curl', '-H', 'X-Auth-Token: abc'])] } as unknown as CniCall;
+    const call = { argv: ['/opt/cni/bin/vendor'], cniArgs: null, env: {}, stdin: empty, stdout: empty, stderr: empty, helpers: [quiet, helper(['curl', '-H', 'X-Auth-Token: abc'])] } as unknown as CniCall;
     const out = createRedactor(defaultRedactionRules()).call(call);
     expect(out.helpers[0]).toBe(quiet);
     expect(out.helpers[1]!.argv).toEqual(['curl', '-H', 'X-Auth-Token: [redacted]']);
     expect(out.argv).toBe(call.argv);
+  });
+});
+
+describe('CNI_ARGS redaction', () => {
+  it('hides the value of a key that names a secret, keeping the pod identity and the format', () => {
+    const args = 'IgnoreUnknown=1;K8S_POD_NAMESPACE=shop;K8S_POD_NAME=cart-0;VENDOR_API_KEY=abc;Token=x=y';
+    expect(redactCniArgs(args, isSecretKey)).toBe('IgnoreUnknown=1;K8S_POD_NAMESPACE=shop;K8S_POD_NAME=cart-0;VENDOR_API_KEY=[redacted];Token=[redacted]');
+    expect(redactCniArgs('IgnoreUnknown=1;K8S_POD_NAMESPACE=shop;K8S_POD_NAME=cart-0;K8S_POD_INFRA_CONTAINER_ID=abc', isSecretKey)).toBeNull();
+    expect(redactCniArgs('', isSecretKey)).toBeNull();
+  });
+
+  it('is applied to the call’s cniArgs and its env before anything is published', () => {
+    const empty = { bytes: Buffer.alloc(0), totalBytes: 0, truncated: false };
+    const cniArgs = 'K8S_POD_NAME=p;AUTH_TOKEN=t0k';
+    const call = { argv: ['/opt/cni/bin/vendor'], cniArgs, env: { CNI_COMMAND: 'ADD', CNI_ARGS: cniArgs }, stdin: empty, stdout: empty, stderr: empty, helpers: [] } as unknown as CniCall;
+    const out = createRedactor(defaultRedactionRules()).call(call);
+    expect(out.cniArgs).toBe('K8S_POD_NAME=p;AUTH_TOKEN=[redacted]');
+    expect(out.env).toEqual({ CNI_COMMAND: 'ADD', CNI_ARGS: 'K8S_POD_NAME=p;AUTH_TOKEN=[redacted]' });
   });
 });

@@ -24,7 +24,7 @@ const helper = (stdout: CapturedStream): HelperProcess => ({
   stderr: stream(''),
 });
 const call = (over: Partial<CniCall>): CniCall =>
-  ({ id: 'c1', argv: ['/opt/cni/bin/vendor'], env: { CNI_COMMAND: 'ADD' }, stdin: stream(''), stdout: stream(''), stderr: stream(''), helpers: [], ...over }) as unknown as CniCall;
+  ({ id: 'c1', argv: ['/opt/cni/bin/vendor'], cniArgs: null, env: { CNI_COMMAND: 'ADD' }, stdin: stream(''), stdout: stream(''), stderr: stream(''), helpers: [], ...over }) as unknown as CniCall;
 
 describe('redacting collector events', () => {
   it('redacts stdin, stdout and helper output, keeps totalBytes, and marks each stream with its pointers', () => {
