@@ -195,6 +195,13 @@ describe('the replay script header', () => {
     expect(replayScript(recordedCall())).not.toMatch(/redacted/);
   });
 
+  it('says in its header when CNI_ARGS or an argument was redacted', () => {
+    const base = recordedCall();
+    const script = replayScript(recordedCall({ env: { ...base.env, CNI_ARGS: 'K8S_POD_NAME=p;AUTH_TOKEN=[redacted]' }, argv: [base.path, '--token=[redacted]'] }));
+    expect(script).toMatch(/^# NOTE: CNI_ARGS was redacted before it was stored/m);
+    expect(script).toMatch(/^# NOTE: an argument was redacted before it was stored/m);
+  });
+
   it('leaves trace context out of the environment, since a replay is not the original trace', () => {
     expect(replayScript(recordedCall())).not.toContain('TRACEPARENT');
   });
