@@ -4,15 +4,13 @@
  * database; and the orderly stop on SIGTERM.
  */
 
-import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDaemon } from './support/daemon.js';
-import { callsOf, echoCall, FIXTURE_PLUGINS, getJson, health, poll, SLEEPER, type CallDetailBody, type CallSummaryBody } from './support/faults.js';
-import { execPlugin } from './support/plugin-driver.js';
+import { callsOf, echoCall, getJson, health, poll, startSleeper, type CallDetailBody, type CallSummaryBody } from './support/faults.js';
 import { requirePrivilegedSuite } from './support/privileged.js';
 import { pidExists } from '../../bench/proc-tree.js';
 
@@ -141,18 +139,7 @@ describe.runIf(canRun)('the daemon killed or stopped in the middle of its work',
     const daemon = await startDaemon({ extraArgs: ['--db', db] });
     const bpftracePid = (await health(daemon.url)).tracer.pid!;
     const prefix = `term${Date.now().toString(36)}`;
-    let sleeper: ChildProcess | null = null;
-    const inFlight = execPlugin({
-      plugin: SLEEPER,
-      command: 'ADD',
-      containerId: `${prefix}-sleeper`,
-      netns: '/var/run/netns/none',
-      ifname: 'eth0',
-      cniPath: FIXTURE_PLUGINS,
-      stdin: '{"cniVersion":"1.0.0","name":"term","type":"sleeper"}',
-      extraEnv: { SLEEPER_SECONDS: '120' },
-      onSpawn: (child) => (sleeper = child),
-    });
+    const sleeper = startSleeper(`${prefix}-sleeper`, 'term');
     try {
       await poll('the sleeper to be recorded', async () => (await callsOf(daemon.url, `${prefix}-sleeper`)).length > 0, 20_000, () => daemon.logs());
       // A call that ends just before the signal: still in the collector's hands when it arrives.
@@ -188,8 +175,7 @@ describe.runIf(canRun)('the daemon killed or stopped in the middle of its work',
         conn.close();
       }
     } finally {
-      (sleeper as ChildProcess | null)?.kill('SIGKILL');
-      await inFlight;
+      await sleeper.stop();
     }
   });
 });

@@ -10,12 +10,10 @@
  * only that the tracer came back, never a timing (see bench/ for speed).
  */
 
-import type { ChildProcess } from 'node:child_process';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDaemon, type RunningDaemon } from './support/daemon.js';
-import { callsOf, echoCall, FIXTURE_PLUGINS, health, metric, metrics, poll, SLEEPER, type Health } from './support/faults.js';
-import { execPlugin } from './support/plugin-driver.js';
+import { callsOf, echoCall, health, metric, metrics, poll, startSleeper, type Health } from './support/faults.js';
 import { requirePrivilegedSuite } from './support/privileged.js';
 
 const canRun = requirePrivilegedSuite();
@@ -68,18 +66,7 @@ describe.runIf(canRun)('bpftrace killed or crashing under the daemon', () => {
 
   it('restarts a SIGKILLed bpftrace, stores the call in flight once as incomplete, and reports the gap everywhere', async () => {
     const containerId = `gap-${Date.now().toString(36)}`;
-    let sleeper: ChildProcess | null = null;
-    const inFlight = execPlugin({
-      plugin: SLEEPER,
-      command: 'ADD',
-      containerId,
-      netns: '/var/run/netns/none',
-      ifname: 'eth0',
-      cniPath: FIXTURE_PLUGINS,
-      stdin: '{"cniVersion":"1.0.0","name":"gap","type":"sleeper"}',
-      extraEnv: { SLEEPER_SECONDS: '120' },
-      onSpawn: (child) => (sleeper = child),
-    });
+    const sleeper = startSleeper(containerId, 'gap');
     await poll('the sleeper to be recorded as running', async () => (await callsOf(daemon.url, containerId)).some((c) => c.status === 'running'), 20_000, () => daemon.logs());
 
     const { during, after, readyAfterMs } = await killTracer('SIGKILL');
@@ -124,8 +111,7 @@ describe.runIf(canRun)('bpftrace killed or crashing under the daemon', () => {
     const [call, ...others] = await callsOf(daemon.url, containerId);
     expect(others).toEqual([]);
     expect(call).toMatchObject({ status: 'incomplete', incompleteReason: 'the tracer stopped while the call ran', exitCode: null });
-    (sleeper as ChildProcess | null)?.kill('SIGKILL');
-    await inFlight;
+    await sleeper.stop();
     const probe = `after-${containerId}`;
     expect((await echoCall(probe)).exitCode).toBe(0);
     await poll('a call after the restart to be recorded', async () => (await callsOf(daemon.url, probe)).some((c) => c.status === 'finished'), 20_000, () => daemon.logs());

@@ -4,6 +4,7 @@
  * whose bytes the test knows.
  */
 
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { execPlugin, type ExecPluginResult } from './plugin-driver.js';
@@ -72,4 +73,34 @@ export interface CallDetailBody extends CallSummaryBody {
 /** Every call for a container id (VERSION probes included), through the API. */
 export async function callsOf(url: string, containerId: string): Promise<CallSummaryBody[]> {
   return (await getJson<{ items: CallSummaryBody[] }>(`${url}/api/v1/calls?containerId=${encodeURIComponent(containerId)}&includeVersion=true&limit=1000`)).items;
+}
+
+export interface Sleeper {
+  /** Resolves once the plugin has ended (after stop()). */
+  readonly done: Promise<ExecPluginResult>;
+  /** SIGKILLs the plugin, and resolves when it has ended. */
+  stop(): Promise<void>;
+}
+
+/** A call that stays in flight for up to 2 minutes (sleeper.sh), until stop(): the daemon sees it start and not end. */
+export function startSleeper(containerId: string, name: string): Sleeper {
+  let child: ChildProcess | null = null;
+  const done = execPlugin({
+    plugin: SLEEPER,
+    command: 'ADD',
+    containerId,
+    netns: '/var/run/netns/none',
+    ifname: 'eth0',
+    cniPath: FIXTURE_PLUGINS,
+    stdin: `{"cniVersion":"1.0.0","name":"${name}","type":"sleeper"}`,
+    extraEnv: { SLEEPER_SECONDS: '120' },
+    onSpawn: (c) => (child = c),
+  });
+  return {
+    done,
+    async stop() {
+      (child as ChildProcess | null)?.kill('SIGKILL');
+      await done;
+    },
+  };
 }
