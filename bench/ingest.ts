@@ -2,8 +2,7 @@
  * Ingest benchmark: how many plugin calls a second the collector and store
  * take from a recorded tracer stream (a file in the exact line protocol),
  * measured stage by stage in one run: parse; parse + sequence + assemble;
- * the whole path into SQLite; and that path again with every record
- * arriving late, so the reorder window holds its 2 s cap of records.
+ * and the whole path into SQLite.
  *
  *   npm run build && node dist/bench/ingest.js [calls]     (default 50,000)
  *
@@ -26,12 +25,10 @@ import { syntheticTrace } from './synthetic-trace.js';
 const CALLS = Number(process.argv[2] ?? 50_000);
 const SHAPE = { stdinBytes: 2048, stdoutBytes: 500 };
 /** How far behind the kernel records arrive while bpftrace keeps up (bench/README.md, "Reorder window": under ~20 ms). */
-const KEEPING_UP_LAG_US = 5_000;
-/** Seconds behind, as when the daemon falls behind a flood: the reorder window sits at its 2 s cap. */
-const BEHIND_LAG_US = 2 * REORDER_WINDOW.maxUs;
+const ARRIVAL_LAG_US = 5_000;
 const RESULTS = path.resolve(import.meta.dirname, '../../bench/results');
 
-type Stage = 'parse' | 'assemble' | 'store' | 'store-behind';
+type Stage = 'parse' | 'assemble' | 'store';
 
 async function writeTrace(file: string): Promise<number> {
   const out = createWriteStream(file);
@@ -49,8 +46,7 @@ async function run(file: string, stage: Stage, dbFile: string): Promise<{ second
   const assembler = new CallAssembler({ monoToEpochUs: (us) => us + 1_700_000_000_000_000, finalizeGraceMs: 0 });
   const sequencer = new RecordSequencer(new ReorderWindow(REORDER_WINDOW));
   let arrivalUs = 0;
-  const store = stage === 'store' || stage === 'store-behind' ? createCallStore(openDatabase(dbFile)) : null;
-  const lagUs = stage === 'store-behind' ? BEHIND_LAG_US : KEEPING_UP_LAG_US;
+  const store = stage === 'store' ? createCallStore(openDatabase(dbFile)) : null;
   let batch: CollectorEvent[] = [];
   let finished = 0;
   let malformed = 0;
@@ -73,7 +69,7 @@ async function run(file: string, stage: Stage, dbFile: string): Promise<{ second
     // A record's arrival time, for the sequencer's window. The trace's timestamps are not on this
     // machine's clock (reading the clock, as TracerRun does, would make every record look days
     // late): each record arrives a fixed lag after its timestamp.
-    if ('ts' in parsed.record) arrivalUs = parsed.record.ts + lagUs;
+    if ('ts' in parsed.record) arrivalUs = parsed.record.ts + ARRIVAL_LAG_US;
     for (const rec of sequencer.push(parsed.record, arrivalUs)) {
       const events = assembler.push(rec, 0);
       if (events.length > 0) batch.push(...events);
@@ -99,7 +95,7 @@ async function main(): Promise<void> {
     const trace = path.join(dir, 'trace.txt');
     const bytes = await writeTrace(trace);
     const results: Record<Stage, { seconds: number; calls: number; callsPerSecond: number; malformed: number }> = {} as never;
-    for (const stage of ['parse', 'assemble', 'store', 'store-behind'] as const) {
+    for (const stage of ['parse', 'assemble', 'store'] as const) {
       const r = await run(trace, stage, path.join(dir, `${stage}.db`));
       results[stage] = { ...r, callsPerSecond: Math.round(r.calls / r.seconds) };
       console.log(`${stage.padEnd(9)} ${r.calls} calls in ${r.seconds.toFixed(2)} s = ${results[stage].callsPerSecond} calls/s`);
@@ -127,9 +123,8 @@ async function main(): Promise<void> {
         `| parse lines | ${results.parse.callsPerSecond} |`,
         `| + sequence + assemble calls | ${results.assemble.callsPerSecond} |`,
         `| + write to SQLite (WAL, batched) | ${results.store.callsPerSecond} |`,
-        `| the same, records arriving ${BEHIND_LAG_US / 1e6} s late (reorder window at its ${REORDER_WINDOW.maxUs / 1e6} s cap, as under a flood) | ${results['store-behind'].callsPerSecond} |`,
         '',
-        `Records arrive ${KEEPING_UP_LAG_US / 1000} ms after their timestamp (bpftrace keeping up) unless said otherwise; the trace's timestamps advance 50 µs per call (20,000 calls/s).`,
+        `Records arrive ${ARRIVAL_LAG_US / 1000} ms after their timestamp (bpftrace keeping up); the trace's timestamps advance 50 µs per call (20,000 calls/s).`,
         '',
         `Target ≥ 20,000 calls/s through the store: ${met}.`,
         '',
