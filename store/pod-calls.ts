@@ -20,7 +20,7 @@ export const MAX_POD_CALLS = 10_000;
 /** Real delegation is two or three levels deep (bridge → host-local); this only stops a corrupt parent chain. */
 export const MAX_DELEGATION_DEPTH = 16;
 
-/** The statements, exported for the query-plan tests. Each takes ids as a JSON array (json_each): one query per set. */
+/** The statements, exported for the query-plan tests. The set queries take their ids as one JSON array (json_each): one query per set. */
 export const POD_GRAPH_SQL = {
   // Both read as one JSON text (see summariesAsJsonSql): a pod's calls are scattered over the file.
   podCalls: summariesAsJsonSql(
