@@ -25,8 +25,9 @@ export function durationText(ms: number | null): string {
   return ms >= 1000 ? `${(ms / 1000).toFixed(2)}s` : `${ms.toFixed(1)}ms`;
 }
 
-export function callLine(c: CallSummaryView, indent = ''): string {
-  const pod = c.pod ? `${c.pod.namespace}/${c.pod.name}` : c.containerId ? `ctr ${c.containerId.slice(0, 12)}` : '';
+/** One call; `showPod: false` where the pod is said already (a pod's story). */
+export function callLine(c: CallSummaryView, indent = '', { showPod = true } = {}): string {
+  const pod = !showPod ? null : c.pod ? `${c.pod.namespace}/${c.pod.name}` : c.containerId ? `ctr ${c.containerId.slice(0, 12)}` : '';
   const caller = c.parentProcess?.comm ? dim(` by ${c.parentProcess.comm}`) : '';
   return [
     dim(c.startedAt.replace('T', ' ').replace('Z', '')),
@@ -34,7 +35,7 @@ export function callLine(c: CallSummaryView, indent = ''): string {
     c.plugin.padEnd(12),
     outcomeText(c).padEnd(useColor ? 19 : 10),
     durationText(c.durationMs).padStart(9),
-    pod,
+    ...(pod === null ? [] : [pod]),
     dim(c.id) + caller,
   ].join('  ');
 }

@@ -91,7 +91,7 @@ export function countStoryCalls(story: PodStoryView): number {
 
 function tree(call: CallTreeView, depth: number, out: string[]): void {
   const indent = '  '.repeat(depth + 1);
-  out.push(callLine(call, indent));
+  out.push(callLine(call, indent, { showPod: false }));
   for (const h of call.helpers) {
     const outcome = outcomeText({ status: h.exitCode === null && h.signal === null ? 'running' : 'finished', exitCode: h.exitCode, signal: h.signal });
     out.push(dim(`${indent}  helper ${durationText(h.durationMs)} `) + `${outcome}  ${h.argv.join(' ')}`);

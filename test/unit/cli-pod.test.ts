@@ -52,5 +52,7 @@ describe('cnirec pod', () => {
     expect(lines[i + 1]).toBe('    helper 1.5ms exit 0  iptables -t nat -N CNI-x');
     expect(lines[i + 2]).toMatch(/ {4}ADD +host-local .* a2/);
     expect(lines[i + 3]).toMatch(/ {2}DEL +bridge +exit 1 /);
+    // The pod is said once, at the top, not on every call.
+    expect(lines.filter((l) => l.includes('shop/cart-0'))).toHaveLength(1);
   });
 });
