@@ -10,6 +10,7 @@
  * span lines themselves.
  */
 
+import { REDACTION_MARKER } from '../../collector/redact/redaction-rules.js';
 import type { StoredCall } from '../../store/index.js';
 import { commentSafe, shQuote } from './shell-quote.js';
 import { iso } from './time.js';
@@ -56,10 +57,12 @@ export function replayScript(call: ReplaySource): string {
       `stdin was redacted before it was stored: the secret values at ${call.stdin.redactions.join(', ')} are "[redacted]" here, so the plugin gets a different config than it did and this replay is not faithful; put the real values in by hand.`,
     );
   }
-  if (Object.entries(call.env).some(([name, value]) => name === 'CNI_ARGS' && value.includes('=[redacted]'))) {
-    warnings.push('CNI_ARGS was redacted before it was stored: a secret value there is "[redacted]" here; put the real value in by hand.');
+  if (call.env.CNI_ARGS?.includes(`=${REDACTION_MARKER}`)) {
+    warnings.push(`CNI_ARGS was redacted before it was stored: a secret value there is "${REDACTION_MARKER}" here; put the real value in by hand.`);
   }
-  if (argsRedacted(call.argv)) warnings.push('an argument was redacted before it was stored ("[redacted]" here); put the real value in by hand.');
+  if (call.argv.some((a) => a.includes(REDACTION_MARKER))) {
+    warnings.push(`an argument was redacted before it was stored ("${REDACTION_MARKER}" here); put the real value in by hand.`);
+  }
   if (call.stdin.truncated) warnings.push(`stdin was truncated: ${call.stdin.bytes.length} of ${call.stdin.totalBytes} bytes were recorded, and only those are sent.`);
   if (call.captureMode === 'light') warnings.push('the call was recorded in light mode, without payloads: the plugin gets an empty stdin; put the network configuration in by hand.');
   if (call.argv.length > 0 && call.argv[0] !== call.path) warnings.push(`the plugin's argv[0] was ${JSON.stringify(call.argv[0])}; this script runs it with the path as argv[0].`);
@@ -136,8 +139,4 @@ function wrapBase64(b64: string): string[] {
   const out: string[] = [];
   for (let i = 0; i < b64.length; i += BASE64_LINE) out.push(b64.slice(i, i + BASE64_LINE));
   return out;
-}
-
-function argsRedacted(argv: readonly string[]): boolean {
-  return argv.some((a) => a.includes('[redacted]'));
 }
