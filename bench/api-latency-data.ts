@@ -3,17 +3,26 @@
  * generated deterministically (seeded) and written through the store's own
  * `writeEvents`, exactly as the daemon writes finished calls.
  *
- * Shape: POD_COUNT pods spread over NAMESPACE_COUNT namespaces. Each pod
- * lives through a run of sandboxes, one after another (a pod recreated under
- * the same name, as a StatefulSet's are, or a sandbox restarted): every
- * sandbox is a bridge ADD with its delegated host-local ADD, then later a
- * bridge DEL with its host-local DEL. Half the ADDs are preceded by a
+ * Shape: POD_COUNT replicas (workload slots) spread over NAMESPACE_COUNT
+ * namespaces, each living through a run of sandboxes, one after another:
+ * every sandbox is a bridge ADD with its delegated host-local ADD, then later
+ * a bridge DEL with its host-local DEL. Who the sandbox is for follows
+ * Kubernetes: a Deployment's or Job's replica comes back as a new pod with a
+ * new name (the ReplicaSet's hash and a random suffix), a StatefulSet's under
+ * the same name (web-0) with a new UID. Most replicas churn (that is where a
+ * busy node's million calls come from); StatefulSet pods are recreated about
+ * every STATEFUL_PERIOD, except BUSY_NAME_COUNT of them (one per namespace)
+ * that are recreated every BUSY_PERIOD all week long, as when a pod is
+ * evicted and scheduled back again and again: those names have the longest
+ * stories (~300 calls), measured on their own. A failed ADD is torn down and
+ * retried seconds later for the same pod, as kubelet does; now and then a
+ * pod's sandbox dies and kubelet makes it a new one (P_SANDBOX_RESTART).
+ * Half the ADDs are preceded by a
  * VERSION probe of bridge, as libcni runtimes send them: no CNI_ARGS, hence
  * no pod. About 2% of the calls fail: host-local running out of addresses
  * (host-local and bridge both exit 1), bridge failing to set up after IPAM
  * succeeded (host-local ADD, a rollback host-local DEL, bridge exits 1), and
- * the odd DEL that fails; a failed ADD is torn down and retried seconds
- * later. Payloads are what bridge/host-local really read and print: ~600 B
+ * the odd DEL that fails. Payloads are what bridge/host-local really read and print: ~600 B
  * of config on stdin (the delegate reads the same config), ~400 B of result
  * on the ADD's stdout (empty for DEL). Durations 5-500 ms, skewed short.
  *
@@ -28,24 +37,34 @@ import type { CapturedStream, CniCall, CollectorEvent, ParentProcess } from '../
 import { createCallStore, MIGRATIONS, openDatabase } from '../store/index.js';
 
 export const DATASET_CALLS = 1_000_000;
+/** Replicas (workload slots): how many pods the node runs at a time, give or take. */
 export const POD_COUNT = 3_000;
 export const NAMESPACE_COUNT = 50;
 export const SPAN_DAYS = 7;
+/** StatefulSet pods recreated all week, one per namespace: the busiest pod names. */
+export const BUSY_NAME_COUNT = 50;
 const SEED = 0x5eed_c41;
 /** Bump when the generator changes what it writes: old cached files are then ignored. */
-const GENERATOR_VERSION = 1;
+const GENERATOR_VERSION = 2;
 const BATCH_EVENTS = 2_000;
 /** Page cache of the populating connection only (SQLite's default is 2 MiB). */
 const POPULATE_CACHE_KIB = 256 * 1024;
 
 const CNI_BIN = '/opt/cni/bin';
-const DAY_US = 86_400_000_000;
+const HOUR_US = 3_600_000_000;
+const DAY_US = 24 * HOUR_US;
+/** Mean time between a busy name's pods, and between any other StatefulSet pod's. */
+export const BUSY_PERIOD_HOURS = 2.5;
+const BUSY_PERIOD_US = BUSY_PERIOD_HOURS * HOUR_US;
+const STATEFUL_PERIOD_US = 2 * DAY_US;
 
 /** Per-sandbox odds (tuned so ~2% of all calls fail). */
 const P_VERSION_PROBE = 0.5;
 const P_ADD_FAILS = 0.05;
 const P_ADD_FAIL_IS_IPAM = 0.6;
 const P_DEL_FAILS = 0.01;
+/** A pod's next sandbox is for the same pod (its sandbox died), not a new pod. */
+const P_SANDBOX_RESTART = 0.02;
 
 export interface PodName {
   readonly namespace: string;
@@ -62,7 +81,14 @@ export interface DatasetInfo {
   readonly sandboxes: number;
   readonly byCommand: Record<string, number>;
   readonly byPlugin: Record<string, number>;
-  readonly pods: readonly PodName[];
+  /** Replicas (POD_COUNT) and the pods they went through: distinct K8S_POD_UIDs and names. */
+  readonly replicas: number;
+  readonly podUids: number;
+  readonly podNames: number;
+  /** The BUSY_NAME_COUNT StatefulSet names recreated all week. */
+  readonly busyPods: readonly PodName[];
+  /** Calls that name a busy pod. */
+  readonly busyPodCalls: number;
   readonly namespaces: number;
   /** Time range of the calls' starts, µs since the epoch. */
   readonly firstStartedAtUs: number;
@@ -150,28 +176,48 @@ const APP_WORDS = [
   'exporter', 'collector', 'db', 'queue', 'cron', 'sidecar-injector', 'controller', 'operator', 'ui', 'batch',
 ];
 
-interface Pod {
+/** A Deployment's (or Job's) replica, a StatefulSet pod, or one of the busy StatefulSet names. */
+type SlotKind = 'replica' | 'stateful' | 'busy';
+
+interface Slot {
   readonly namespace: string;
-  readonly name: string;
+  /** `app-<hash>` for a replica (each pod adds a suffix), the pod's name for a StatefulSet's. */
+  readonly stem: string;
+  readonly kind: SlotKind;
   readonly ipIndex: number;
 }
 
-function makePods(g: Gen): Pod[] {
+/** The pod a sandbox is for. */
+interface Pod {
+  readonly namespace: string;
+  readonly name: string;
+  readonly uid: string;
+}
+
+function makeSlots(g: Gen): Slot[] {
   const namespaces = NAMESPACE_WORDS.slice(0, NAMESPACE_COUNT);
-  const pods: Pod[] = [];
+  const slots: Slot[] = [];
   const perNs = Math.ceil(POD_COUNT / namespaces.length);
+  let busy = 0;
   for (const ns of namespaces) {
-    const names = new Set<string>();
-    while (names.size < perNs && pods.length + names.size < POD_COUNT) {
+    const stems = new Map<string, SlotKind>();
+    while (stems.size < perNs && slots.length + stems.size < POD_COUNT) {
       const app = `${g.pick(APP_WORDS)}${g.chance(0.3) ? `-${g.pick(APP_WORDS)}` : ''}`;
       const replicas = g.int(1, 6);
       const statefulSet = g.chance(0.25);
       const rs = g.alnum(10);
-      for (let r = 0; r < replicas && names.size < perNs; r++) names.add(statefulSet ? `${app}-${r}` : `${app}-${rs}-${g.alnum(5)}`);
+      for (let r = 0; r < replicas && stems.size < perNs; r++) {
+        const stem = statefulSet ? `${app}-${r}` : `${app}-${rs}`;
+        if (stems.has(stem)) continue;
+        // The namespace's first StatefulSet pod is its busy name.
+        const kind: SlotKind = !statefulSet ? 'replica' : busy < BUSY_NAME_COUNT && ![...stems.values()].includes('busy') ? 'busy' : 'stateful';
+        if (kind === 'busy') busy++;
+        stems.set(stem, kind);
+      }
     }
-    for (const name of names) pods.push({ namespace: ns, name, ipIndex: pods.length });
+    for (const [stem, kind] of stems) slots.push({ namespace: ns, stem, kind, ipIndex: slots.length });
   }
-  return pods;
+  return slots;
 }
 
 // ------------------------------------------------------------- the payloads
@@ -322,13 +368,14 @@ interface Sandbox {
   readonly number: number;
   readonly containerId: string;
   readonly netns: string;
-  readonly uid: string;
   readonly ip: string;
   readonly conf: CapturedStream;
 }
 
-interface PodState {
-  readonly pod: Pod;
+interface SlotState {
+  readonly slot: Slot;
+  /** The pod of the current (or, between sandboxes, the last) sandbox. */
+  pod: Pod | null;
   sandboxes: number;
   current: Sandbox | null;
   /** Whether the current sandbox's ADD failed (its DEL comes soon, then a retry). */
@@ -338,7 +385,7 @@ interface PodState {
 interface HeapItem {
   t: number;
   seq: number;
-  state: PodState;
+  state: SlotState;
   action: 'add' | 'del';
 }
 
@@ -390,16 +437,24 @@ const CALLS_PER_SANDBOX = 4 + P_VERSION_PROBE + P_ADD_FAILS * (1 - P_ADD_FAIL_IS
  * Every call of the data set, in start order (±0.5 s within an event), with
  * the pods it names. `endUs` is where the week ends.
  */
-function* generateCalls(endUs: number, pods: readonly Pod[], g: Gen, total: number): Generator<CniCall> {
-  const startUs = endUs - SPAN_DAYS * DAY_US;
-  const sandboxesPerPod = total / CALLS_PER_SANDBOX / pods.length;
-  const periodUs = (SPAN_DAYS * DAY_US) / sandboxesPerPod;
+function* generateCalls(endUs: number, slots: readonly Slot[], g: Gen, total: number): Generator<CniCall> {
+  const spanUs = SPAN_DAYS * DAY_US;
+  const startUs = endUs - spanUs;
+  const count = (kind: SlotKind) => slots.filter((s) => s.kind === kind).length;
+  // The replicas make up whatever the StatefulSets leave of the week's sandboxes.
+  const fixedSandboxes = (count('busy') * spanUs) / BUSY_PERIOD_US + (count('stateful') * spanUs) / STATEFUL_PERIOD_US;
+  const replicaSandboxes = Math.max(count('replica'), total / CALLS_PER_SANDBOX - fixedSandboxes);
+  const periodOf: Record<SlotKind, number> = {
+    busy: BUSY_PERIOD_US,
+    stateful: STATEFUL_PERIOD_US,
+    replica: (spanUs * count('replica')) / replicaSandboxes,
+  };
   const gapMeanUs = 20_000_000;
-  const lifetimeMeanUs = Math.max(60_000_000, periodUs - gapMeanUs);
+  const lifetimeMeanUs = (kind: SlotKind) => Math.max(60_000_000, periodOf[kind] - gapMeanUs);
   const heap = new Heap();
   let seq = 0;
-  for (const pod of pods) {
-    heap.push({ t: startUs + g.rnd() * periodUs, seq: seq++, state: { pod, sandboxes: 0, current: null, failed: false }, action: 'add' });
+  for (const slot of slots) {
+    heap.push({ t: startUs + g.rnd() * periodOf[slot.kind], seq: seq++, state: { slot, pod: null, sandboxes: 0, current: null, failed: false }, action: 'add' });
   }
 
   let emitted = 0;
@@ -407,15 +462,19 @@ function* generateCalls(endUs: number, pods: readonly Pod[], g: Gen, total: numb
     const item = heap.pop();
     if (!item) break;
     const { state, t } = item;
-    const { pod } = state;
+    const { slot } = state;
     const calls: CniCall[] = [];
     if (item.action === 'add') {
+      // kubelet retries a failed sandbox for the same pod; otherwise the slot's next pod, named as its kind names them.
+      if (state.pod === null || !(state.failed || g.chance(P_SANDBOX_RESTART))) {
+        state.pod = { namespace: slot.namespace, name: slot.kind === 'replica' ? `${slot.stem}-${g.alnum(5)}` : slot.stem, uid: g.uuid() };
+      }
+      const pod = state.pod;
       const sb: Sandbox = {
         number: state.sandboxes++,
         containerId: g.hex(64),
         netns: `/var/run/netns/cni-${g.uuid()}`,
-        uid: g.uuid(),
-        ip: ipOf(pod.ipIndex, state.sandboxes),
+        ip: ipOf(slot.ipIndex, state.sandboxes),
         conf: stream(netConf(pod.namespace)),
       };
       state.current = sb;
@@ -441,11 +500,11 @@ function* generateCalls(endUs: number, pods: readonly Pod[], g: Gen, total: numb
       const ipamFails = fails && g.chance(P_ADD_FAIL_IS_IPAM);
       state.failed = fails;
       calls.push(...sandboxCalls(g, pod, sb, 'ADD', t, fails ? (ipamFails ? 'ipam' : 'bridge') : 'none'));
-      const next = fails ? g.int(1_000_000, 5_000_000) : Math.max(30_000_000, g.exp(lifetimeMeanUs));
+      const next = fails ? g.int(1_000_000, 5_000_000) : Math.max(30_000_000, g.exp(lifetimeMeanUs(slot.kind)));
       heap.push({ t: t + next, seq: seq++, state, action: 'del' });
     } else {
       const sb = state.current!;
-      calls.push(...sandboxCalls(g, pod, sb, 'DEL', t, g.chance(P_DEL_FAILS) ? 'del' : 'none'));
+      calls.push(...sandboxCalls(g, state.pod!, sb, 'DEL', t, g.chance(P_DEL_FAILS) ? 'del' : 'none'));
       const gap = state.failed ? g.int(5_000_000, 30_000_000) : g.exp(gapMeanUs);
       heap.push({ t: t + 1_000_000 + gap, seq: seq++, state, action: 'add' });
       state.current = null;
@@ -462,7 +521,7 @@ type Failure = 'none' | 'ipam' | 'bridge' | 'del';
 
 /** A bridge call and what it delegates to host-local, as one sandbox event. */
 function sandboxCalls(g: Gen, pod: Pod, sb: Sandbox, command: 'ADD' | 'DEL', t: number, failure: Failure): CniCall[] {
-  const cniArgs = `K8S_POD_INFRA_CONTAINER_ID=${sb.containerId};K8S_POD_UID=${sb.uid};IgnoreUnknown=1;K8S_POD_NAMESPACE=${pod.namespace};K8S_POD_NAME=${pod.name}`;
+  const cniArgs = `K8S_POD_INFRA_CONTAINER_ID=${sb.containerId};K8S_POD_UID=${pod.uid};IgnoreUnknown=1;K8S_POD_NAMESPACE=${pod.namespace};K8S_POD_NAME=${pod.name}`;
   const env = (cmd: string): Record<string, string> => ({
     CNI_COMMAND: cmd,
     CNI_CONTAINERID: sb.containerId,
@@ -472,7 +531,7 @@ function sandboxCalls(g: Gen, pod: Pod, sb: Sandbox, command: 'ADD' | 'DEL', t: 
     CNI_PATH: CNI_BIN,
   });
   const common = {
-    pod: { namespace: pod.namespace, name: pod.name, uid: sb.uid, infraContainerId: sb.containerId },
+    pod: { namespace: pod.namespace, name: pod.name, uid: pod.uid, infraContainerId: sb.containerId },
     containerId: sb.containerId,
     netns: sb.netns,
     stdin: sb.conf,
@@ -531,11 +590,12 @@ function sandboxCalls(g: Gen, pod: Pod, sb: Sandbox, command: 'ADD' | 'DEL', t: 
   return out;
 }
 
-/** The data set's pods and its calls (lazily, in time order), ending the week at `endUs`. */
-export function dataset(total: number, endUs: number): { pods: PodName[]; calls: Iterable<CniCall> } {
+/** The data set's replicas, its busy pod names and its calls (lazily, in time order), ending the week at `endUs`. */
+export function dataset(total: number, endUs: number): { replicas: number; busyPods: PodName[]; calls: Iterable<CniCall> } {
   const g = new Gen(seededRandom(SEED));
-  const pods = makePods(g);
-  return { pods: pods.map((p) => ({ namespace: p.namespace, name: p.name })), calls: generateCalls(endUs, pods, g, total) };
+  const slots = makeSlots(g);
+  const busyPods = slots.filter((s) => s.kind === 'busy').map((s) => ({ namespace: s.namespace, name: s.stem }));
+  return { replicas: slots.length, busyPods, calls: generateCalls(endUs, slots, g, total) };
 }
 
 // ------------------------------------------------------------- population
@@ -578,7 +638,8 @@ export function ensureDataset(opts: EnsureOptions): DatasetResult {
 function populate(file: string, total: number, version: string, progress: (msg: string) => void): Omit<DatasetInfo, 'file'> {
   // End the week on a whole minute shortly before now, so "the last day" is recent.
   const endUs = Math.floor(Date.now() / 60_000) * 60_000_000;
-  const { pods, calls: generated } = dataset(total, endUs);
+  const { replicas, busyPods, calls: generated } = dataset(total, endUs);
+  const busyNames = new Set(busyPods.map((p) => `${p.namespace}/${p.name}`));
   const db = openDatabase(file);
   // Only this connection's page cache (not stored in the file): index inserts at random
   // places (pod, container id) stop re-reading pages from the OS once the indexes outgrow 2 MiB.
@@ -594,6 +655,10 @@ function populate(file: string, total: number, version: string, progress: (msg: 
   let stdoutBytes = 0;
   let calls = 0;
   let sandboxes = 0;
+  let busyPodCalls = 0;
+  const podUids = new Set<string>();
+  const podNames = new Set<string>();
+  const namespaces = new Set<string>();
   let batch: CollectorEvent[] = [];
   progress(`populating ${total} calls into ${file} (batches of ${BATCH_EVENTS} events, one transaction each)`);
   const t0 = process.hrtime.bigint();
@@ -606,6 +671,13 @@ function populate(file: string, total: number, version: string, progress: (msg: 
     if (call.outcome?.exitCode !== 0) failed++;
     if (call.isVersionProbe) probes++;
     if (call.command === 'ADD' && call.parentId === null) sandboxes++;
+    if (call.pod) {
+      const name = `${call.pod.namespace}/${call.pod.name}`;
+      podNames.add(name);
+      namespaces.add(call.pod.namespace);
+      if (call.pod.uid !== null) podUids.add(call.pod.uid);
+      if (busyNames.has(name)) busyPodCalls++;
+    }
     first = Math.min(first, call.startedAtUs);
     last = Math.max(last, call.startedAtUs);
     stdinBytes += call.stdin.bytes.length;
@@ -637,8 +709,12 @@ function populate(file: string, total: number, version: string, progress: (msg: 
     sandboxes,
     byCommand,
     byPlugin,
-    pods,
-    namespaces: new Set(pods.map((p) => p.namespace)).size,
+    replicas,
+    podUids: podUids.size,
+    podNames: podNames.size,
+    busyPods,
+    busyPodCalls,
+    namespaces: namespaces.size,
     firstStartedAtUs: first,
     lastStartedAtUs: last,
     stdinBytesMean: Math.round(stdinBytes / calls),

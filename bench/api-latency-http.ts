@@ -14,15 +14,17 @@ import http from 'node:http';
 import type { PodName } from './api-latency-data.js';
 import { cpuWindow, distribution, round, type CpuShare, type Distribution, type ProcMemory } from './api-latency-stats.js';
 
-/** One pod of a name: each sandbox in the data set is a new pod with its own UID, as when a StatefulSet pod is recreated. */
+/** One pod: a name and the UID it had (a StatefulSet's name is reused by every pod it recreates). */
 export interface PodIncarnation extends PodName {
   readonly uid: string;
 }
 
 export interface ScenarioContext {
-  readonly pods: readonly PodName[];
-  /** Pods by UID, sampled from random calls. */
-  readonly podUids: readonly PodIncarnation[];
+  /** Pods of random calls (so about one pod as likely as another), other than the busy names'. */
+  readonly pods: readonly PodIncarnation[];
+  /** The StatefulSet names recreated all week (~300 calls each), and pods sampled from their calls. */
+  readonly busyPods: readonly PodName[];
+  readonly busyPodUids: readonly PodIncarnation[];
   readonly callIds: readonly string[];
   /** Start of the data set's week and its end ("now" for the data), µs since the epoch. */
   readonly firstUs: number;
@@ -49,6 +51,7 @@ const DAY_US = 86_400_000_000;
 const iso = (us: number): string => new Date(Math.floor(us / 1000)).toISOString();
 const pick = <T>(xs: readonly T[], rnd: () => number): T => xs[Math.floor(rnd() * xs.length)]!;
 const podPath = (p: PodName) => `/api/v1/pods/${encodeURIComponent(p.namespace)}/${encodeURIComponent(p.name)}`;
+const callsOfPod = (p: PodName) => `/api/v1/calls?namespace=${encodeURIComponent(p.namespace)}&pod=${encodeURIComponent(p.name)}`;
 
 export function scenarios(ctx: ScenarioContext): Scenario[] {
   const sinceIso = iso(ctx.lastUs - DAY_US);
@@ -62,15 +65,14 @@ export function scenarios(ctx: ScenarioContext): Scenario[] {
     },
   });
   return [
-    one('pod', 'GET /api/v1/pods/:ns/:name', '/api/v1/pods/<random pod> (its name\'s whole week, ~300 calls)', (rnd) => podPath(pick(ctx.pods, rnd))),
-    one('pod-uid', 'GET /api/v1/pods/:ns/:name', '/api/v1/pods/<random pod>?podUid=<one of its UIDs> (one pod, ~4 calls)', (rnd) => {
-      const p = pick(ctx.podUids, rnd);
+    one('pod', 'GET /api/v1/pods/:ns/:name', "/api/v1/pods/<random pod> (its name's whole week: most are one pod, ~5 calls)", (rnd) => podPath(pick(ctx.pods, rnd))),
+    one('pod-busy', 'GET /api/v1/pods/:ns/:name', '/api/v1/pods/<busy StatefulSet name> (its whole week: ~65 pods, ~290 calls)', (rnd) => podPath(pick(ctx.busyPods, rnd))),
+    one('pod-uid', 'GET /api/v1/pods/:ns/:name', '/api/v1/pods/<busy StatefulSet name>?podUid=<one of its pods> (~4 calls)', (rnd) => {
+      const p = pick(ctx.busyPodUids, rnd);
       return `${podPath(p)}?podUid=${encodeURIComponent(p.uid)}`;
     }),
-    one('calls-by-pod', 'GET /api/v1/calls', '?namespace=<ns>&pod=<random pod>', (rnd) => {
-      const p = pick(ctx.pods, rnd);
-      return `/api/v1/calls?namespace=${encodeURIComponent(p.namespace)}&pod=${encodeURIComponent(p.name)}`;
-    }),
+    one('calls-by-pod', 'GET /api/v1/calls', '?namespace=<ns>&pod=<random pod>', (rnd) => callsOfPod(pick(ctx.pods, rnd))),
+    one('calls-by-busy-pod', 'GET /api/v1/calls', '?namespace=<ns>&pod=<busy StatefulSet name> (a full page)', (rnd) => callsOfPod(pick(ctx.busyPods, rnd))),
     one('calls-failed-add', 'GET /api/v1/calls', '?command=ADD&failed=true', () => '/api/v1/calls?command=ADD&failed=true'),
     one('calls-slow-bridge', 'GET /api/v1/calls', '?plugin=bridge&minDurationMs=200', () => '/api/v1/calls?plugin=bridge&minDurationMs=200'),
     one('calls-last-day', 'GET /api/v1/calls', `?since=<1 day before the data's end>&limit=${PAGE_LIMIT}`, () => `/api/v1/calls?since=${encodeURIComponent(sinceIso)}&limit=${PAGE_LIMIT}`),

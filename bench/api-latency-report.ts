@@ -1,6 +1,6 @@
 /** bench/results/api-latency.md from the benchmark's JSON report. */
 
-import type { DatasetResult } from './api-latency-data.js';
+import { BUSY_PERIOD_HOURS, type DatasetResult } from './api-latency-data.js';
 import type { LoadResult } from './api-latency-http.js';
 import type { LiveResult } from './api-latency-live.js';
 import { distribution, type CpuShare, type Distribution, type ProcMemory } from './api-latency-stats.js';
@@ -47,7 +47,7 @@ interface ReportHeader {
 
 export interface Report extends ReportHeader {
   readonly benchmark: 'api-latency';
-  readonly dataset: Omit<DatasetResult, 'pods'> & { readonly podCount: number; readonly samplePods: readonly string[] };
+  readonly dataset: DatasetResult & { readonly samplePods: readonly string[] };
   readonly daemon: { readonly startupSeconds: number; readonly capture: string; readonly finalizeGraceMs: number; readonly healthAtEnd: unknown };
   readonly scenarios: readonly ScenarioInfo[];
   readonly http: readonly LoadResult[];
@@ -132,11 +132,14 @@ export function markdown(r: Report): string {
   const pct = (n: number) => `${((100 * n) / d.calls).toFixed(2)}%`;
   out.push(
     `${d.calls.toLocaleString('en-US')} calls written through the store's own \`writeEvents\` (\`call.finished\` events, ${2000} per transaction): ` +
-      `${d.podCount} pods in ${d.namespaces} namespaces, ${d.sandboxes.toLocaleString('en-US')} sandboxes (bridge ADD → host-local ADD, later bridge DEL → host-local DEL), ` +
+      `${d.replicas.toLocaleString('en-US')} replicas in ${d.namespaces} namespaces going through ${d.podUids.toLocaleString('en-US')} pods (UIDs) under ${d.podNames.toLocaleString('en-US')} names ` +
+      `(a Deployment's new pod gets a new name, a StatefulSet's the same one), ${d.sandboxes.toLocaleString('en-US')} sandboxes (bridge ADD → host-local ADD, later bridge DEL → host-local DEL), ` +
       `${d.versionProbes.toLocaleString('en-US')} VERSION probes (${pct(d.versionProbes)}, no pod, as libcni sends them), ${d.failedCalls.toLocaleString('en-US')} failed calls (${pct(d.failedCalls)}), ` +
       `mean stdin ${d.stdinBytesMean} B, mean stdout ${d.stdoutBytesMean} B (ADD results ~400 B, DEL none), durations 5-500 ms, ` +
       `starts spread over ${((d.lastStartedAtUs - d.firstStartedAtUs) / 86_400e6).toFixed(1)} days ending ${new Date(d.lastStartedAtUs / 1000).toISOString()}. ` +
-      `That is ~${Math.round((d.calls - d.versionProbes) / d.podCount)} calls per pod name (each pod name is recreated many times over the week).`,
+      `That is ~${f1((d.calls - d.versionProbes) / d.podUids)} calls per pod. ` +
+      `${d.busyPods.length} StatefulSet names, one per namespace, are recreated every ~${BUSY_PERIOD_HOURS} h all week (a pod evicted and scheduled back again and again): ` +
+      `~${Math.round(d.busyPodCalls / Math.max(1, d.busyPods.length))} calls per name, ${pct(d.busyPodCalls)} of all calls; the \`-busy\` scenarios ask for them, the others for random pods.`,
     '',
     `Population: ${f1(d.populateSeconds)} s (${Math.round(d.calls / d.populateSeconds).toLocaleString('en-US')} calls/s) on ${d.populatedAt}` +
       `${d.cached ? ', reused from the cache for this run' : ''}; file ${(d.fileBytes / 2 ** 30).toFixed(2)} GiB, ` +

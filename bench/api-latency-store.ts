@@ -141,41 +141,43 @@ export function diagnoseStore(
     });
     const wholeTime = [0, Number.MAX_SAFE_INTEGER];
 
+    const podGraphPlans = (pod: PodName) => () => {
+      const ids = JSON.stringify([anId]);
+      return {
+        podCalls: explain(POD_GRAPH_SQL.podCalls, [pod.namespace, pod.name, ...wholeTime]),
+        'childIds, per level of delegation': explain(POD_GRAPH_SQL.childIds, [ids]),
+        'byIds, for delegated calls without the pod args': explain(POD_GRAPH_SQL.byIds, [ids]),
+        helpers: explain(POD_GRAPH_SQL.helpers, [ids]),
+      };
+    };
+    const podListProbe = (scenario: string, pods: readonly PodName[]): Probe => ({
+      scenario,
+      schema: callPageSchema,
+      serialize: plainJson,
+      iteration: () => {
+        const p = pick(pods);
+        return [listQuery({ namespace: p.namespace, pod: p.name }, pageSize)];
+      },
+      plans: () => ({ list: listPlan({ namespace: pods[0]!.namespace, pod: pods[0]!.name }, pageSize) }),
+    });
+    const aBusyPod = ctx.busyPods[0]!;
+
     const probes: Probe[] = [
-      podProbe(
-        'pod',
-        () => ({ ...pick(ctx.pods), scope: {} }),
-        () => {
-          const ids = JSON.stringify([anId]);
-          return {
-            podCalls: explain(POD_GRAPH_SQL.podCalls, [aPod.namespace, aPod.name, ...wholeTime]),
-            'childIds, per level of delegation': explain(POD_GRAPH_SQL.childIds, [ids]),
-            'byIds, for delegated calls without the pod args': explain(POD_GRAPH_SQL.byIds, [ids]),
-            helpers: explain(POD_GRAPH_SQL.helpers, [ids]),
-          };
-        },
-      ),
+      podProbe('pod', () => ({ ...pick(ctx.pods), scope: {} }), podGraphPlans(aPod)),
+      podProbe('pod-busy', () => ({ ...pick(ctx.busyPods), scope: {} }), podGraphPlans(aBusyPod)),
       podProbe(
         'pod-uid',
         () => {
-          const p = pick(ctx.podUids);
+          const p = pick(ctx.busyPodUids);
           return { ...p, scope: { podUid: p.uid } };
         },
         () => {
-          const p = ctx.podUids[0]!;
+          const p = ctx.busyPodUids[0]!;
           return { podCallsOfUid: explain(POD_GRAPH_SQL.podCallsOfUid, [p.uid, p.namespace, p.name, ...wholeTime]) };
         },
       ),
-      {
-        scenario: 'calls-by-pod',
-        schema: callPageSchema,
-        serialize: plainJson,
-        iteration: () => {
-          const p = pick(ctx.pods);
-          return [listQuery({ namespace: p.namespace, pod: p.name }, pageSize)];
-        },
-        plans: () => ({ list: listPlan({ namespace: aPod.namespace, pod: aPod.name }, pageSize) }),
-      },
+      podListProbe('calls-by-pod', ctx.pods),
+      podListProbe('calls-by-busy-pod', ctx.busyPods),
       // The plans walk calls_failed_by_command / calls_by_plugin / calls_by_started (see EXPLAIN): count what each passes.
       {
         ...listProbe('calls-failed-add', () => ({ command: 'ADD', failed: true }), pageSize, () =>

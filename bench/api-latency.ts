@@ -5,10 +5,11 @@
  *
  *   npm run build && node dist/bench/api-latency.js     (as root: it runs the real daemon with bpftrace)
  *
- * About 11 minutes on 2 CPUs once the data set is cached, plus 5-6 the
+ * About 4 minutes on 2 CPUs once the data set is cached, plus ~4 the
  * first time to populate it.
  *
- * 1. Data set: 1,000,000 calls (3,000 pods in 50 namespaces, bridge and its
+ * 1. Data set: 1,000,000 calls (3,000 replicas in 50 namespaces, a Deployment's
+ *    new pod a new name, a StatefulSet's the same; bridge and its
  *    delegated host-local for every ADD and DEL, VERSION probes, ~2%
  *    failures, ~600 B configs, ~400 B results, 5-500 ms, a week of starts;
  *    see api-latency-data.ts) written through the store's `writeEvents` in
@@ -20,8 +21,9 @@
  *    REST scenarios, each at concurrency 1 and 8 with a closed-loop node:http
  *    client on loopback (--requests timed requests after --warmup untimed,
  *    each run capped at --max-seconds-per-run):
- *    GET /api/v1/pods/:ns/:name (random pods), /api/v1/calls filtered by
- *    namespace+pod, command=ADD&failed=true, plugin=bridge&minDurationMs=200,
+ *    GET /api/v1/pods/:ns/:name (random pods, and the StatefulSet names
+ *    recreated all week, whole or one pod of them), /api/v1/calls filtered by
+ *    namespace+pod (both kinds), command=ADD&failed=true, plugin=bridge&minDurationMs=200,
  *    since=<a day before the data's end>&limit=100, paging 5 pages deep with
  *    the cursor, and GET /api/v1/calls/:id; /healthz as the HTTP floor.
  *    Target p99 ≤ 10 ms. A route that answers 404 is reported as not measured.
@@ -59,7 +61,7 @@ import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { DEFAULT_PAGE_SIZE } from '../api/schemas/call-query.js';
 import { settings } from '../cli/config.js';
-import { copyDataset, DATASET_CALLS, ensureDataset, seededRandom } from './api-latency-data.js';
+import { copyDataset, DATASET_CALLS, ensureDataset, seededRandom, type PodName } from './api-latency-data.js';
 import { HEALTHZ_SCENARIO, RouteMissingError, runLoad, scenarios as restScenarios, type LoadResult, type PodIncarnation, type Scenario, type ScenarioContext } from './api-latency-http.js';
 import { measureLive, PLUGIN, type LiveResult } from './api-latency-live.js';
 import { liveOnlyMarkdown, liveVerdict, markdown, verdicts, type LiveOnlyReport, type Machine, type MemoryReadings, type Report, type ScenarioInfo, TARGETS } from './api-latency-report.js';
@@ -225,20 +227,33 @@ function sampleCallIds(dbFile: string, n: number, rnd: () => number): string[] {
   }
 }
 
-/** Pods by UID, from random calls that carry one (VERSION probes do not). */
-function samplePodUids(dbFile: string, n: number, rnd: () => number): PodIncarnation[] {
+/** Pods of random calls (VERSION probes name none) whose name `keep` accepts. */
+function samplePods(dbFile: string, n: number, rnd: () => number, keep: (p: PodName) => boolean): PodIncarnation[] {
   const db = new BetterSqlite3(dbFile, { readonly: true, fileMustExist: true });
   try {
     const max = (db.prepare('SELECT max(rowid) AS m FROM calls').get() as { m: number }).m;
-    const byRowid = db.prepare<[number], { namespace: string; name: string; uid: string }>(
+    const byRowid = db.prepare<[number], PodIncarnation>(
       'SELECT pod_namespace AS namespace, pod_name AS name, pod_uid AS uid FROM calls WHERE rowid = ? AND pod_uid IS NOT NULL',
     );
     const pods: PodIncarnation[] = [];
     while (pods.length < n) {
       const row = byRowid.get(1 + Math.floor(rnd() * max));
-      if (row) pods.push(row);
+      if (row && keep(row)) pods.push(row);
     }
     return pods;
+  } finally {
+    db.close();
+  }
+}
+
+/** Every pod (UID) the busy names had. */
+function podsOfNames(dbFile: string, names: readonly PodName[]): PodIncarnation[] {
+  const db = new BetterSqlite3(dbFile, { readonly: true, fileMustExist: true });
+  try {
+    const uids = db.prepare<[string, string], PodIncarnation>(
+      'SELECT DISTINCT pod_namespace AS namespace, pod_name AS name, pod_uid AS uid FROM calls WHERE pod_namespace = ? AND pod_name = ? AND pod_uid IS NOT NULL',
+    );
+    return names.flatMap((p) => uids.all(p.namespace, p.name));
   } finally {
     db.close();
   }
@@ -338,10 +353,12 @@ async function main(): Promise<void> {
     const copyStart = Date.now();
     const dbFile = copyDataset(dataset, work);
     progress(`  copied in ${((Date.now() - copyStart) / 1000).toFixed(1)} s`);
+    const busyNames = new Set(dataset.busyPods.map((p) => `${p.namespace}/${p.name}`));
     const ctx: ScenarioContext = {
-      pods: dataset.pods,
+      pods: samplePods(dbFile, 2_000, seededRandom(11), (p) => !busyNames.has(`${p.namespace}/${p.name}`)),
+      busyPods: dataset.busyPods,
+      busyPodUids: podsOfNames(dbFile, dataset.busyPods),
       callIds: sampleCallIds(dbFile, 2_000, seededRandom(7)),
-      podUids: samplePodUids(dbFile, 2_000, seededRandom(11)),
       firstUs: dataset.firstStartedAtUs,
       lastUs: dataset.lastStartedAtUs,
     };
@@ -411,7 +428,6 @@ async function main(): Promise<void> {
     progress('stopping the daemon');
     await stopDaemon(daemon);
 
-    const { pods, ...datasetRest } = dataset;
     const report: Report = {
       benchmark: 'api-latency',
       command: COMMAND,
@@ -420,7 +436,7 @@ async function main(): Promise<void> {
       machine,
       options: { ...opts, concurrencies: CONCURRENCIES },
       targets: TARGETS,
-      dataset: { ...datasetRest, podCount: pods.length, samplePods: pods.slice(0, 5).map((p) => `${p.namespace}/${p.name}`) },
+      dataset: { ...dataset, samplePods: ctx.pods.slice(0, 5).map((p) => `${p.namespace}/${p.name}`) },
       daemon: { startupSeconds: round(daemon.startupSeconds, 2), capture: 'full', finalizeGraceMs: Number(settings.finalizeGraceMs.default()), healthAtEnd },
       scenarios: infos,
       http,
