@@ -23,7 +23,7 @@ import { registerTracer } from './routes/tracer.js';
 // CNI cache (issue 4):
 import type { CacheListener } from '../collector/cache/cache-types.js';
 import type { CacheWatcherStatus } from '../collector/cache/cache-watcher.js';
-import type { CacheReader } from '../store/cache-reader.js';
+import type { CacheReader, FindingsReader } from '../store/cache-reader.js';
 import type { CacheFindingKind } from '../store/cache-types.js';
 import { registerCache } from './routes/cache.js';
 
@@ -48,6 +48,8 @@ export interface ApiDeps {
   readonly logger?: Logger;
   /** CNI cache (issue 4): libcni's cached entries, IP history, findings; null/absent when not watched. */
   readonly cache?: CacheReader | null;
+  /** The findings log (cache findings and call loops) even when no cache is watched; absent: the cache reader's. */
+  readonly findings?: FindingsReader | null;
   /** CNI cache (issue 4): follows the cache watcher's changes (tail cache.added/cache.removed); absent when not watched. */
   readonly subscribeCache?: (listener: CacheListener) => () => void;
   /** CNI cache (issue 4): the watcher's state for /healthz and /metrics; absent when not watched. */

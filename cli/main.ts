@@ -10,6 +10,7 @@ import { ConfigError, configReference, flagName, loadConfig, settings, type Sett
 import { runDaemon } from './run.js';
 import { runDemo } from './demo.js';
 import { ClientError, type ClientOptions } from './api-client.js';
+import { findingsCommand } from './findings-command.js';
 import { podCommand } from './pod-command.js';
 import { callsCommand, replayCommand, showCommand } from './query-commands.js';
 import { tailCommand } from './tail-command.js';
@@ -30,8 +31,10 @@ commands:
                (delegated calls and helpers nested), times and cache entries
                                     [--uid UID] [--since T] [--until T] [--json]
   replay ID    print a shell script that re-runs the call by hand
+  findings     what went wrong on this node: DEL/ADD loops, broken or stale
+               cache files, leaked IPs    [--kind K] [--all] [--limit N] [--json]
 
-tail, calls, show, pod, replay and demo talk to a running daemon: --api URL
+tail, calls, show, pod, replay, findings and demo talk to a running daemon: --api URL
 (CNIREC_API, default http://127.0.0.1:7070) and --token T (CNIREC_TOKEN).
   config-doc   print the configuration reference (Markdown)
   help         this text
@@ -54,9 +57,10 @@ export async function main(argv: string[]): Promise<number> {
       case 'calls':
       case 'show':
       case 'pod':
-      case 'replay': {
+      case 'replay':
+      case 'findings': {
         const { client, args } = clientOptions(rest);
-        const commands = { tail: tailCommand, calls: callsCommand, show: showCommand, pod: podCommand, replay: replayCommand };
+        const commands = { tail: tailCommand, calls: callsCommand, show: showCommand, pod: podCommand, replay: replayCommand, findings: findingsCommand };
         return await commands[command](args, client);
       }
       case 'config-doc':

@@ -18,6 +18,7 @@ import { createStoreWiring } from './store-wiring.js';
 import { recordGaps } from './tracer-log.js';
 // CNI cache (issue 4):
 import { createCacheWiring } from './cache-wiring.js';
+import { createFindingsWiring } from './findings-wiring.js';
 
 const SHUTDOWN_BUDGET_MS = 5000;
 
@@ -48,6 +49,8 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
   const cache = createCacheWiring(db, config, log.child({ component: 'cache' }), redactor);
 
   const writes = createStoreWiring(store, log.child({ component: 'store' }));
+  // DEL/ADD loops: found in the calls alone, cache or not.
+  const findings = createFindingsWiring(db, config.db, log.child({ component: 'findings' }));
 
   const collector = createCollector({
     tracer: { bpftracePath: config.bpftrace, mode: config.capture, perfBufferPages: config.perfBufferPages },
@@ -70,6 +73,7 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
     subscribeTracer: (listener) => collector.subscribeTracer(listener),
     logger: log.child({ component: 'api' }),
     cache: cache.reader, // CNI cache (issue 4)
+    findings: findings.reader,
     ...(cache.subscribe ? { subscribeCache: cache.subscribe } : {}), // CNI cache (issue 4): tail cache.added/cache.removed
     ...(cache.status ? { cacheStatus: cache.status } : {}), // CNI cache (issue 4): /healthz, /metrics
     retentionStatus: () => retention.status(), // Retention (issue 5): /healthz, /metrics
@@ -90,6 +94,7 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
       await app.close();
       await collector.stop();
       await cache.stop(); // CNI cache (issue 4)
+      findings.stop();
       await retention.stop(); // Retention (issue 5): waits for a run to stop between two short steps
       writes.recordTracerEvent('stopped', {});
       if (!writes.flush()) log.error({ pendingWrites: writes.status().pendingWrites }, 'the database is not writable: calls kept in memory are lost');
@@ -113,6 +118,7 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
     await collector.start();
     writes.recordTracerEvent('started', { mode: config.capture });
     await cache.start(); // CNI cache (issue 4): never throws; unusable files and directories become findings
+    findings.start();
   } catch (err) {
     log.fatal({ err: err instanceof Error ? err.message : String(err) }, 'the tracer could not start');
     await stop();

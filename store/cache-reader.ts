@@ -65,13 +65,17 @@ function toEntry(r: EntryRow): StoredCacheEntry {
   };
 }
 
-export interface CacheReader {
+export interface CacheReader extends FindingsReader {
   /** Newest first. */
   listCacheEntries(filter: CacheEntryFilter): StoredCacheEntry[];
   /** Every version ever seen for one container (removed and superseded too), oldest first: the call and pod views pick from these. */
   entriesForContainer(containerId: string): StoredCacheEntry[];
   /** Every holder of `ip`, oldest first. */
   ipHistory(ip: string): StoredIpHolding[];
+}
+
+/** The findings log's read side: cache findings and the call loops (store/call-loops.ts) alike. */
+export interface FindingsReader {
   /** Most recently seen first. */
   listFindings(filter: FindingFilter): StoredFinding[];
   /** Open findings by kind (kinds with none are absent), for /healthz and /metrics. */
@@ -79,25 +83,6 @@ export interface CacheReader {
 }
 
 export function createCacheReader(db: Database): CacheReader {
-  const findingsStmt = db.prepare<
-    { includeResolved: number; kind: string | null; limit: number },
-    {
-      id: number;
-      kind: CacheFindingKind;
-      message: string;
-      path: string | null;
-      container_id: string | null;
-      network: string | null;
-      ip: string | null;
-      call_id: string | null;
-      first_seen_ms: number;
-      last_seen_ms: number;
-      resolved_at_ms: number | null;
-    }
-  >(`
-    SELECT id, kind, message, path, container_id, network, ip, call_id, first_seen_ms, last_seen_ms, resolved_at_ms FROM cache_findings
-    WHERE (@includeResolved = 1 OR resolved_at_ms IS NULL) AND (@kind IS NULL OR kind = @kind)
-    ORDER BY last_seen_ms DESC, id DESC LIMIT @limit`);
   const ipStmt = db.prepare<
     [string],
     {
@@ -121,12 +106,8 @@ export function createCacheReader(db: Database): CacheReader {
     `SELECT * FROM cache_entries WHERE container_id = ? ORDER BY first_seen_ms, id LIMIT ${MAX_CACHE_PAGE}`,
   );
 
-  const openCountsStmt = db.prepare<[], { kind: CacheFindingKind; n: number }>(
-    'SELECT kind, count(*) AS n FROM cache_findings WHERE resolved_at_ms IS NULL GROUP BY kind',
-  );
-
   return {
-    countOpenFindings: () => Object.fromEntries(openCountsStmt.all().map((r) => [r.kind, r.n])),
+    ...createFindingsReader(db),
     entriesForContainer: (containerId) => byContainerStmt.all(containerId).map(toEntry),
     listCacheEntries(f) {
       const where: string[] = [];
@@ -164,6 +145,34 @@ export function createCacheReader(db: Database): CacheReader {
         fromMs: r.from_ms,
         toMs: r.to_ms,
       })),
+  };
+}
+
+export function createFindingsReader(db: Database): FindingsReader {
+  const findingsStmt = db.prepare<
+    { includeResolved: number; kind: string | null; limit: number },
+    {
+      id: number;
+      kind: CacheFindingKind;
+      message: string;
+      path: string | null;
+      container_id: string | null;
+      network: string | null;
+      ip: string | null;
+      call_id: string | null;
+      first_seen_ms: number;
+      last_seen_ms: number;
+      resolved_at_ms: number | null;
+    }
+  >(`
+    SELECT id, kind, message, path, container_id, network, ip, call_id, first_seen_ms, last_seen_ms, resolved_at_ms FROM cache_findings
+    WHERE (@includeResolved = 1 OR resolved_at_ms IS NULL) AND (@kind IS NULL OR kind = @kind)
+    ORDER BY last_seen_ms DESC, id DESC LIMIT @limit`);
+  const openCountsStmt = db.prepare<[], { kind: CacheFindingKind; n: number }>(
+    'SELECT kind, count(*) AS n FROM cache_findings WHERE resolved_at_ms IS NULL GROUP BY kind',
+  );
+  return {
+    countOpenFindings: () => Object.fromEntries(openCountsStmt.all().map((r) => [r.kind, r.n])),
     listFindings: (f) =>
       findingsStmt
         .all({ includeResolved: f.includeResolved ? 1 : 0, kind: f.kind ?? null, limit: Math.min(f.limit ?? MAX_CACHE_PAGE, MAX_CACHE_PAGE) })

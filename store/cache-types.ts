@@ -60,6 +60,10 @@ export const CACHE_FINDING_KINDS = [
   'leaked-ip',
   /** A successful top-level ADD after which no cache file appeared. */
   'add-without-cache',
+  /** From the calls alone (store/call-loops.ts): a container's DEL keeps failing and being retried. */
+  'del-loop',
+  /** From the calls alone: a pod's ADD keeps failing and being retried (stuck in ContainerCreating). */
+  'add-loop',
 ] as const;
 export type CacheFindingKind = (typeof CACHE_FINDING_KINDS)[number];
 

@@ -1,12 +1,12 @@
 /**
  * GET /api/v1/cache (libcni's cached entries), GET /api/v1/ips/:ip (who held
  * an address, and when) and GET /api/v1/findings (broken cache files, stale
- * entries, leaked IPs, ADDs without a cache file).
+ * entries, leaked IPs, ADDs without a cache file, DEL and ADD loops).
  */
 
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import type { CacheReader } from '../../store/cache-reader.js';
+import type { CacheReader, FindingsReader } from '../../store/cache-reader.js';
 import { ApiError } from '../errors.js';
 import {
   cacheListSchema,
@@ -24,6 +24,8 @@ import { errorResponses } from '../schemas/error.js';
 export interface CacheRouteDeps {
   /** Null when the daemon runs without the cache watcher. */
   readonly cache?: CacheReader | null;
+  /** The findings log, read whether or not caches are watched (the call loops need none); absent: the cache reader's. */
+  readonly findings?: FindingsReader | null;
 }
 
 export function registerCache(app: FastifyInstance, deps: CacheRouteDeps): void {
@@ -82,7 +84,7 @@ export function registerCache(app: FastifyInstance, deps: CacheRouteDeps): void 
     },
     async (request) => {
       const q = request.query;
-      return { items: reader().listFindings({ includeResolved: q.includeResolved ?? false, limit: q.limit, ...(q.kind ? { kind: q.kind } : {}) }).map(presentFinding) };
+      return { items: (deps.findings ?? reader()).listFindings({ includeResolved: q.includeResolved ?? false, limit: q.limit, ...(q.kind ? { kind: q.kind } : {}) }).map(presentFinding) };
     },
   );
 }

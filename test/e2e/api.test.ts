@@ -204,4 +204,35 @@ describe.runIf(canRun)('the v1 API of a recording daemon', () => {
       await netns.remove();
     }
   });
+
+  it('finds a DEL the runtime keeps retrying (bridge whose IPAM plugin is gone) and resolves it once a DEL succeeds', async () => {
+    const containerId = `${ns}-stuck`;
+    const base = { plugin: `${CNI_BIN_DIR}/bridge`, command: 'DEL', containerId, netns: '/var/run/netns/none', ifname: 'eth0', cniArgs: podCniArgs(ns, 'stuck-0', 'uid-stuck', containerId) };
+    const failing = [];
+    for (let i = 0; i < 3; i++) {
+      const r = await execPlugin({ ...base, stdin: '{"cniVersion":"1.0.0","name":"x","type":"bridge","ipam":{"type":"gone"}}' });
+      expect(r.exitCode).not.toBe(0);
+      failing.push(r);
+    }
+    type Finding = { kind: string; containerId: string | null; callId: string | null; message: string; resolvedAt: string | null };
+    const openLoop = async () => (await get<{ items: Finding[] }>('/api/v1/findings?kind=del-loop')).body.items.find((f) => f.containerId === containerId);
+    let found: Finding | undefined;
+    for (const deadline = Date.now() + 30_000; !found && Date.now() < deadline; await new Promise((r) => setTimeout(r, 250))) found = await openLoop();
+    expect(found, 'no del-loop finding within 30 s').toBeDefined();
+    expect(found!.message).toContain(`DEL of container ${containerId} (eth0) for pod ${ns}/stuck-0 failed 3 times`);
+    // bridge's own error, as it printed it on stdout.
+    const printed = JSON.parse(failing[2]!.stdout.toString()) as { msg: string };
+    expect(found!.message).toContain(`bridge exited 1: ${printed.msg}`);
+    const last = await get<{ pid: number }>(`/api/v1/calls/${found!.callId}`);
+    expect(last.body.pid).toBe(failing[2]!.pid);
+
+    const cli = spawnSync(process.execPath, [CLI, 'findings', '--kind', 'del-loop', '--api', daemon.url], { encoding: 'utf8', timeout: 30_000, env: { ...process.env, NO_COLOR: '1' } });
+    expect(cli.status, cli.stderr).toBe(0);
+    expect(cli.stdout).toContain(`cnirec show ${found!.callId}`);
+
+    // The IPAM plugin is back: the next DEL succeeds and the loop is over.
+    expect((await execPlugin({ ...base, stdin: configBytes(net.config) })).exitCode).toBe(0);
+    for (const deadline = Date.now() + 30_000; (await openLoop()) && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 250));
+    expect(await openLoop(), 'the del-loop finding was not resolved within 30 s').toBeUndefined();
+  });
 });

@@ -7,9 +7,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerErrorHandling } from '../../api/errors.js';
 import { registerCache } from '../../api/routes/cache.js';
 import type { CacheEntry } from '../../collector/cache/cache-types.js';
+import { createFindingsReader, type FindingsReader } from '../../store/cache-reader.js';
 import { createCacheStore } from '../../store/cache-store.js';
+import { createCallLoopDetector } from '../../store/call-loops.js';
 import { createCallStore, openDatabase, type CallStore } from '../../store/index.js';
 import { finished, getJson, makeCall, T0_MS, type ErrorBody } from './api-harness.js';
+import { tempStore } from './harness.js';
 
 const entry = (id: string, over: Partial<CacheEntry> = {}): CacheEntry => ({
   path: `/var/lib/cni/results/podnet-${id}-eth0`,
@@ -32,12 +35,12 @@ const entry = (id: string, over: Partial<CacheEntry> = {}): CacheEntry => ({
 });
 
 // The routes on their own, with the API's error handling: the daemon registers them in buildApp.
-async function cacheApp(cache: ReturnType<typeof createCacheStore> | null): Promise<FastifyInstance> {
+async function cacheApp(cache: ReturnType<typeof createCacheStore> | null, findings?: FindingsReader): Promise<FastifyInstance> {
   const app = Fastify();
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   registerErrorHandling(app);
-  registerCache(app, { cache });
+  registerCache(app, { cache, ...(findings ? { findings } : {}) });
   await app.ready();
   return app;
 }
@@ -128,5 +131,19 @@ describe('cache API', () => {
     expect(status).toBe(501);
     expect(body.error.message).toMatch(/cache directories/);
     await bare.close();
+  });
+
+  it('serves the DEL/ADD loop findings, which need no cache, when no cache is watched', async () => {
+    const t = tempStore('cnirec-api-loops-');
+    const del = (at: number) => finished(makeCall({ at, command: 'DEL', exit: 1, containerId: 'stuck' }));
+    t.store.writeEvents([del(0), del(10_000_000), del(20_000_000)]);
+    createCallLoopDetector(t.db).detect(T0_MS + 60_000);
+    const bare = await cacheApp(null, createFindingsReader(t.db));
+    const { status, body } = await getJson<{ items: Array<Record<string, unknown>> }>(bare, '/api/v1/findings?kind=del-loop');
+    expect(status).toBe(200);
+    expect(body.items).toEqual([expect.objectContaining({ kind: 'del-loop', containerId: 'stuck', resolvedAt: null })]);
+    expect((await getJson<ErrorBody>(bare, '/api/v1/cache')).status).toBe(501);
+    await bare.close();
+    t.remove();
   });
 });

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CALL_LOOP_SQL } from '../../store/call-loops.js';
 import { listCallsQuery } from '../../store/call-reader.js';
 import { CALLS_PLANNER_HINTS } from '../../store/planner-hints.js';
 import { POD_GRAPH_SQL } from '../../store/pod-calls.js';
@@ -86,6 +87,27 @@ describe("a pod's graph", () => {
     ['helpers', ['["a"]'], 'SEARCH helpers USING INDEX helpers_by_call (call_id=?)'],
   ])('%s uses its index', (name, params, expected) => {
     expect(plan(POD_GRAPH_SQL[name], params)).toContain(expected);
+  });
+});
+
+describe('DEL/ADD loop findings', () => {
+  const named = (sql: string, params: Record<string, unknown>) => db.prepare<[Record<string, unknown>], { detail: string }>(`EXPLAIN QUERY PLAN ${sql}`).all(params).map((r) => r.detail).join(' / ');
+  // One container's calls or one pod name's: either container index serves (which one depends on the statistics).
+  const ONE_CONTAINER = /SEARCH (s|calls) USING INDEX calls_(top_level_)?by_container \(container_id=\?/;
+  const ONE_POD = /SEARCH (s|calls) USING INDEX calls_by_pod \(pod_namespace=\? AND pod_name=\?/;
+  it.each<[keyof typeof CALL_LOOP_SQL, RegExp]>([
+    ['delLoops', ONE_CONTAINER],
+    ['addLoops', ONE_POD],
+  ])("%s reads only the window's failures, then one index range per failure", (name, perFailure) => {
+    const p = named(CALL_LOOP_SQL[name], { sinceUs: 0, min: 3 });
+    expect(p).toContain('SEARCH c USING INDEX calls_failed_by_command (command=? AND started_at_us>?)');
+    expect(p).toMatch(perFailure);
+  });
+  it.each<[keyof typeof CALL_LOOP_SQL, unknown[], RegExp]>([
+    ['lastDelFailure', ['c', 'eth0'], ONE_CONTAINER],
+    ['lastAddFailure', ['web', 'nginx', 'u', 'eth0'], ONE_POD],
+  ])('%s uses its index', (name, params, expected) => {
+    expect(plan(CALL_LOOP_SQL[name], params)).toMatch(expected);
   });
 });
 
