@@ -25,8 +25,8 @@ export function durationText(ms: number | null): string {
   return ms >= 1000 ? `${(ms / 1000).toFixed(2)}s` : `${ms.toFixed(1)}ms`;
 }
 
-/** One call; `showPod: false` where the pod is said already (a pod's story). */
-export function callLine(c: CallSummaryView, indent = '', { showPod = true } = {}): string {
+/** One call; `showPod: false` where the pod is said already (a pod's story). A running call shows how long it has run so far (`12.50s+`). */
+export function callLine(c: CallSummaryView, indent = '', { showPod = true, nowMs = Date.now() } = {}): string {
   const pod = !showPod ? null : c.pod ? `${c.pod.namespace}/${c.pod.name}` : c.containerId ? `ctr ${c.containerId.slice(0, 12)}` : '';
   const caller = c.parentProcess?.comm ? dim(` by ${c.parentProcess.comm}`) : '';
   return [
@@ -34,7 +34,7 @@ export function callLine(c: CallSummaryView, indent = '', { showPod = true } = {
     `${indent}${bold((c.command ?? '?').padEnd(7))}`,
     c.plugin.padEnd(12),
     outcomeText(c).padEnd(useColor ? 19 : 10),
-    durationText(c.durationMs).padStart(9),
+    (c.status === 'running' ? `${durationText(Math.max(0, nowMs - Date.parse(c.startedAt)))}+` : durationText(c.durationMs)).padStart(9),
     ...(pod === null ? [] : [pod]),
     dim(c.id) + caller,
   ].join('  ');

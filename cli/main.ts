@@ -24,8 +24,8 @@ commands:
   tail         follow calls live    [--pod NS/NAME] [--failed] [--command C]
                                     [--plugin P] [--since T] [--json]
   calls        list recorded calls  [--pod NS/NAME] [--container ID] [--command C]
-                                    [--plugin P] [--failed] [--slow MS] [--since T]
-                                    [--until T] [--limit N] [--all] [--json]
+                                    [--plugin P] [--failed] [--slow MS] [--running]
+                                    [--since T] [--until T] [--limit N] [--all] [--json]
   show ID      one call in full: env, stdin, stdout, stderr, children, helpers
   pod NS/NAME  a pod's story: its sandboxes, each with its calls as trees
                (delegated calls and helpers nested), times and cache entries

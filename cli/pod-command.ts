@@ -8,6 +8,7 @@
 
 import { parseArgs } from 'node:util';
 import { getJson, type CallSummaryView, type ClientOptions } from './api-client.js';
+import type { FindingView } from './findings-command.js';
 import { bold, callLine, dim, durationText, outcomeText, yellow } from './format.js';
 
 interface HelperSummaryView {
@@ -36,6 +37,8 @@ interface SandboxView {
   calls: CallTreeView[];
   totals: Record<string, number>;
   cache: CacheEntryView[];
+  /** Absent from daemons older than the field. */
+  findings?: Array<Pick<FindingView, 'kind' | 'message'>>;
 }
 
 export interface PodStoryView {
@@ -74,6 +77,7 @@ export function formatPodStory(story: PodStoryView): string[] {
   if (story.truncated) out.push(yellow('more than 10,000 calls: only the newest are shown (cnirec calls --pod … --all lists every one)'));
   for (const sb of story.sandboxes) {
     out.push('', `${bold(`sandbox ${sb.containerId === null ? '(no container id)' : sb.containerId.slice(0, 12)}`)}  ${dim(sb.startedAt)}  ${totalsText(sb.totals)}`);
+    for (const f of sb.findings ?? []) out.push(yellow(`  finding ${f.kind}: ${f.message}`));
     for (const entry of sb.cache) {
       const where = [entry.networkName, entry.ifName].filter(Boolean).join(' ');
       out.push(dim(`  cache: ${where} ${entry.ips.join(', ') || 'no IPs'}${entry.removedAt ? ` (removed ${entry.removedAt})` : ''}`));

@@ -45,11 +45,13 @@ export function callFilterParams(values: Record<string, string | boolean | undef
 export async function callsCommand(args: string[], client: ClientOptions): Promise<number> {
   const { values } = parseArgs({
     args,
-    options: { ...CALL_FILTER_FLAGS, slow: { type: 'string' }, limit: { type: 'string' }, all: { type: 'boolean' }, json: { type: 'boolean' } },
+    options: { ...CALL_FILTER_FLAGS, slow: { type: 'string' }, running: { type: 'boolean' }, limit: { type: 'string' }, all: { type: 'boolean' }, json: { type: 'boolean' } },
     strict: true,
   });
   const q = callFilterParams(values);
   if (values.slow) q.set('minDurationMs', values.slow);
+  // Calls started and not ended, oldest last: a hung plugin is the one that has run the longest.
+  if (values.running) q.set('status', 'running');
   q.set('limit', values.limit ?? '50');
   let cursor: string | null = null;
   do {

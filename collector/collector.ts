@@ -79,6 +79,8 @@ export interface GapStatus {
 
 export interface CollectorStats {
   readonly openCalls: number;
+  /** When the oldest call still running (started, no exit seen) started, µs since the epoch; null when none is. */
+  readonly oldestRunningStartUs: number | null;
   readonly callsStarted: number;
   readonly callsFinished: number;
   readonly records: number;
@@ -396,6 +398,7 @@ export function createCollector(opts: CollectorOptions): Collector {
       const sum = (f: (r: TracerRun) => number) => runs.reduce((n, r) => n + f(r), 0);
       return {
         openCalls: sum((r) => r.assembler.openCallCount),
+        oldestRunningStartUs: runs.flatMap((r) => r.assembler.runningCalls()).reduce<number | null>((oldest, c) => (oldest === null || c.startedAtUs < oldest ? c.startedAtUs : oldest), null),
         callsStarted: past.callsStarted + sum((r) => r.assembler.counters.callsStarted),
         callsFinished: past.callsFinished + sum((r) => r.assembler.counters.callsFinished),
         records: past.records + sum((r) => r.assembler.counters.records),

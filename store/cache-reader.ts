@@ -80,6 +80,8 @@ export interface FindingsReader {
   listFindings(filter: FindingFilter): StoredFinding[];
   /** Open findings by kind (kinds with none are absent), for /healthz and /metrics. */
   countOpenFindings(): Partial<Record<CacheFindingKind, number>>;
+  /** Open findings about these containers (a pod's sandboxes), oldest first, by container id. */
+  openFindingsByContainer(containerIds: readonly string[]): Map<string, StoredFinding[]>;
 }
 
 export function createCacheReader(db: Database): CacheReader {
@@ -148,46 +150,65 @@ export function createCacheReader(db: Database): CacheReader {
   };
 }
 
+interface FindingRow {
+  id: number;
+  kind: CacheFindingKind;
+  message: string;
+  path: string | null;
+  container_id: string | null;
+  network: string | null;
+  ip: string | null;
+  call_id: string | null;
+  first_seen_ms: number;
+  last_seen_ms: number;
+  resolved_at_ms: number | null;
+}
+
+const FINDING_COLUMNS = 'id, kind, message, path, container_id, network, ip, call_id, first_seen_ms, last_seen_ms, resolved_at_ms';
+
+function toFinding(r: FindingRow): StoredFinding {
+  return {
+    id: r.id,
+    kind: r.kind,
+    message: r.message,
+    path: r.path,
+    containerId: r.container_id,
+    network: r.network,
+    ip: r.ip,
+    callId: r.call_id,
+    firstSeenMs: r.first_seen_ms,
+    lastSeenMs: r.last_seen_ms,
+    resolvedAtMs: r.resolved_at_ms,
+  };
+}
+
 export function createFindingsReader(db: Database): FindingsReader {
-  const findingsStmt = db.prepare<
-    { includeResolved: number; kind: string | null; limit: number },
-    {
-      id: number;
-      kind: CacheFindingKind;
-      message: string;
-      path: string | null;
-      container_id: string | null;
-      network: string | null;
-      ip: string | null;
-      call_id: string | null;
-      first_seen_ms: number;
-      last_seen_ms: number;
-      resolved_at_ms: number | null;
-    }
-  >(`
-    SELECT id, kind, message, path, container_id, network, ip, call_id, first_seen_ms, last_seen_ms, resolved_at_ms FROM cache_findings
+  const findingsStmt = db.prepare<{ includeResolved: number; kind: string | null; limit: number }, FindingRow>(`
+    SELECT ${FINDING_COLUMNS} FROM cache_findings
     WHERE (@includeResolved = 1 OR resolved_at_ms IS NULL) AND (@kind IS NULL OR kind = @kind)
     ORDER BY last_seen_ms DESC, id DESC LIMIT @limit`);
   const openCountsStmt = db.prepare<[], { kind: CacheFindingKind; n: number }>(
     'SELECT kind, count(*) AS n FROM cache_findings WHERE resolved_at_ms IS NULL GROUP BY kind',
   );
+  // Open findings are few (the node's current troubles): the ids go in as one JSON array, one query per story.
+  const openByContainerStmt = db.prepare<[string], FindingRow>(`
+    SELECT ${FINDING_COLUMNS} FROM cache_findings
+    WHERE resolved_at_ms IS NULL AND container_id IN (SELECT value FROM json_each(?))
+    ORDER BY first_seen_ms, id`);
   return {
     countOpenFindings: () => Object.fromEntries(openCountsStmt.all().map((r) => [r.kind, r.n])),
     listFindings: (f) =>
-      findingsStmt
-        .all({ includeResolved: f.includeResolved ? 1 : 0, kind: f.kind ?? null, limit: Math.min(f.limit ?? MAX_CACHE_PAGE, MAX_CACHE_PAGE) })
-        .map((r) => ({
-          id: r.id,
-          kind: r.kind,
-          message: r.message,
-          path: r.path,
-          containerId: r.container_id,
-          network: r.network,
-          ip: r.ip,
-          callId: r.call_id,
-          firstSeenMs: r.first_seen_ms,
-          lastSeenMs: r.last_seen_ms,
-          resolvedAtMs: r.resolved_at_ms,
-        })),
+      findingsStmt.all({ includeResolved: f.includeResolved ? 1 : 0, kind: f.kind ?? null, limit: Math.min(f.limit ?? MAX_CACHE_PAGE, MAX_CACHE_PAGE) }).map(toFinding),
+    openFindingsByContainer(containerIds) {
+      const out = new Map<string, StoredFinding[]>();
+      if (containerIds.length === 0) return out;
+      for (const r of openByContainerStmt.all(JSON.stringify(containerIds))) {
+        const f = toFinding(r);
+        const list = out.get(r.container_id!);
+        if (list) list.push(f);
+        else out.set(r.container_id!, [f]);
+      }
+      return out;
+    },
   };
 }

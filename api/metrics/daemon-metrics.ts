@@ -37,6 +37,11 @@ export function registerDaemonMetrics(registry: Registry, deps: DaemonDeps, tail
   gauge('cnirec_store_pending_writes', 'Calls waiting to be written to the store', () => deps.storeStatus().pendingWrites);
   total('cnirec_store_dropped_writes_total', 'Calls the store gave up writing', () => deps.storeStatus().droppedWrites);
   gauge('cnirec_calls_open', 'Calls the collector has seen start and not yet end', () => deps.collectorStats().openCalls);
+  gauge(
+    'cnirec_calls_running_oldest_seconds',
+    'Age of the oldest plugin call that started and has not exited, 0 when none: a plugin hung for long holds the runtime (its CNI lock, the pod, the node)',
+    () => runningAgeSeconds(deps.collectorStats().oldestRunningStartUs),
+  );
   gauge('cnirec_ws_clients', 'Live tail clients connected', () => tailStats()?.clients ?? 0);
   total('cnirec_ws_dropped_clients_total', 'Live tail clients closed for reading too slowly', () => tailStats()?.droppedClients ?? 0);
   total('cnirec_ws_dropped_messages_total', 'Messages those slow tail clients never got', () => tailStats()?.droppedMessages ?? 0);
@@ -75,4 +80,8 @@ function databaseBytes(deps: DaemonDeps): number {
   } catch {
     return deps.storeStatus().databaseBytes;
   }
+}
+
+function runningAgeSeconds(startUs: number | null): number {
+  return startUs === null ? 0 : Math.max(0, Date.now() / 1000 - startUs / 1_000_000);
 }

@@ -6,9 +6,9 @@
  * it anything that answers that one question.
  */
 
-import type { CacheReader } from '../../store/cache-reader.js';
+import type { CacheReader, FindingsReader } from '../../store/cache-reader.js';
 import type { CallStore, PodCallScope, StoredCallSummary } from '../../store/index.js';
-import { presentCacheEntry } from '../schemas/cache.js';
+import { presentCacheEntry, presentFinding } from '../schemas/cache.js';
 import { summaryFromStored } from '../schemas/call-summary.js';
 import type { CallTree, PodStory, Sandbox } from '../schemas/pod-story.js';
 import { presentHelperSummary } from './helper.js';
@@ -16,8 +16,19 @@ import { msFromUs } from './time.js';
 
 export type PodStoryReader = Pick<CallStore, 'podCallGraph'>;
 export type PodCacheReader = Pick<CacheReader, 'entriesForContainer'>;
-/** A sandbox's cache entries, as the Sandbox schema wants them. */
-export type SandboxCacheOf = (containerId: string) => Sandbox['cache'];
+export type PodFindingsReader = Pick<FindingsReader, 'openFindingsByContainer'>;
+
+/** Where a sandbox's cache entries and open findings come from; each absent when the daemon keeps none. */
+export interface PodStorySources {
+  readonly cache?: PodCacheReader | null;
+  readonly findings?: PodFindingsReader | null;
+}
+
+/** What a sandbox shows beside its calls, by container id, as the Sandbox schema wants it. */
+export interface SandboxExtras {
+  readonly cacheOf?: (containerId: string) => Sandbox['cache'];
+  readonly findingsOf?: (containerId: string) => Sandbox['findings'];
+}
 
 /** Real delegation is two or three levels deep (bridge → host-local); this only stops a corrupt parent chain. */
 const MAX_DEPTH = 16;
@@ -26,7 +37,7 @@ const byStart = (a: StoredCallSummary, b: StoredCallSummary): number =>
   a.startedAtUs - b.startedAtUs || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
 /** Null when the store has no call for the pod in `scope` (a UID, a time window). */
-export function buildPodStory(reader: PodStoryReader, namespace: string, name: string, scope: PodCallScope = {}, cache?: PodCacheReader | null): PodStory | null {
+export function buildPodStory(reader: PodStoryReader, namespace: string, name: string, scope: PodCallScope = {}, sources: PodStorySources = {}): PodStory | null {
   const graph = reader.podCallGraph(namespace, name, scope);
   const { calls } = graph;
   if (calls.length === 0) return null;
@@ -58,17 +69,23 @@ export function buildPodStory(reader: PodStoryReader, namespace: string, name: s
   const trees = roots.filter((c) => !visited.has(c.id)).map((c) => toTree(c, 0));
 
   const uids = [...new Set(calls.map((c) => c.podUid).filter((u): u is string => u !== null))];
+  const { cache, findings } = sources;
+  // One query for every sandbox's open findings (few, if any), not one per sandbox.
+  const open = findings?.openFindingsByContainer([...new Set(trees.map((t) => t.containerId).filter((id): id is string => id !== null))]);
   return {
     pod: { namespace, name, uid: uids.at(-1) ?? null, uids },
     calls: trees,
-    sandboxes: groupBySandbox(trees, cache ? (id) => cache.entriesForContainer(id).map((e) => presentCacheEntry(e)) : undefined),
+    sandboxes: groupBySandbox(trees, {
+      ...(cache ? { cacheOf: (id: string) => cache.entriesForContainer(id).map((e) => presentCacheEntry(e)) } : {}),
+      ...(open ? { findingsOf: (id: string) => (open.get(id) ?? []).map(presentFinding) } : {}),
+    }),
     totals: totalsByCommand(trees),
     truncated: graph.truncated,
   };
 }
 
 /** Sandboxes in the order their first call started; trees keep their oldest-first order inside each. */
-export function groupBySandbox(trees: readonly CallTree[], cacheOf: SandboxCacheOf = () => []): Sandbox[] {
+export function groupBySandbox(trees: readonly CallTree[], { cacheOf = () => [], findingsOf = () => [] }: SandboxExtras = {}): Sandbox[] {
   const groups = new Map<string | null, CallTree[]>();
   for (const t of trees) {
     const group = groups.get(t.containerId);
@@ -81,8 +98,9 @@ export function groupBySandbox(trees: readonly CallTree[], cacheOf: SandboxCache
     startedAt: calls[0]!.startedAt,
     calls,
     totals: totalsByCommand(calls),
-    // Calls without a container id have no attachment libcni could cache.
+    // Calls without a container id have no attachment libcni could cache, nor a finding about it.
     cache: containerId === null ? [] : cacheOf(containerId),
+    findings: containerId === null ? [] : findingsOf(containerId),
   }));
 }
 

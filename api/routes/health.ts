@@ -38,7 +38,7 @@ export function registerHealth(app: FastifyInstance, deps: ApiDeps): void {
       status: problems.length === 0 ? 'ok' : 'degraded',
       problems,
       tracer: { ...tracer, lastEventAgeMs: lastRecordAgeMs },
-      calls: stats,
+      calls: { ...stats, oldestRunningAgeMs: stats.oldestRunningStartUs === null ? null : Math.max(0, Math.round(Date.now() - stats.oldestRunningStartUs / 1000)) },
       store,
       cache: cache === null ? null : { ...cache, lastRescanAgeMs: cache.lastRescanAt === null ? null : Date.now() - Date.parse(cache.lastRescanAt) },
       // Retention (issue 5): the limits, the last run and the longest write stall. Being over the limit is the operator's to fix, not "degraded".

@@ -43,7 +43,7 @@ export function registerPods(app: FastifyInstance, deps: ApiDeps): void {
     async (request, reply) => {
       const { namespace, name } = request.params;
       const { podUid, since, until } = request.query;
-      const story = buildPodStory(deps.store, namespace, name, { podUid, sinceUs: since, untilUs: until }, deps.cache);
+      const story = buildPodStory(deps.store, namespace, name, { podUid, sinceUs: since, untilUs: until }, { cache: deps.cache, findings: deps.findings ?? deps.cache });
       if (story === null) throw apiErrors.podNotFound(namespace, name, podUid !== undefined || since !== undefined || until !== undefined);
       // Hundreds of trees: zod's encode cost more than the queries, and a string would be scanned twice more (fast-json.ts).
       return sendJsonBytes(reply, encodePodStory(story));

@@ -5,7 +5,7 @@
  */
 
 import { z } from 'zod';
-import { cacheEntrySchema } from './cache.js';
+import { cacheEntrySchema, findingSchema } from './cache.js';
 import { callSummarySchema, podRefSchema, type CallSummary } from './call-summary.js';
 import { helperSummarySchema, type HelperSummary } from './helper.js';
 import { component } from './registry.js';
@@ -44,6 +44,9 @@ export const sandboxSchema = component(
     cache: z
       .array(cacheEntrySchema)
       .describe("libcni's cache entries for this sandbox, every version seen (rewritten and removed ones too), oldest first; empty when caches are not watched"),
+    findings: z
+      .array(findingSchema)
+      .describe('Open findings about this sandbox (its DEL or ADD looping, a stale cache entry, a leaked IP…), oldest first; the same as GET /api/v1/findings lists'),
   }),
 );
 

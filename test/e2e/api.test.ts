@@ -226,9 +226,14 @@ describe.runIf(canRun)('the v1 API of a recording daemon', () => {
     const last = await get<{ pid: number }>(`/api/v1/calls/${found!.callId}`);
     expect(last.body.pid).toBe(failing[2]!.pid);
 
-    const cli = spawnSync(process.execPath, [CLI, 'findings', '--kind', 'del-loop', '--api', daemon.url], { encoding: 'utf8', timeout: 30_000, env: { ...process.env, NO_COLOR: '1' } });
-    expect(cli.status, cli.stderr).toBe(0);
-    expect(cli.stdout).toContain(`cnirec show ${found!.callId}`);
+    // The pod's story says so under the sandbox, and so do both commands.
+    const story = await get<{ sandboxes: Array<{ containerId: string; findings: Finding[] }> }>(`/api/v1/pods/${ns}/stuck-0`);
+    expect(story.body.sandboxes.find((sb) => sb.containerId === containerId)?.findings.map((f) => f.kind)).toEqual(['del-loop']);
+    const cli = (...args: string[]) => spawnSync(process.execPath, [CLI, ...args, '--api', daemon.url], { encoding: 'utf8', timeout: 30_000, env: { ...process.env, NO_COLOR: '1' } });
+    const listed = cli('findings', '--kind', 'del-loop');
+    expect(listed.status, listed.stderr).toBe(0);
+    expect(listed.stdout).toContain(`cnirec show ${found!.callId}`);
+    expect(cli('pod', `${ns}/stuck-0`).stdout).toContain(`finding del-loop: DEL of container ${containerId}`);
 
     // The IPAM plugin is back: the next DEL succeeds and the loop is over.
     expect((await execPlugin({ ...base, stdin: configBytes(net.config) })).exitCode).toBe(0);

@@ -10,7 +10,7 @@ import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDaemon } from './support/daemon.js';
-import { callsOf, echoCall, getJson, health, poll, startSleeper, type CallDetailBody, type CallSummaryBody } from './support/faults.js';
+import { callsOf, echoCall, getJson, health, metric, metrics, poll, startSleeper, type CallDetailBody, type CallSummaryBody } from './support/faults.js';
 import { requirePrivilegedSuite } from './support/privileged.js';
 import { pidExists } from '../../bench/proc-tree.js';
 
@@ -142,6 +142,9 @@ describe.runIf(canRun)('the daemon killed or stopped in the middle of its work',
     const sleeper = startSleeper(`${prefix}-sleeper`, 'term');
     try {
       await poll('the sleeper to be recorded', async () => (await callsOf(daemon.url, `${prefix}-sleeper`)).length > 0, 20_000, () => daemon.logs());
+      // A plugin that has not exited: what /healthz and the hung-plugin gauge report.
+      expect((await health(daemon.url)).calls.oldestRunningAgeMs).toBeGreaterThan(0);
+      expect(metric(await metrics(daemon.url), 'cnirec_calls_running_oldest_seconds')).toBeGreaterThan(0);
       // A call that ends just before the signal: still in the collector's hands when it arrives.
       const last = await echoCall(`${prefix}-last`, 4096);
 

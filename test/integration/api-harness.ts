@@ -10,8 +10,9 @@ import { buildApp, type ApiDeps, type StoreStatus } from '../../api/app.js';
 import type { TracerStatus } from '../../collector/collector.js';
 import type { CaptureMode } from '../../collector/tracer-protocol.js';
 import type { CniCall } from '../../collector/types.js';
+import { createFindingsReader } from '../../store/cache-reader.js';
 import { createCacheStore, type CacheStore } from '../../store/cache-store.js';
-import type { CallStore } from '../../store/index.js';
+import type { CallStore, Database } from '../../store/index.js';
 import { callFixtures, COLLECTOR_STATS, finished, STORE_STATUS, TRACER_STATUS as HEALTHY_TRACER, tempStore } from './harness.js';
 
 export { asRunning, finished, started, stream, type CallSpec } from './harness.js';
@@ -37,6 +38,8 @@ export interface ApiHarness {
   readonly cache: CacheStore | null;
   /** What the API was asked to do to the tracer. */
   readonly modeSwitches: CaptureMode[];
+  /** The database under the store, for stores beside it (findings). */
+  readonly db: Database;
   /** Every line the app logged (debug and up), as written. */
   readonly logLines: string[];
   tracer: TracerStatus;
@@ -75,11 +78,14 @@ export async function startApi(options: HarnessOptions = {}): Promise<ApiHarness
     store: options.wrapStore ? options.wrapStore(store) : store,
     token: options.token ?? null,
     cache,
+    // As the daemon does: the findings log is read whether or not caches are watched.
+    findings: createFindingsReader(db),
     ...(setCaptureMode ? { setCaptureMode } : {}),
   });
   await app.ready();
   return Object.assign(state, {
     app,
+    db,
     store,
     cache,
     modeSwitches,

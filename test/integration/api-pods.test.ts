@@ -2,6 +2,7 @@
 // grouped by sandbox, with the time each command took.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { podStorySchema, type CallTree, type PodStory } from '../../api/schemas/pod-story.js';
+import { createCallLoopDetector } from '../../store/call-loops.js';
 import { delegatedIpam, getJson, makeCall, makeHelper, startApi, T0_MS, type ApiHarness, type ErrorBody } from './api-harness.js';
 
 const S = 1_000_000;
@@ -144,5 +145,17 @@ describe("a pod's story", () => {
     const res = await getJson<PodStory>(h.app, `/api/v1/pods/${encodeURIComponent('team a')}/${encodeURIComponent('web/0')}`);
     expect(res.status).toBe(200);
     expect(res.body.calls.map((c) => c.id)).toEqual([odd.id]);
+  });
+
+  it("shows each sandbox's open findings: a DEL looping on it", async () => {
+    const failingDel = (at: number) => makeCall({ at, podName: 'stuck-0', containerId: 'sandbox-stuck', command: 'DEL', exit: 1 });
+    h.write(makeCall({ at: 0, podName: 'stuck-0', containerId: 'sandbox-stuck' }), failingDel(10 * S), failingDel(20 * S), failingDel(30 * S));
+    createCallLoopDetector(h.db).detect(T0_MS + 60_000);
+    const res = await getJson<PodStory>(h.app, '/api/v1/pods/demo/stuck-0');
+    expect(res.body.sandboxes).toHaveLength(1);
+    expect(res.body.sandboxes[0]!.findings).toEqual([expect.objectContaining({ kind: 'del-loop', containerId: 'sandbox-stuck', resolvedAt: null })]);
+    expect(podStorySchema.safeParse(res.body).success).toBe(true);
+    // Other pods: none.
+    expect((await story()).sandboxes.every((sb) => sb.findings.length === 0)).toBe(true);
   });
 });

@@ -86,7 +86,7 @@ describe('GET /metrics', () => {
   it('reports the tracer, store and collector numbers the daemon has now', async () => {
     t.tracer = { ...t.tracer, lostEvents: 7, malformedLines: 2, restarts: 3, running: true, ready: true, reorderWindowMs: 450, arrivalLagMs: 300 };
     t.storeStatus = { ...t.storeStatus, pendingWrites: 4, droppedWrites: 1 };
-    t.collectorStats = { ...t.collectorStats, openCalls: 5 };
+    t.collectorStats = { ...t.collectorStats, openCalls: 5, oldestRunningStartUs: (Date.now() - 42_000) * 1000 };
     t.store.writeEvents([finished(makeCall())]);
 
     const text = await scrape();
@@ -99,12 +99,18 @@ describe('GET /metrics', () => {
     expect(valueOf(text, 'cnirec_store_pending_writes')).toBe(4);
     expect(valueOf(text, 'cnirec_store_dropped_writes_total')).toBe(1);
     expect(valueOf(text, 'cnirec_calls_open')).toBe(5);
+    // A plugin running for 42 s: what an alert on a hung plugin watches.
+    expect(valueOf(text, 'cnirec_calls_running_oldest_seconds')).toBeGreaterThanOrEqual(42);
+    expect(valueOf(text, 'cnirec_calls_running_oldest_seconds')).toBeLessThan(60);
     expect(valueOf(text, 'cnirec_db_size_bytes')).toBe(t.store.databaseSizeBytes());
     expect(valueOf(text, 'cnirec_db_size_bytes')).toBeGreaterThan(0);
     expect(text).toContain('# TYPE cnirec_tracer_lost_events_total counter');
 
     t.tracer = { ...t.tracer, ready: false };
-    expect(valueOf(await scrape(), 'cnirec_tracer_up')).toBe(0);
+    t.collectorStats = { ...t.collectorStats, oldestRunningStartUs: null };
+    const later = await scrape();
+    expect(valueOf(later, 'cnirec_tracer_up')).toBe(0);
+    expect(valueOf(later, 'cnirec_calls_running_oldest_seconds')).toBe(0);
   });
 
   it('counts connected tail clients', async () => {

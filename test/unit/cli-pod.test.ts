@@ -1,31 +1,9 @@
 // `cnirec pod`: a pod's story as terminal lines (no colour: stdout is not a TTY here).
 import { describe, expect, it } from 'vitest';
 import { formatPodStory, type PodStoryView } from '../../cli/pod-command.js';
+import { callView } from './cli-fixture.js';
 
-const call = (id: string, command: string, plugin: string, extra: object = {}) => ({
-  id,
-  command,
-  plugin,
-  pid: 1,
-  parentId: null,
-  parentProcess: null,
-  containerId: 'c0ffee0123456789',
-  netns: null,
-  ifname: 'eth0',
-  pod: { namespace: 'shop', name: 'cart-0', uid: 'u1' },
-  startedAt: '2026-11-21T18:33:20.104Z',
-  endedAt: '2026-11-21T18:33:20.144Z',
-  durationMs: 40.5,
-  exitCode: 0,
-  signal: null,
-  ok: true,
-  status: 'finished',
-  incompleteReason: null,
-  isVersionProbe: false,
-  children: [],
-  helpers: [],
-  ...extra,
-});
+const call = (id: string, command: string, plugin: string, extra: object = {}) => ({ ...callView({ id, command, plugin }), children: [], helpers: [], ...extra });
 
 describe('cnirec pod', () => {
   it('prints each sandbox with its cache entries and its calls as trees, helpers under the call that ran them', () => {
@@ -37,7 +15,7 @@ describe('cnirec pod', () => {
     const story: PodStoryView = {
       pod: { namespace: 'shop', name: 'cart-0', uid: 'u2', uids: ['u1', 'u2'] },
       sandboxes: [
-        { containerId: 'c0ffee0123456789', podUid: 'u1', startedAt: '2026-11-21T18:33:20.104Z', calls: [add as never, del as never], totals: { ADD: 40.5, DEL: 20 }, cache: [{ networkName: 'podman', ifName: 'eth0', ips: ['10.88.0.5/16'], removedAt: null }] },
+        { containerId: 'c0ffee0123456789', podUid: 'u1', startedAt: '2026-11-21T18:33:20.104Z', calls: [add as never, del as never], totals: { ADD: 40.5, DEL: 20 }, cache: [{ networkName: 'podman', ifName: 'eth0', ips: ['10.88.0.5/16'], removedAt: null }], findings: [{ kind: 'del-loop', message: 'DEL of container c0ffee0123456789 (eth0) failed 4 times since …' }] },
       ],
       totals: { ADD: 40.5, DEL: 20 },
       truncated: true,
@@ -47,6 +25,8 @@ describe('cnirec pod', () => {
     expect(lines[1]).toMatch(/^more than 10,000 calls/);
     expect(lines).toContain('sandbox c0ffee012345  2026-11-21T18:33:20.104Z  ADD 40.5ms  DEL 20.0ms');
     expect(lines).toContain('  cache: podman eth0 10.88.0.5/16');
+    // What is wrong with the sandbox right now, before its calls.
+    expect(lines).toContain('  finding del-loop: DEL of container c0ffee0123456789 (eth0) failed 4 times since …');
     const i = lines.findIndex((l) => l.includes('a1'));
     expect(lines[i]).toMatch(/ {2}ADD +bridge +exit 0 +40\.5ms/);
     expect(lines[i + 1]).toBe('    helper 1.5ms exit 0  iptables -t nat -N CNI-x');

@@ -36,6 +36,7 @@ const ALLOWED_FRAGMENTS: Readonly<Record<string, Readonly<Record<string, string>
   },
   'cache-reader.ts': {
     MAX_CACHE_PAGE: 'a numeric constant',
+    FINDING_COLUMNS: 'a constant column list',
     "where.join(' AND ')": 'fixed conditions with @named parameters (checked below)',
     "where.length ? `WHERE ${where.join(' AND ')}` : ''": 'the same, with WHERE',
   },

@@ -44,7 +44,7 @@ export interface Health {
   status: 'ok' | 'degraded';
   problems: string[];
   tracer: { running: boolean; ready: boolean; pid: number | null; restarts: number; lostEvents: number; gaps: number; gapSeconds: number; lastGap: { startedAt: string; endedAt: string | null; reason: string; incompleteCalls: number } | null };
-  calls: { openCalls: number; callsStarted: number; callsFinished: number };
+  calls: { openCalls: number; callsStarted: number; callsFinished: number; oldestRunningAgeMs: number | null };
   store: { writable: boolean; lastError: string | null; failingSince: string | null; pendingWrites: number; droppedWrites: number; databaseBytes: number };
 }
 
