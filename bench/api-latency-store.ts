@@ -27,6 +27,7 @@ import { callDetailSchema } from '../api/schemas/call-detail.js';
 import { callPageSchema } from '../api/schemas/call-list.js';
 import { summaryFromStored } from '../api/schemas/call-summary.js';
 import { podStorySchema, type PodStory } from '../api/schemas/pod-story.js';
+import { createCacheReader, createFindingsReader } from '../store/cache-reader.js';
 import { SUMMARY_COLUMNS } from '../store/call-decode.js';
 import { listCallsQuery } from '../store/call-reader.js';
 import { decodeCursor } from '../store/cursor.js';
@@ -123,7 +124,9 @@ export function diagnoseStore(
     const sinceUs = ctx.lastUs - DAY_US;
     const randomUntil = () => Math.floor(ctx.firstUs + DAY_US + rnd() * (ctx.lastUs - ctx.firstUs - DAY_US));
 
-    // What the pod route runs: the pod's call graph (a few set queries), the trees, the story's serializer.
+    // What the pod route runs: the pod's call graph (a few set queries), the trees with each sandbox's cache
+    // entries and open findings (as the daemon watches caches by default), the story's serializer.
+    const storySources = { cache: createCacheReader(db), findings: createFindingsReader(db) };
     const podProbe = (scenario: string, next: () => PodName & { scope: PodCallScope }, plans: Probe['plans']): Probe => ({
       scenario,
       schema: podStorySchema,
@@ -133,7 +136,7 @@ export function diagnoseStore(
         return [
           () => {
             const graph = store.podCallGraph(p.namespace, p.name, p.scope);
-            return { rows: graph.calls.length + graph.delegated.length, body: () => buildPodStory({ podCallGraph: () => graph }, p.namespace, p.name, p.scope) };
+            return { rows: graph.calls.length + graph.delegated.length, body: () => buildPodStory({ podCallGraph: () => graph }, p.namespace, p.name, p.scope, storySources) };
           },
         ];
       },
