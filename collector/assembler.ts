@@ -40,6 +40,8 @@ export interface AssemblerOptions {
   admitTopLevel?(ppid: number): boolean;
   /** Processes another tracer run follows: they and their descendants are left to it. */
   foreignPids?: Iterable<number>;
+  /** Whether an exec is the collector's own canary, known by its pid (a port: see collector/canary.ts). */
+  isOwnCanary?(pid: number, ppid: number): boolean;
 }
 
 export interface AssemblerCounters {
@@ -350,6 +352,11 @@ export class CallAssembler {
     const decoded = decodeExecBlock(pending.block, rec.argBytes);
     if (decoded.env.CNI_COMMAND === CANARY_COMMAND) {
       this.counters.canaries++;
+      this.early.delete(rec.pid);
+      return;
+    }
+    if (this.opts.isOwnCanary?.(rec.pid, rec.ppid)) {
+      // Our canary seen without its environment (bpftrace still attaching its probes): no call, and no proof of recording.
       this.early.delete(rec.pid);
       return;
     }

@@ -17,7 +17,8 @@ import { MonoToEpoch } from './wall-clock.js';
 import type { TracerExit, TracerSettings } from './tracer-process.js';
 import type { CaptureMode } from './tracer-protocol.js';
 import { GapTracker } from './gap-tracker.js';
-import { describeExit, runCanary, TracerRun } from './tracer-run.js';
+import { isOwnCanary, runCanary } from './canary.js';
+import { describeExit, TracerRun } from './tracer-run.js';
 import type { CallListener, CollectorEvent, TracerEvent, TracerEventListener, TracerGap } from './types.js';
 
 export { TracerStartError } from './tracer-run.js';
@@ -130,6 +131,7 @@ export function createCollector(opts: CollectorOptions): Collector {
   const assemblerOptions = (admitTopLevel?: (ppid: number) => boolean, foreignPids?: readonly number[]): AssemblerOptions => ({
     monoToEpochUs: (mono) => wallClock.toEpochUs(mono),
     describeParent: describeProcess,
+    isOwnCanary,
     ...(opts.finalizeGraceMs !== undefined ? { finalizeGraceMs: opts.finalizeGraceMs } : {}),
     ...(opts.maxStreamBytes !== undefined ? { maxStreamBytes: opts.maxStreamBytes } : {}),
     ...(admitTopLevel ? { admitTopLevel } : {}),

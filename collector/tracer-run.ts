@@ -4,9 +4,9 @@
  * collector owns one run at a time, two while switching capture modes.
  */
 
-import { spawn } from 'node:child_process';
 import type { Logger } from 'pino';
-import { CallAssembler, CANARY_COMMAND, type AssemblerOptions } from './assembler.js';
+import { CallAssembler, type AssemblerOptions } from './assembler.js';
+import { runCanary } from './canary.js';
 import { startTracer, type RunningTracer, type TracerExit, type TracerSettings } from './tracer-process.js';
 import { RecordSequencer } from './record-sequencer.js';
 import { REORDER_WINDOW, ReorderWindow } from './reorder-window.js';
@@ -210,12 +210,6 @@ export class TracerRun {
       if (events.length > 0) this.callbacks.emit(events);
     }
   }
-}
-
-/** Execs `true` with the canary CNI_COMMAND: seeing it proves the tracer records execs. */
-export function runCanary(): void {
-  const child = spawn('true', [], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', CNI_COMMAND: CANARY_COMMAND }, stdio: 'ignore' });
-  child.on('error', () => undefined);
 }
 
 export function describeExit(exit: TracerExit): string {

@@ -652,6 +652,17 @@ describe('synthetic: threads and forks', () => {
     expect(r.events).toEqual([]);
     expect(r.assembler.counters.canaries).toBe(1);
   });
+
+  it('the collector canary seen without its environment (bpftrace still attaching its probes) is no call, and proves nothing', () => {
+    // Only the header: the probe that prints the argv/env block was not attached yet.
+    const header = execLines({ ts: 1 * ms, pid: 300, ppid: 42, start: 1 * ms, path: '/usr/bin/true', env: { CNI_COMMAND: '__cnirec_canary__' } })[0]!;
+    const lines = [header, exitLine({ ts: 2 * ms, pid: 300, start: 1 * ms })];
+    const r = replay(lines, { isOwnCanary: (pid, ppid) => pid === 300 && ppid === 42 });
+    expect(r.events).toEqual([]);
+    expect(r.assembler.counters.canaries).toBe(0);
+    // Not known as the canary, the same header is a call of `true` with no command.
+    expect(replay(lines).finished.map((c) => [c.plugin, c.command])).toEqual([['true', null]]);
+  });
 });
 
 describe('synthetic: Multus thick mode (a shim asks a daemon to run the delegates)', () => {
