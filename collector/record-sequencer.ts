@@ -7,7 +7,9 @@
  *
  * - the stream has moved the reorder window past them: the window follows
  *   how far behind the kernel records arrive (see ReorderWindow), a few tens
- *   of ms while bpftrace keeps up, up to `maxUs` under a flood; and
+ *   of ms while bpftrace keeps up, up to `maxUs` under a flood; or the clock
+ *   has (releaseByClock), so a call that goes quiet, or the last one before
+ *   the node does, is not held until the next record or the quiet flush; and
  * - their chunk lines are all in (the header says how many follow), so an
  *   exec never goes on without its argv/env nor a write without its bytes
  *   while they are still coming. A group whose chunks were lost is let go
@@ -81,6 +83,28 @@ export class RecordSequencer {
   releaseDue(nowUs: number): TracerRecord[] {
     if (nowUs > this.nowUs) this.nowUs = nowUs;
     return this.release();
+  }
+
+  /**
+   * Releases what is due by the clock as of `nowUs`: records that anything
+   * older would have to follow by more than the clock window (ReorderWindow).
+   * Only once every line the tracer printed before `nowUs` has been pushed:
+   * lines still waiting in the pipe would arrive behind what goes on here.
+   */
+  releaseByClock(nowUs: number): TracerRecord[] {
+    if (nowUs > this.nowUs) this.nowUs = nowUs;
+    const byClock = nowUs - this.window.clockWindowUs(nowUs);
+    return this.releaseUpTo(Math.max(byClock, this.maxTs - this.window.windowUs(nowUs)), this.maxTs - this.window.options.maxUs);
+  }
+
+  /**
+   * When (kernel monotonic µs) the oldest held record is due by the clock,
+   * as of `nowUs`; null when nothing is held, or when the oldest still waits
+   * for chunk lines (their arrival, not the clock, lets it go).
+   */
+  clockDueUs(nowUs: number): number | null {
+    const first = this.held[this.head];
+    return first === undefined || first.missing > 0 ? null : first.ts + this.window.clockWindowUs(nowUs);
   }
 
   /** The tracer has nothing more for now: release everything held. */

@@ -79,7 +79,18 @@ export class ReorderWindow {
 
   /** How far the stream must have moved past a record, as of `nowUs`, before nothing older can still come. */
   windowUs(nowUs: number): number {
-    const { minUs, maxUs, factor } = this.options;
-    return Math.min(maxUs, Math.max(minUs, factor * this.maxLagUs(nowUs)));
+    return Math.min(this.options.maxUs, this.clockWindowUs(nowUs));
+  }
+
+  /**
+   * How long after its timestamp, by the clock, a record waits as of
+   * `nowUs` before nothing older can still come: anything older would
+   * arrive later than `factor` × the largest recent lag. Not capped: under
+   * a flood lags outgrow `maxUs`, and the clock must then not pass records
+   * the stream has not.
+   */
+  clockWindowUs(nowUs: number): number {
+    const { minUs, factor } = this.options;
+    return Math.max(minUs, factor * this.maxLagUs(nowUs));
   }
 }

@@ -91,6 +91,36 @@ describe('RecordSequencer with a window that follows arrival lags', () => {
     expect(stamps(seq.releaseDue(T + 2_400_000))).toEqual([T]);
   });
 
+  it('releases by the clock once nothing older can still come, though the stream has not moved (a quiet node)', () => {
+    const seq = adaptive();
+    expect(seq.push(exec(T, 7), T + 1_000)).toEqual([]);
+    expect(seq.push(exit(T + 5_000, 7), T + 6_000)).toEqual([]);
+    expect(seq.clockDueUs(T + 6_000)).toBe(T + 30_000);
+    expect(seq.releaseByClock(T + 29_000)).toEqual([]);
+    expect(stamps(seq.releaseByClock(T + 30_000))).toEqual([T]);
+    expect(stamps(seq.releaseByClock(T + 35_000))).toEqual([T + 5_000]);
+    expect(seq.clockDueUs(T + 35_000)).toBeNull();
+  });
+
+  it('waits by the clock 1.5 × the largest recent lag, beyond the stream window cap under a flood', () => {
+    const seq = adaptive();
+    // Records arrive 3 s behind: the stream window is capped at 2 s, the clock waits 4.5 s.
+    seq.push(exec(T, 7), T + 3_000_000);
+    expect(seq.clockDueUs(T + 3_000_000)).toBe(T + 4_500_000);
+    expect(seq.releaseByClock(T + 4_400_000)).toEqual([]);
+    expect(stamps(seq.releaseByClock(T + 4_500_000))).toEqual([T]);
+  });
+
+  it('does not release by the clock a record still waiting for its chunk lines', () => {
+    const seq = adaptive();
+    seq.push(exec(T, 7, 400), T + 1_000);
+    seq.push(block(7, 0), T + 1_000);
+    expect(seq.clockDueUs(T + 1_000)).toBeNull();
+    expect(seq.releaseByClock(T + 100_000)).toEqual([]);
+    expect(seq.push(block(7, 200), T + 101_000)).toEqual([]);
+    expect(seq.releaseByClock(T + 101_000).map((r) => r.kind)).toEqual(['exec', 'exec-chunk', 'exec-chunk']);
+  });
+
   it('keeps an exec until its argv/env chunks are in, even once the window has passed it', () => {
     const seq = adaptive();
     expect(seq.push(exec(T, 7, 450), T + 1_000)).toEqual([]);
@@ -153,14 +183,15 @@ describe('RecordSequencer with a window that follows arrival lags', () => {
 describe('RecordSequencer over interleaved per-CPU buffers', () => {
   const cpuStream = fc.array(fc.tuple(fc.integer({ min: 1, max: 8_000 }), fc.integer({ min: 0, max: 3 })), { minLength: 1, maxLength: 30 });
 
-  it('releases records in time order with their chunks, for any drain order', () => {
+  it('releases records in time order with their chunks, for any drain order, by the stream or also by the clock', () => {
     fc.assert(
       fc.property(
+        fc.boolean(),
         fc.array(cpuStream, { minLength: 1, maxLength: 4 }),
         // Mostly the first buffer: the others wait as long as the model lets them.
         fc.array(fc.constantFrom(0, 0, 0, 0, 1, 2, 3), { maxLength: 400 }),
         fc.array(fc.nat({ max: 3 }), { maxLength: 400 }),
-        (cpus, picks, holdBacks) => {
+        (byClock, cpus, picks, holdBacks) => {
           let pid = 100;
           const streams = cpus.map((steps, cpu) => {
             let ts = T;
@@ -200,6 +231,8 @@ describe('RecordSequencer over interleaved per-CPU buffers', () => {
             }
             for (const rec of taken) out.push(...seq.push(rec, now));
             drainedAt[pick] = now;
+            // The collector's clock timer, after the I/O phase: what was printed by now is in.
+            if (byClock) out.push(...seq.releaseByClock(now));
           }
           out.push(...seq.flush());
           const execs = out.filter((r) => r.kind === 'exec');
