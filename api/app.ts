@@ -20,6 +20,9 @@ import { registerPods } from './routes/pods.js';
 import { registerReplay } from './routes/replay.js';
 import { registerTail } from './routes/tail.js';
 import { registerTracer } from './routes/tracer.js';
+import { createReadOps } from './reads/read-ops.js';
+import type { ReadPoolStatus } from './reads/read-pool.js';
+import { inlineReads, type Reads } from './reads/reads.js';
 // CNI cache (issue 4):
 import type { CacheListener } from '../collector/cache/cache-types.js';
 import type { CacheWatcherStatus } from '../collector/cache/cache-watcher.js';
@@ -34,6 +37,13 @@ export interface ApiDeps {
   readonly storeStatus: () => StoreStatus;
   /** The store's read side (the daemon's own connection). */
   readonly store: CallStore;
+  /**
+   * Where the read routes' work runs: the daemon's pool of read workers
+   * (reads/read-pool.ts); absent: on this thread, over `store`, `cache` and `findings`.
+   */
+  readonly reads?: Reads;
+  /** The read workers' state for /healthz; absent when reads run on this thread. */
+  readonly readStatus?: () => ReadPoolStatus;
   /** Switches the tracer's capture mode without losing calls in flight. */
   readonly setCaptureMode?: (mode: CaptureMode) => Promise<void>;
   /**
@@ -105,12 +115,13 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
   registerAuth(app, deps.token);
   await registerOpenApi(app, { authRequired: authEnabled(deps.token) });
 
+  const reads = deps.reads ?? inlineReads(createReadOps({ store: deps.store, cache: deps.cache ?? null, findings: deps.findings ?? null }));
   registerHealth(app, deps);
-  registerCalls(app, deps);
-  registerReplay(app, deps);
-  registerPods(app, deps);
+  registerCalls(app, reads);
+  registerReplay(app, reads);
+  registerPods(app, reads);
   registerTracer(app, deps);
-  registerCache(app, deps); // CNI cache (issue 4)
+  registerCache(app, reads); // CNI cache (issue 4)
   await registerDocs(app);
 
   // Live side (api/tail/, api/metrics/): the websocket tail and /metrics.

@@ -82,6 +82,11 @@ export const settings = {
     default: () => '127.0.0.1:7070',
     help: 'HOST:PORT for the HTTP API and /healthz. Other than loopback requires --token.',
   },
+  apiReadWorkers: {
+    schema: positiveInt(0, 16),
+    default: () => '1',
+    help: "Worker threads that answer the API's database reads (call lists and pages, pod stories, replay scripts, cache, IPs, findings), each with its own read-only connection, so heavy queries never hold up recording or the live tail; 0 answers them on the main thread. Each costs ~20 MiB, ~45 MiB under load: raise it where many clients query a node with CPUs to spare.",
+  },
   capture: {
     schema: z.enum(['full', 'light']),
     default: () => 'full',

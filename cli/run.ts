@@ -6,6 +6,8 @@
 
 import type { Logger } from 'pino';
 import { buildApp } from '../api/app.js';
+import { createReadOps } from '../api/reads/read-ops.js';
+import { createReadPool } from '../api/reads/read-pool.js';
 import { createCollector } from '../collector/collector.js';
 import { runPreflight } from '../collector/preflight.js';
 import { createRedactor } from '../collector/redact/redact-events.js';
@@ -62,11 +64,24 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
   collector.subscribe(writes.listener);
   collector.subscribeTracer(recordGaps(writes));
 
+  // The API's reads run in worker threads with connections of their own (an in-memory database has only this one).
+  const reads =
+    config.apiReadWorkers > 0 && config.db !== ':memory:'
+      ? createReadPool({
+          dbFile: config.db,
+          workers: config.apiReadWorkers,
+          cacheWatched: cache.reader !== null,
+          fallback: createReadOps({ store, cache: cache.reader, findings: findings.reader }),
+          log: log.child({ component: 'api-reads' }),
+        })
+      : null;
+
   const app = await buildApp({
     tracerStatus: () => collector.status(),
     collectorStats: () => collector.stats(),
     storeStatus: () => writes.status(),
     store,
+    ...(reads ? { reads, readStatus: () => reads.status() } : {}),
     token,
     setCaptureMode: (mode) => collector.setMode(mode),
     subscribe: (listener) => collector.subscribe(listener),
@@ -92,6 +107,7 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
         process.exit(1);
       }, SHUTDOWN_BUDGET_MS);
       await app.close();
+      await reads?.close();
       await collector.stop();
       await cache.stop(); // CNI cache (issue 4)
       findings.stop();

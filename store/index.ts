@@ -1,7 +1,8 @@
 /** The store's public surface, for api/, cli/ and the daemon. */
 
-export { openDatabase, type Database } from './open-database.js';
+export { openDatabase, openReadConnection, type Database } from './open-database.js';
 export { createCallStore } from './call-store.js';
+export { createCallReader, type CallReader } from './call-reader.js';
 export { createStoreListener, type StoreListener, type StoreListenerOptions } from './store-listener.js';
 export { StoreError, isTransientStoreError, type StoreErrorCode } from './errors.js';
 export { MIGRATIONS, migrate, type Migration } from './migrations.js';

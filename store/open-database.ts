@@ -20,6 +20,8 @@ const BUSY_TIMEOUT_MS = 5_000;
 const JOURNAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
 
 const PAGE_SIZE_BYTES = 16 * 1024;
+/** Page cache of a read-only connection (openReadConnection). */
+const READ_CACHE_KIB = 2000;
 
 /** Payloads hold plugin configs and their output, which may carry credentials: owner only. */
 const DIR_MODE = 0o700;
@@ -40,6 +42,31 @@ export function openDatabase(file: string): Database {
     migrate(db, file);
     writePlannerHints(db);
     if (!inMemory) tightenModes(file);
+    return db;
+  } catch (err) {
+    db.close();
+    throw toStoreError(err, file, 'open');
+  }
+}
+
+/**
+ * A second connection to a database the daemon has opened (and migrated)
+ * already, for reads only: the API's read workers. It never writes (query
+ * only), so it needs no migration, and in WAL mode it reads beside the
+ * daemon's writes without blocking them or being blocked.
+ */
+export function openReadConnection(file: string): Database {
+  let db: Database;
+  try {
+    db = new BetterSqlite3(file, { fileMustExist: true, timeout: BUSY_TIMEOUT_MS });
+  } catch (err) {
+    throw toStoreError(err, file, 'open');
+  }
+  try {
+    db.pragma('query_only = ON');
+    // SQLite's default 2 MiB page cache, not better-sqlite3's 16: the OS caches the file for every
+    // connection alike, and a larger cache per connection measured no faster (bench/README.md, "Read workers").
+    db.pragma(`cache_size = -${READ_CACHE_KIB}`);
     return db;
   } catch (err) {
     db.close();

@@ -6,34 +6,14 @@
 
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import type { CacheReader, FindingsReader } from '../../store/cache-reader.js';
-import { ApiError } from '../errors.js';
-import {
-  cacheListSchema,
-  cacheQuerySchema,
-  findingListSchema,
-  findingsQuerySchema,
-  ipHistorySchema,
-  ipParamsSchema,
-  presentCacheEntry,
-  presentFinding,
-  presentIpHolding,
-} from '../schemas/cache.js';
+import { sendJsonBytes } from '../present/fast-json.js';
+import type { Reads } from '../reads/reads.js';
+import { cacheListSchema, cacheQuerySchema, findingListSchema, findingsQuerySchema, ipHistorySchema, ipParamsSchema } from '../schemas/cache.js';
 import { errorResponses } from '../schemas/error.js';
 
-export interface CacheRouteDeps {
-  /** Null when the daemon runs without the cache watcher. */
-  readonly cache?: CacheReader | null;
-  /** The findings log, read whether or not caches are watched (the call loops need none); absent: the cache reader's. */
-  readonly findings?: FindingsReader | null;
-}
-
-export function registerCache(app: FastifyInstance, deps: CacheRouteDeps): void {
+// Bodies arrive as JSON bytes, encoded through these same response schemas where they are read (reads/read-ops.ts).
+export function registerCache(app: FastifyInstance, reads: Reads): void {
   const api = app.withTypeProvider<ZodTypeProvider>();
-  const reader = (): CacheReader => {
-    if (!deps.cache) throw new ApiError(501, 'not_implemented', 'This daemon does not watch CNI cache directories; start it with cache directories configured (see --cni-cache-dirs).');
-    return deps.cache;
-  };
 
   api.get(
     '/api/v1/cache',
@@ -45,18 +25,7 @@ export function registerCache(app: FastifyInstance, deps: CacheRouteDeps): void 
         response: { 200: cacheListSchema, ...errorResponses(400, 401, 501) },
       },
     },
-    async (request) => {
-      const q = request.query;
-      const [podNamespace, podName] = q.pod === undefined ? [undefined, undefined] : (q.pod.split('/') as [string, string]);
-      const items = reader().listCacheEntries({
-        ...(q.containerId !== undefined ? { containerId: q.containerId } : {}),
-        ...(q.network !== undefined ? { network: q.network } : {}),
-        ...(podNamespace !== undefined ? { podNamespace, podName } : {}),
-        includeRemoved: q.includeRemoved ?? false,
-        limit: q.limit,
-      });
-      return { items: items.map(presentCacheEntry) };
-    },
+    async (request, reply) => sendJsonBytes(reply, await reads.cacheEntries(request.query)),
   );
 
   api.get(
@@ -69,7 +38,7 @@ export function registerCache(app: FastifyInstance, deps: CacheRouteDeps): void 
         response: { 200: ipHistorySchema, ...errorResponses(400, 401, 501) },
       },
     },
-    async (request) => ({ ip: request.params.ip, history: reader().ipHistory(request.params.ip).map(presentIpHolding) }),
+    async (request, reply) => sendJsonBytes(reply, await reads.ipHistory(request.params.ip)),
   );
 
   api.get(
@@ -82,9 +51,6 @@ export function registerCache(app: FastifyInstance, deps: CacheRouteDeps): void 
         response: { 200: findingListSchema, ...errorResponses(400, 401, 501) },
       },
     },
-    async (request) => {
-      const q = request.query;
-      return { items: (deps.findings ?? reader()).listFindings({ includeResolved: q.includeResolved ?? false, limit: q.limit, ...(q.kind ? { kind: q.kind } : {}) }).map(presentFinding) };
-    },
+    async (request, reply) => sendJsonBytes(reply, await reads.findings(request.query)),
   );
 }

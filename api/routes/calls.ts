@@ -6,21 +6,18 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { ApiDeps } from '../app.js';
-import { apiErrors } from '../errors.js';
-import { presentCallDetail } from '../present/call-detail.js';
-import { plainJsonSerializer } from '../present/fast-json.js';
+import { plainJsonSerializer, sendJsonBytes } from '../present/fast-json.js';
+import type { Reads } from '../reads/reads.js';
 import { callDetailSchema } from '../schemas/call-detail.js';
 import { callPageSchema } from '../schemas/call-list.js';
-import { callListQuerySchema, toCallFilter } from '../schemas/call-query.js';
-import { summaryFromStored } from '../schemas/call-summary.js';
+import { callListQuerySchema } from '../schemas/call-query.js';
 import { errorResponses } from '../schemas/error.js';
 
 export const callIdParamsSchema = z.object({
   id: z.string().min(1).max(128).describe('The call id, as lists and the tail give it'),
 });
 
-export function registerCalls(app: FastifyInstance, deps: ApiDeps): void {
+export function registerCalls(app: FastifyInstance, reads: Reads): void {
   const api = app.withTypeProvider<ZodTypeProvider>();
 
   api.get(
@@ -35,14 +32,10 @@ export function registerCalls(app: FastifyInstance, deps: ApiDeps): void {
         querystring: callListQuerySchema,
         response: { 200: callPageSchema, ...errorResponses(400, 401) },
       },
-      // Up to 1,000 summaries a page: plain JSON.stringify (see fast-json.ts).
+      // The page arrives as JSON bytes (reads/read-ops.ts); errors only go through a serializer.
       serializerCompiler: plainJsonSerializer,
     },
-    async (request) => {
-      const { limit, cursor } = request.query;
-      const page = deps.store.listCalls(toCallFilter(request.query), limit, cursor ?? null);
-      return { items: page.items.map(summaryFromStored), nextCursor: page.nextCursor };
-    },
+    async (request, reply) => sendJsonBytes(reply, await reads.callPage(request.query)),
   );
 
   api.get(
@@ -55,11 +48,7 @@ export function registerCalls(app: FastifyInstance, deps: ApiDeps): void {
         response: { 200: callDetailSchema, ...errorResponses(400, 401, 404) },
       },
     },
-    async (request) => {
-      const call = deps.store.getCall(request.params.id);
-      if (call === null) throw apiErrors.callNotFound(request.params.id);
-      const cacheEntries = deps.cache && call.containerId ? deps.cache.entriesForContainer(call.containerId) : [];
-      return presentCallDetail(call, deps.store.childrenOf(call.id), cacheEntries);
-    },
+    // Encoded through its response schema where it is read (reads/read-ops.ts).
+    async (request, reply) => sendJsonBytes(reply, await reads.callDetail(request.params.id)),
   );
 }

@@ -43,6 +43,8 @@ export function registerHealth(app: FastifyInstance, deps: ApiDeps): void {
       cache: cache === null ? null : { ...cache, lastRescanAgeMs: cache.lastRescanAt === null ? null : Date.now() - Date.parse(cache.lastRescanAt) },
       // Retention (issue 5): the limits, the last run and the longest write stall. Being over the limit is the operator's to fix, not "degraded".
       retention: retentionView(deps),
+      // The API's read workers; null when reads run on the main thread. Reads go on there while a worker is replaced.
+      api: { readWorkers: deps.readStatus?.() ?? null },
     };
   });
 }

@@ -3,10 +3,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { ApiDeps } from '../app.js';
-import { apiErrors } from '../errors.js';
-import { encodePodStory, plainJsonSerializer, sendJsonBytes } from '../present/fast-json.js';
-import { buildPodStory } from '../present/pod-story.js';
+import { plainJsonSerializer, sendJsonBytes } from '../present/fast-json.js';
+import type { Reads } from '../reads/reads.js';
 import { errorResponses } from '../schemas/error.js';
 import { podStorySchema } from '../schemas/pod-story.js';
 import { refineTimeWindow, timeParam } from '../schemas/time-param.js';
@@ -26,7 +24,7 @@ const podQuerySchema = z
   })
   .superRefine(refineTimeWindow);
 
-export function registerPods(app: FastifyInstance, deps: ApiDeps): void {
+export function registerPods(app: FastifyInstance, reads: Reads): void {
   app.withTypeProvider<ZodTypeProvider>().get(
     '/api/v1/pods/:namespace/:name',
     {
@@ -37,16 +35,14 @@ export function registerPods(app: FastifyInstance, deps: ApiDeps): void {
         querystring: podQuerySchema,
         response: { 200: podStorySchema, ...errorResponses(400, 401, 404) },
       },
-      // Errors only: a story is sent as bytes (encodePodStory), never through a serializer.
+      // Errors only: a story is sent as bytes, never through a serializer.
       serializerCompiler: plainJsonSerializer,
     },
     async (request, reply) => {
       const { namespace, name } = request.params;
       const { podUid, since, until } = request.query;
-      const story = buildPodStory(deps.store, namespace, name, { podUid, sinceUs: since, untilUs: until }, { cache: deps.cache, findings: deps.findings ?? deps.cache });
-      if (story === null) throw apiErrors.podNotFound(namespace, name, podUid !== undefined || since !== undefined || until !== undefined);
-      // Hundreds of trees: zod's encode cost more than the queries, and a string would be scanned twice more (fast-json.ts).
-      return sendJsonBytes(reply, encodePodStory(story));
+      // Hundreds of trees, as bytes encoded where they are read (reads/read-ops.ts, present/fast-json.ts).
+      return sendJsonBytes(reply, await reads.podStory({ namespace, name, podUid, sinceUs: since, untilUs: until }));
     },
   );
 }

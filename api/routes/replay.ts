@@ -3,15 +3,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { ApiDeps } from '../app.js';
-import { apiErrors } from '../errors.js';
-import { replayScript } from '../present/replay-script.js';
+import type { Reads } from '../reads/reads.js';
 import { errorResponses } from '../schemas/error.js';
 import { callIdParamsSchema } from './calls.js';
 
 export const REPLAY_CONTENT_TYPE = 'text/x-shellscript; charset=utf-8';
 
-export function registerReplay(app: FastifyInstance, deps: ApiDeps): void {
+export function registerReplay(app: FastifyInstance, reads: Reads): void {
   app.withTypeProvider<ZodTypeProvider>().get(
     '/api/v1/calls/:id/replay',
     {
@@ -27,11 +25,7 @@ export function registerReplay(app: FastifyInstance, deps: ApiDeps): void {
         },
       },
     },
-    async (request, reply) => {
-      const call = deps.store.getCall(request.params.id);
-      if (call === null) throw apiErrors.callNotFound(request.params.id);
-      // A string with a non-JSON content type is sent as is, not through the JSON serializer.
-      return reply.type(REPLAY_CONTENT_TYPE).send(replayScript(call));
-    },
+    // A string with a non-JSON content type is sent as is, not through the JSON serializer.
+    async (request, reply) => reply.type(REPLAY_CONTENT_TYPE).send(await reads.replayScript(request.params.id)),
   );
 }

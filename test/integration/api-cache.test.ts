@@ -5,6 +5,8 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerErrorHandling } from '../../api/errors.js';
+import { createReadOps } from '../../api/reads/read-ops.js';
+import { inlineReads } from '../../api/reads/reads.js';
 import { registerCache } from '../../api/routes/cache.js';
 import type { CacheEntry } from '../../collector/cache/cache-types.js';
 import { createFindingsReader, type FindingsReader } from '../../store/cache-reader.js';
@@ -35,12 +37,12 @@ const entry = (id: string, over: Partial<CacheEntry> = {}): CacheEntry => ({
 });
 
 // The routes on their own, with the API's error handling: the daemon registers them in buildApp.
-async function cacheApp(cache: ReturnType<typeof createCacheStore> | null, findings?: FindingsReader): Promise<FastifyInstance> {
+async function cacheApp(store: CallStore, cache: ReturnType<typeof createCacheStore> | null, findings?: FindingsReader): Promise<FastifyInstance> {
   const app = Fastify();
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   registerErrorHandling(app);
-  registerCache(app, { cache, ...(findings ? { findings } : {}) });
+  registerCache(app, inlineReads(createReadOps({ store, cache, findings: findings ?? null })));
   await app.ready();
   return app;
 }
@@ -66,7 +68,7 @@ describe('cache API', () => {
       { type: 'cache.problem', problem: { kind: 'empty-file', path: '/var/lib/cni/results/x', dir: '/var/lib/cni/results', message: 'cache file is empty' }, atMs: T0_MS },
     ]);
     cache.refresh(T0_MS + 3500); // after the settle time: the whole chain is stored by then
-    app = await cacheApp(cache);
+    app = await cacheApp(calls, cache);
   });
   afterAll(async () => {
     await app.close();
@@ -126,7 +128,7 @@ describe('cache API', () => {
   });
 
   it('says so when the daemon does not watch caches', async () => {
-    const bare = await cacheApp(null);
+    const bare = await cacheApp(calls, null);
     const { status, body } = await getJson<ErrorBody>(bare, '/api/v1/findings');
     expect(status).toBe(501);
     expect(body.error.message).toMatch(/cache directories/);
@@ -138,7 +140,7 @@ describe('cache API', () => {
     const del = (at: number) => finished(makeCall({ at, command: 'DEL', exit: 1, containerId: 'stuck' }));
     t.store.writeEvents([del(0), del(10_000_000), del(20_000_000)]);
     createCallLoopDetector(t.db).detect(T0_MS + 60_000);
-    const bare = await cacheApp(null, createFindingsReader(t.db));
+    const bare = await cacheApp(t.store, null, createFindingsReader(t.db));
     const { status, body } = await getJson<{ items: Array<Record<string, unknown>> }>(bare, '/api/v1/findings?kind=del-loop');
     expect(status).toBe(200);
     expect(body.items).toEqual([expect.objectContaining({ kind: 'del-loop', containerId: 'stuck', resolvedAt: null })]);

@@ -91,6 +91,7 @@ const ALLOWED_FRAGMENTS: Readonly<Record<string, Readonly<Record<string, string>
     BUSY_TIMEOUT_MS: 'a numeric constant',
     JOURNAL_SIZE_LIMIT_BYTES: 'a numeric constant',
     PAGE_SIZE_BYTES: 'a numeric constant',
+    READ_CACHE_KIB: 'a numeric constant',
   },
 };
 

@@ -1,0 +1,125 @@
+/**
+ * What each read route computes from the database, down to the bytes it
+ * sends: the query, the mapping to the contract's shapes and the JSON
+ * encoding. Synchronous and free of HTTP, so the same code runs on the
+ * daemon's main thread (tests, an in-memory store) or in a read worker
+ * (read-worker.ts), where a pod's 300-call story no longer holds up the
+ * collector. Errors are thrown as the API's typed errors (or the store's),
+ * as the routes did.
+ */
+
+import { z } from 'zod';
+import type { CacheReader, FindingsReader } from '../../store/cache-reader.js';
+import type { CallStore, PodCallScope } from '../../store/index.js';
+import { ApiError, apiErrors } from '../errors.js';
+import { presentCallDetail } from '../present/call-detail.js';
+import { encodePodStory } from '../present/fast-json.js';
+import { buildPodStory } from '../present/pod-story.js';
+import { replayScript } from '../present/replay-script.js';
+import {
+  cacheListSchema,
+  findingListSchema,
+  ipHistorySchema,
+  presentCacheEntry,
+  presentFinding,
+  presentIpHolding,
+  type cacheQuerySchema,
+  type findingsQuerySchema,
+} from '../schemas/cache.js';
+import { callDetailSchema } from '../schemas/call-detail.js';
+import { toCallFilter, type CallListQuery } from '../schemas/call-query.js';
+import { summaryFromStored } from '../schemas/call-summary.js';
+
+/** The store's read side, as the read routes use it. */
+export interface ReadSources {
+  readonly store: Pick<CallStore, 'listCalls' | 'getCall' | 'childrenOf' | 'podCallGraph'>;
+  /** Null when the daemon does not watch CNI cache directories. */
+  readonly cache: CacheReader | null;
+  /** The findings log (call loops need no cache); null: the cache reader's. */
+  readonly findings: FindingsReader | null;
+}
+
+export type CacheQuery = z.output<typeof cacheQuerySchema>;
+export type FindingsQuery = z.output<typeof findingsQuerySchema>;
+
+export interface PodStoryRequest {
+  readonly namespace: string;
+  readonly name: string;
+  readonly podUid?: string | undefined;
+  readonly sinceUs?: number | undefined;
+  readonly untilUs?: number | undefined;
+}
+
+/** Every read, by the name a worker is asked for it: JSON bodies as bytes, the replay script as text. */
+export interface ReadOps {
+  callPage(query: CallListQuery): Buffer;
+  callDetail(id: string): Buffer;
+  replayScript(id: string): string;
+  podStory(request: PodStoryRequest): Buffer;
+  cacheEntries(query: CacheQuery): Buffer;
+  ipHistory(ip: string): Buffer;
+  findings(query: FindingsQuery): Buffer;
+}
+
+export type ReadOp = keyof ReadOps;
+
+const json = (body: unknown): Buffer => Buffer.from(JSON.stringify(body), 'utf8');
+
+export function createReadOps({ store, cache, findings }: ReadSources): ReadOps {
+  const cacheReader = (): CacheReader => {
+    if (!cache) throw new ApiError(501, 'not_implemented', 'This daemon does not watch CNI cache directories; start it with cache directories configured (see --cni-cache-dirs).');
+    return cache;
+  };
+  const findingsReader = (): FindingsReader => findings ?? cacheReader();
+
+  return {
+    callPage(query) {
+      const page = store.listCalls(toCallFilter(query), query.limit, query.cursor ?? null);
+      // Up to 1,000 summaries: plain JSON.stringify, not zod's encode (see present/fast-json.ts).
+      return json({ items: page.items.map(summaryFromStored), nextCursor: page.nextCursor });
+    },
+
+    callDetail(id) {
+      const call = store.getCall(id);
+      if (call === null) throw apiErrors.callNotFound(id);
+      const cacheEntries = cache && call.containerId ? cache.entriesForContainer(call.containerId) : [];
+      // Small bodies go through their response schema, as fastify-type-provider-zod's serializer would.
+      return json(z.encode(callDetailSchema, presentCallDetail(call, store.childrenOf(call.id), cacheEntries)));
+    },
+
+    replayScript(id) {
+      const call = store.getCall(id);
+      if (call === null) throw apiErrors.callNotFound(id);
+      return replayScript(call);
+    },
+
+    podStory({ namespace, name, podUid, sinceUs, untilUs }) {
+      const scope: PodCallScope = { podUid, sinceUs, untilUs };
+      const story = buildPodStory(store, namespace, name, scope, { cache, findings: findings ?? cache });
+      if (story === null) throw apiErrors.podNotFound(namespace, name, podUid !== undefined || sinceUs !== undefined || untilUs !== undefined);
+      // Hundreds of trees: each encoded once, as bytes (see present/fast-json.ts).
+      return encodePodStory(story);
+    },
+
+    cacheEntries(q) {
+      const [podNamespace, podName] = q.pod === undefined ? [undefined, undefined] : (q.pod.split('/') as [string, string]);
+      const items = cacheReader().listCacheEntries({
+        ...(q.containerId !== undefined ? { containerId: q.containerId } : {}),
+        ...(q.network !== undefined ? { network: q.network } : {}),
+        ...(podNamespace !== undefined ? { podNamespace, podName } : {}),
+        includeRemoved: q.includeRemoved ?? false,
+        limit: q.limit,
+      });
+      return json(z.encode(cacheListSchema, { items: items.map(presentCacheEntry) }));
+    },
+
+    ipHistory(ip) {
+      return json(z.encode(ipHistorySchema, { ip, history: cacheReader().ipHistory(ip).map(presentIpHolding) }));
+    },
+
+    findings(q) {
+      const items = findingsReader().listFindings({ includeResolved: q.includeResolved ?? false, limit: q.limit, ...(q.kind ? { kind: q.kind } : {}) });
+      return json(z.encode(findingListSchema, { items: items.map(presentFinding) }));
+    },
+  };
+}

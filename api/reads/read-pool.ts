@@ -1,0 +1,188 @@
+/**
+ * The read routes' work in worker threads, each with its own read-only
+ * connection to the database (read-worker.ts). The main thread keeps the
+ * collector (bpftrace's output, the reorder window, the live tail) and the
+ * writes; a burst of pod stories or 1,000-call pages no longer holds them
+ * up, and reads use the node's other CPUs. A request goes to the worker
+ * with the fewest in flight. While no worker is up (starting, or replaced
+ * after it died) reads run on the main thread's own connection, so the API
+ * never stops answering.
+ */
+
+import { Worker } from 'node:worker_threads';
+import type { Logger } from 'pino';
+import type { ReadOp, ReadOps } from './read-ops.js';
+import { inlineReads, type Reads } from './reads.js';
+import { fromWireError, type WireError } from './wire-error.js';
+
+export interface ReadPoolOptions {
+  readonly dbFile: string;
+  readonly workers: number;
+  /** Whether the daemon watches CNI caches (the cache routes answer 501 when not). */
+  readonly cacheWatched: boolean;
+  /** Reads on the main thread's connection while no worker is up. */
+  readonly fallback: ReadOps;
+  readonly log: Logger;
+  /** The worker's script: read-worker.js beside this module unless given. */
+  readonly workerFile?: URL | string;
+}
+
+export interface ReadPoolStatus {
+  readonly workers: number;
+  /** Workers up and answering. */
+  readonly ready: number;
+  readonly inFlight: number;
+  /** Workers that died and were replaced since the daemon started. */
+  readonly restarts: number;
+  /** Reads run on the main thread because no worker was up. */
+  readonly fallbackReads: number;
+}
+
+export interface ReadPool extends Reads {
+  status(): ReadPoolStatus;
+  /** Stops the workers; reads in flight are answered with an error. */
+  close(): Promise<void>;
+}
+
+/** What a worker is sent, and what it answers. */
+export interface ReadRequest {
+  readonly id: number;
+  readonly op: ReadOp;
+  readonly args: readonly unknown[];
+}
+export type ReadReply = { readonly type: 'ready' } | { readonly id: number; readonly ok: true; readonly value: unknown } | { readonly id: number; readonly ok: false; readonly error: WireError };
+export interface ReadWorkerData {
+  readonly dbFile: string;
+  readonly cacheWatched: boolean;
+}
+
+interface Pending {
+  resolve(value: unknown): void;
+  reject(err: Error): void;
+}
+
+interface Slot {
+  worker: Worker | null;
+  ready: boolean;
+  readonly inFlight: Map<number, Pending>;
+  /** Deaths since it last answered: the restart backoff. */
+  failures: number;
+}
+
+const RESTART_BASE_MS = 100;
+const RESTART_MAX_MS = 5_000;
+
+/**
+ * A worker's V8 heap, measured with pod stories and pages at concurrency 4
+ * on the 1,000,000-call data set (bench/README.md, "Read workers"). V8 sizes
+ * a worker's young generation from its old-generation cap, which left it at
+ * a few MiB: most of a story's garbage was promoted and the old generation
+ * grew to its cap. 16 MiB lets it die young. The old generation keeps room
+ * for a call with three 4 MiB payloads, as base64 and as text.
+ */
+const WORKER_HEAP = { maxYoungGenerationSizeMb: 16, maxOldGenerationSizeMb: 128 } as const;
+
+export function createReadPool(opts: ReadPoolOptions): ReadPool {
+  const file = opts.workerFile ?? new URL('./read-worker.js', import.meta.url);
+  const inline = inlineReads(opts.fallback);
+  const slots: Slot[] = Array.from({ length: Math.max(1, opts.workers) }, () => ({ worker: null, ready: false, inFlight: new Map(), failures: 0 }));
+  const restartTimers = new Set<NodeJS.Timeout>();
+  let nextId = 1;
+  let closing = false;
+  let restarts = 0;
+  let fallbackReads = 0;
+  let lastStartError: string | null = null;
+
+  const start = (slot: Slot) => {
+    const workerData: ReadWorkerData = { dbFile: opts.dbFile, cacheWatched: opts.cacheWatched };
+    const worker = new Worker(file, { workerData, resourceLimits: WORKER_HEAP });
+    worker.unref();
+    slot.worker = worker;
+    slot.ready = false;
+    worker.on('message', (reply: ReadReply) => {
+      if ('type' in reply) {
+        slot.ready = true;
+        if (lastStartError !== null) opts.log.info('API read workers are up again');
+        lastStartError = null;
+        return;
+      }
+      const pending = slot.inFlight.get(reply.id);
+      if (!pending) return;
+      slot.inFlight.delete(reply.id);
+      slot.failures = 0;
+      if (reply.ok) pending.resolve(reply.value);
+      else pending.reject(fromWireError(reply.error));
+    });
+    let why = 'it exited';
+    worker.on('error', (err) => {
+      why = err.message;
+    });
+    worker.on('exit', (code) => {
+      if (slot.worker !== worker) return;
+      slot.worker = null;
+      slot.ready = false;
+      const lost = new Error(`the API read worker stopped (${why}, exit code ${code}) while answering`);
+      for (const p of slot.inFlight.values()) p.reject(lost);
+      slot.inFlight.clear();
+      if (closing) return;
+      restarts++;
+      // Said once per cause: a database that cannot be opened would otherwise fill the log at every retry.
+      if (why !== lastStartError) opts.log.error({ why, code }, 'an API read worker stopped; reads run on the main thread until it is replaced');
+      lastStartError = why;
+      const delay = Math.min(RESTART_MAX_MS, RESTART_BASE_MS * 2 ** slot.failures++);
+      const timer = setTimeout(() => {
+        restartTimers.delete(timer);
+        if (!closing) start(slot);
+      }, delay);
+      timer.unref();
+      restartTimers.add(timer);
+    });
+  };
+  for (const slot of slots) start(slot);
+
+  const run =
+    <K extends ReadOp>(op: K) =>
+    (...args: Parameters<ReadOps[K]>): Promise<ReturnType<ReadOps[K]>> => {
+      let best: Slot | null = null;
+      for (const s of slots) if (s.ready && s.worker && (best === null || s.inFlight.size < best.inFlight.size)) best = s;
+      if (best === null || best.worker === null) {
+        fallbackReads++;
+        return inline[op](...args);
+      }
+      const id = nextId++;
+      const slot = best;
+      return new Promise<unknown>((resolve, reject) => {
+        slot.inFlight.set(id, { resolve, reject });
+        const request: ReadRequest = { id, op, args };
+        slot.worker!.postMessage(request);
+      }).then((value) => fromWire(value) as ReturnType<ReadOps[K]>);
+    };
+
+  return {
+    callPage: run('callPage'),
+    callDetail: run('callDetail'),
+    replayScript: run('replayScript'),
+    podStory: run('podStory'),
+    cacheEntries: run('cacheEntries'),
+    ipHistory: run('ipHistory'),
+    findings: run('findings'),
+    status: () => ({
+      workers: slots.length,
+      ready: slots.filter((s) => s.ready).length,
+      inFlight: slots.reduce((n, s) => n + s.inFlight.size, 0),
+      restarts,
+      fallbackReads,
+    }),
+    async close() {
+      closing = true;
+      for (const t of restartTimers) clearTimeout(t);
+      restartTimers.clear();
+      await Promise.all(slots.map((s) => s.worker?.terminate()));
+    },
+  };
+}
+
+/** A Buffer comes across as a Uint8Array (structured clone): the same bytes, seen as a Buffer again without a copy. */
+function fromWire(value: unknown): unknown {
+  return value instanceof Uint8Array && !Buffer.isBuffer(value) ? Buffer.from(value.buffer, value.byteOffset, value.byteLength) : value;
+}

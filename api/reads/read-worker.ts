@@ -1,0 +1,32 @@
+/**
+ * A read worker (see read-pool.ts): its own read-only connection to the
+ * daemon's database and the read routes' work (read-ops.ts), one request
+ * at a time. Says `ready` once the database is open; if it cannot be
+ * opened, the worker ends with that error and the pool tries again later.
+ */
+
+import { parentPort, workerData } from 'node:worker_threads';
+import { createCacheReader, createFindingsReader } from '../../store/cache-reader.js';
+import { createCallReader, openReadConnection } from '../../store/index.js';
+import type { ReadReply, ReadRequest, ReadWorkerData } from './read-pool.js';
+import { createReadOps, type ReadOps } from './read-ops.js';
+import { toWireError } from './wire-error.js';
+
+const port = parentPort;
+if (port === null) throw new Error('read-worker.js runs as a worker thread of the daemon (see read-pool.ts), not on its own');
+const { dbFile, cacheWatched } = workerData as ReadWorkerData;
+const db = openReadConnection(dbFile);
+const ops = createReadOps({ store: createCallReader(db), cache: cacheWatched ? createCacheReader(db) : null, findings: createFindingsReader(db) });
+
+port.on('message', ({ id, op, args }: ReadRequest) => {
+  let reply: ReadReply;
+  try {
+    const value = (ops[op] as (...a: readonly unknown[]) => ReturnType<ReadOps[typeof op]>)(...args);
+    reply = { id, ok: true, value };
+  } catch (err) {
+    reply = { id, ok: false, error: toWireError(err) };
+  }
+  port.postMessage(reply);
+});
+port.postMessage({ type: 'ready' } satisfies ReadReply);
+
