@@ -84,8 +84,8 @@ export const settings = {
   },
   apiReadWorkers: {
     schema: positiveInt(0, 16),
-    default: () => '1',
-    help: "Worker threads that answer the API's database reads (call lists and pages, pod stories, replay scripts, cache, IPs, findings), each with its own read-only connection, so heavy queries never hold up recording or the live tail; 0 answers them on the main thread. Each costs ~20 MiB, ~45 MiB under load: raise it where many clients query a node with CPUs to spare.",
+    default: () => '0',
+    help: "Worker threads that answer the API's database reads (call lists and pages, pod stories, replay scripts, cache, IPs, findings), each with its own read-only connection, so heavy queries never hold up recording or the live tail; 0 answers them on the main thread, the leanest for a node queried now and then. Each worker costs ~20 MiB idle and ~40 MiB more under load; use 1 where dashboards or many people query the node, 2 on a node with CPUs to spare.",
   },
   capture: {
     schema: z.enum(['full', 'light']),

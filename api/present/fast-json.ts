@@ -9,7 +9,7 @@
  * against its zod schema. Error responses keep the same plain path.
  */
 
-import type { FastifyReply, FastifySerializerCompiler } from 'fastify';
+import type { FastifySerializerCompiler } from 'fastify';
 import type { CallTree, PodStory, Sandbox } from '../schemas/pod-story.js';
 
 /** For a route whose every response is a plain object of its schema's shape. */
@@ -54,15 +54,6 @@ export function encodePodStory(story: PodStory): Buffer {
 }
 
 const COMMA = Buffer.from(',');
-
-/**
- * Sends JSON that is already bytes. fastify writes a Buffer as it is, past
- * any serializer; the route's zod types describe the object those bytes
- * encode, which is why this takes the plain reply type.
- */
-export function sendJsonBytes(reply: FastifyReply, bytes: Buffer): FastifyReply {
-  return reply.type('application/json; charset=utf-8').send(bytes);
-}
 
 /** `{"a":1,` for {a: 1}, `{` for {}: an object's JSON left open for more fields. */
 function openObject(o: object): string {

@@ -7,12 +7,24 @@
  * with the fewest in flight. While no worker is up (starting, or replaced
  * after it died) reads run on the main thread's own connection, so the API
  * never stops answering.
+ *
+ * Answers come back through memory shared with the worker: each worker has
+ * CELLS cells of CELL_BYTES, one lent to each request in flight, and the
+ * worker writes a JSON body that fits into its cell instead of posting it.
+ * A posted Buffer arrives on the main thread as a new ArrayBuffer outside
+ * V8's heap, and with no garbage of its own to collect young, the main
+ * thread then ran a mark-compact every ~200 ms to free them (5-9 ms each,
+ * 120 in 28 s of pod stories), which put the read workers' p99 at twice the
+ * main thread's own (bench/README.md, "Read isolation"). The main thread
+ * copies a cell into its own twin of it, allocated once: fastify sends
+ * only bytes on an ArrayBuffer as they are (it would JSON-encode a view of
+ * shared memory). A cell and its twin are lent until the response closes.
  */
 
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { ReadOp, ReadOps } from './read-ops.js';
-import { inlineReads, type Reads } from './reads.js';
+import { inlineReads, type ReadAnswer, type Reads } from './reads.js';
 import { fromWireError, type WireError } from './wire-error.js';
 
 export interface ReadPoolOptions {
@@ -36,6 +48,8 @@ export interface ReadPoolStatus {
   readonly restarts: number;
   /** Reads run on the main thread because no worker was up. */
   readonly fallbackReads: number;
+  /** Cells lent to answers not yet sent: more than the requests in flight for long means responses that never closed. */
+  readonly lentCells: number;
 }
 
 export interface ReadPool extends Reads {
@@ -49,15 +63,31 @@ export interface ReadRequest {
   readonly id: number;
   readonly op: ReadOp;
   readonly args: readonly unknown[];
+  /** The cell of the shared answers lent to this request; null when none was free. */
+  readonly cell: number | null;
 }
-export type ReadReply = { readonly type: 'ready' } | { readonly id: number; readonly ok: true; readonly value: unknown } | { readonly id: number; readonly ok: false; readonly error: WireError };
+export type ReadReply =
+  | { readonly type: 'ready' }
+  | { readonly id: number; readonly ok: true; readonly value: unknown }
+  /** The body is the first `cellBytes` bytes of the request's cell. */
+  | { readonly id: number; readonly ok: true; readonly cellBytes: number }
+  | { readonly id: number; readonly ok: false; readonly error: WireError };
 export interface ReadWorkerData {
   readonly dbFile: string;
   readonly cacheWatched: boolean;
+  /** CELLS × CELL_BYTES, shared with the pool. */
+  readonly answers: SharedArrayBuffer;
+  readonly cellBytes: number;
 }
 
+/** A pod's busiest week (~550 KiB) and a page of 1,000 calls fit; a bigger body is posted instead. */
+export const CELL_BYTES = 1024 * 1024;
+/** Requests in flight per worker that get a cell; more are answered by posting. A cell and its twin are 2 MiB of RSS once used. */
+const CELLS = 8;
+
 interface Pending {
-  resolve(value: unknown): void;
+  readonly cell: number | null;
+  resolve(answer: ReadAnswer<unknown>): void;
   reject(err: Error): void;
 }
 
@@ -67,25 +97,41 @@ interface Slot {
   readonly inFlight: Map<number, Pending>;
   /** Deaths since it last answered: the restart backoff. */
   failures: number;
+  /** Kept across restarts: a cell may still be lent to a response being sent. */
+  readonly answers: SharedArrayBuffer;
+  /** The main thread's copy of each cell, what the response sends. */
+  readonly twins: Buffer;
+  readonly freeCells: number[];
 }
+
+const keep = (): void => undefined;
 
 const RESTART_BASE_MS = 100;
 const RESTART_MAX_MS = 5_000;
 
 /**
- * A worker's V8 heap, measured with pod stories and pages at concurrency 4
- * on the 1,000,000-call data set (bench/README.md, "Read workers"). V8 sizes
- * a worker's young generation from its old-generation cap, which left it at
- * a few MiB: most of a story's garbage was promoted and the old generation
- * grew to its cap. 16 MiB lets it die young. The old generation keeps room
- * for a call with three 4 MiB payloads, as base64 and as text.
+ * A worker's V8 heap, measured with pod stories and pages on the
+ * 1,000,000-call data set (bench/README.md, "Read isolation"). V8 sizes a
+ * worker's young generation from its old-generation cap, which left it at a
+ * few MiB: most of a story's garbage was promoted and the old generation
+ * grew to its cap. 48 MiB, the main thread's default, lets it die young
+ * (16 and 32 cost ~0.5-1 ms more at p99). The old generation keeps room for
+ * a call with three 4 MiB payloads, as base64 and as text.
  */
-const WORKER_HEAP = { maxYoungGenerationSizeMb: 16, maxOldGenerationSizeMb: 128 } as const;
+const WORKER_HEAP = { maxYoungGenerationSizeMb: 48, maxOldGenerationSizeMb: 128 } as const;
 
 export function createReadPool(opts: ReadPoolOptions): ReadPool {
   const file = opts.workerFile ?? new URL('./read-worker.js', import.meta.url);
   const inline = inlineReads(opts.fallback);
-  const slots: Slot[] = Array.from({ length: Math.max(1, opts.workers) }, () => ({ worker: null, ready: false, inFlight: new Map(), failures: 0 }));
+  const slots: Slot[] = Array.from({ length: Math.max(1, opts.workers) }, () => ({
+    worker: null,
+    ready: false,
+    inFlight: new Map(),
+    failures: 0,
+    answers: new SharedArrayBuffer(CELLS * CELL_BYTES),
+    twins: Buffer.allocUnsafeSlow(CELLS * CELL_BYTES),
+    freeCells: Array.from({ length: CELLS }, (_, i) => i),
+  }));
   const restartTimers = new Set<NodeJS.Timeout>();
   let nextId = 1;
   let closing = false;
@@ -94,7 +140,7 @@ export function createReadPool(opts: ReadPoolOptions): ReadPool {
   let lastStartError: string | null = null;
 
   const start = (slot: Slot) => {
-    const workerData: ReadWorkerData = { dbFile: opts.dbFile, cacheWatched: opts.cacheWatched };
+    const workerData: ReadWorkerData = { dbFile: opts.dbFile, cacheWatched: opts.cacheWatched, answers: slot.answers, cellBytes: CELL_BYTES };
     const worker = new Worker(file, { workerData, resourceLimits: WORKER_HEAP });
     worker.unref();
     slot.worker = worker;
@@ -110,8 +156,27 @@ export function createReadPool(opts: ReadPoolOptions): ReadPool {
       if (!pending) return;
       slot.inFlight.delete(reply.id);
       slot.failures = 0;
-      if (reply.ok) pending.resolve(reply.value);
-      else pending.reject(fromWireError(reply.error));
+      const { cell } = pending;
+      const giveBack = () => {
+        if (cell !== null) slot.freeCells.push(cell);
+      };
+      if (!reply.ok) {
+        giveBack();
+        pending.reject(fromWireError(reply.error));
+      } else if ('cellBytes' in reply && cell !== null) {
+        let lent = true;
+        const release = () => {
+          if (lent) giveBack();
+          lent = false;
+        };
+        const at = cell * CELL_BYTES;
+        const body = slot.twins.subarray(at, at + reply.cellBytes);
+        body.set(new Uint8Array(slot.answers, at, reply.cellBytes));
+        pending.resolve({ body, release });
+      } else {
+        giveBack();
+        pending.resolve({ body: 'value' in reply ? fromWire(reply.value) : undefined, release: keep });
+      }
     });
     let why = 'it exited';
     worker.on('error', (err) => {
@@ -122,7 +187,10 @@ export function createReadPool(opts: ReadPoolOptions): ReadPool {
       slot.worker = null;
       slot.ready = false;
       const lost = new Error(`the API read worker stopped (${why}, exit code ${code}) while answering`);
-      for (const p of slot.inFlight.values()) p.reject(lost);
+      for (const p of slot.inFlight.values()) {
+        if (p.cell !== null) slot.freeCells.push(p.cell);
+        p.reject(lost);
+      }
       slot.inFlight.clear();
       if (closing) return;
       restarts++;
@@ -142,7 +210,7 @@ export function createReadPool(opts: ReadPoolOptions): ReadPool {
 
   const run =
     <K extends ReadOp>(op: K) =>
-    (...args: Parameters<ReadOps[K]>): Promise<ReturnType<ReadOps[K]>> => {
+    (...args: Parameters<ReadOps[K]>): Promise<ReadAnswer<ReturnType<ReadOps[K]>>> => {
       let best: Slot | null = null;
       for (const s of slots) if (s.ready && s.worker && (best === null || s.inFlight.size < best.inFlight.size)) best = s;
       if (best === null || best.worker === null) {
@@ -151,11 +219,12 @@ export function createReadPool(opts: ReadPoolOptions): ReadPool {
       }
       const id = nextId++;
       const slot = best;
-      return new Promise<unknown>((resolve, reject) => {
-        slot.inFlight.set(id, { resolve, reject });
-        const request: ReadRequest = { id, op, args };
+      const cell = slot.freeCells.pop() ?? null;
+      return new Promise<ReadAnswer<unknown>>((resolve, reject) => {
+        slot.inFlight.set(id, { cell, resolve, reject });
+        const request: ReadRequest = { id, op, args, cell };
         slot.worker!.postMessage(request);
-      }).then((value) => fromWire(value) as ReturnType<ReadOps[K]>);
+      }) as Promise<ReadAnswer<ReturnType<ReadOps[K]>>>;
     };
 
   return {
@@ -172,6 +241,7 @@ export function createReadPool(opts: ReadPoolOptions): ReadPool {
       inFlight: slots.reduce((n, s) => n + s.inFlight.size, 0),
       restarts,
       fallbackReads,
+      lentCells: slots.reduce((n, s) => n + CELLS - s.freeCells.length, 0),
     }),
     async close() {
       closing = true;
@@ -182,7 +252,7 @@ export function createReadPool(opts: ReadPoolOptions): ReadPool {
   };
 }
 
-/** A Buffer comes across as a Uint8Array (structured clone): the same bytes, seen as a Buffer again without a copy. */
+/** A posted Buffer comes across as a Uint8Array (structured clone): the same bytes, seen as a Buffer again without a copy. */
 function fromWire(value: unknown): unknown {
   return value instanceof Uint8Array && !Buffer.isBuffer(value) ? Buffer.from(value.buffer, value.byteOffset, value.byteLength) : value;
 }

@@ -6,8 +6,8 @@
 
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { sendJsonBytes } from '../present/fast-json.js';
 import type { Reads } from '../reads/reads.js';
+import { sendAnswer } from '../reads/send-answer.js';
 import { cacheListSchema, cacheQuerySchema, findingListSchema, findingsQuerySchema, ipHistorySchema, ipParamsSchema } from '../schemas/cache.js';
 import { errorResponses } from '../schemas/error.js';
 
@@ -25,7 +25,7 @@ export function registerCache(app: FastifyInstance, reads: Reads): void {
         response: { 200: cacheListSchema, ...errorResponses(400, 401, 501) },
       },
     },
-    async (request, reply) => sendJsonBytes(reply, await reads.cacheEntries(request.query)),
+    async (request, reply) => sendAnswer(reply, await reads.cacheEntries(request.query)),
   );
 
   api.get(
@@ -38,7 +38,7 @@ export function registerCache(app: FastifyInstance, reads: Reads): void {
         response: { 200: ipHistorySchema, ...errorResponses(400, 401, 501) },
       },
     },
-    async (request, reply) => sendJsonBytes(reply, await reads.ipHistory(request.params.ip)),
+    async (request, reply) => sendAnswer(reply, await reads.ipHistory(request.params.ip)),
   );
 
   api.get(
@@ -51,6 +51,6 @@ export function registerCache(app: FastifyInstance, reads: Reads): void {
         response: { 200: findingListSchema, ...errorResponses(400, 401, 501) },
       },
     },
-    async (request, reply) => sendJsonBytes(reply, await reads.findings(request.query)),
+    async (request, reply) => sendAnswer(reply, await reads.findings(request.query)),
   );
 }

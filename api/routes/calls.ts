@@ -6,8 +6,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { plainJsonSerializer, sendJsonBytes } from '../present/fast-json.js';
+import { plainJsonSerializer } from '../present/fast-json.js';
 import type { Reads } from '../reads/reads.js';
+import { sendAnswer } from '../reads/send-answer.js';
 import { callDetailSchema } from '../schemas/call-detail.js';
 import { callPageSchema } from '../schemas/call-list.js';
 import { callListQuerySchema } from '../schemas/call-query.js';
@@ -35,7 +36,7 @@ export function registerCalls(app: FastifyInstance, reads: Reads): void {
       // The page arrives as JSON bytes (reads/read-ops.ts); errors only go through a serializer.
       serializerCompiler: plainJsonSerializer,
     },
-    async (request, reply) => sendJsonBytes(reply, await reads.callPage(request.query)),
+    async (request, reply) => sendAnswer(reply, await reads.callPage(request.query)),
   );
 
   api.get(
@@ -49,6 +50,6 @@ export function registerCalls(app: FastifyInstance, reads: Reads): void {
       },
     },
     // Encoded through its response schema where it is read (reads/read-ops.ts).
-    async (request, reply) => sendJsonBytes(reply, await reads.callDetail(request.params.id)),
+    async (request, reply) => sendAnswer(reply, await reads.callDetail(request.params.id)),
   );
 }

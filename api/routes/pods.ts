@@ -3,8 +3,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { plainJsonSerializer, sendJsonBytes } from '../present/fast-json.js';
+import { plainJsonSerializer } from '../present/fast-json.js';
 import type { Reads } from '../reads/reads.js';
+import { sendAnswer } from '../reads/send-answer.js';
 import { errorResponses } from '../schemas/error.js';
 import { podStorySchema } from '../schemas/pod-story.js';
 import { refineTimeWindow, timeParam } from '../schemas/time-param.js';
@@ -42,7 +43,7 @@ export function registerPods(app: FastifyInstance, reads: Reads): void {
       const { namespace, name } = request.params;
       const { podUid, since, until } = request.query;
       // Hundreds of trees, as bytes encoded where they are read (reads/read-ops.ts, present/fast-json.ts).
-      return sendJsonBytes(reply, await reads.podStory({ namespace, name, podUid, sinceUs: since, untilUs: until }));
+      return sendAnswer(reply, await reads.podStory({ namespace, name, podUid, sinceUs: since, untilUs: until }));
     },
   );
 }

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Reads } from '../reads/reads.js';
+import { sendAnswer } from '../reads/send-answer.js';
 import { errorResponses } from '../schemas/error.js';
 import { callIdParamsSchema } from './calls.js';
 
@@ -26,6 +27,6 @@ export function registerReplay(app: FastifyInstance, reads: Reads): void {
       },
     },
     // A string with a non-JSON content type is sent as is, not through the JSON serializer.
-    async (request, reply) => reply.type(REPLAY_CONTENT_TYPE).send(await reads.replayScript(request.params.id)),
+    async (request, reply) => sendAnswer(reply, await reads.replayScript(request.params.id), REPLAY_CONTENT_TYPE),
   );
 }

@@ -43,13 +43,38 @@ afterEach(async () => {
 });
 
 describe('the API read pool', () => {
-  it('answers from a worker, with the bytes it encoded as a Buffer', async () => {
+  it('answers from a worker, with the bytes it encoded as a Buffer fastify sends as it is', async () => {
     const p = start(1);
     await until(() => p.status().ready === 1, 'the worker is up');
     const answer = await p.callPage({ limit: 5 } as never);
-    expect(Buffer.isBuffer(answer)).toBe(true);
-    expect(json(answer)).toEqual({ op: 'callPage', args: [{ limit: 5 }] });
+    expect(Buffer.isBuffer(answer.body)).toBe(true);
+    // What fastify checks before it writes a payload as it is (it would JSON-encode anything else).
+    expect(answer.body.buffer).toBeInstanceOf(ArrayBuffer);
+    expect(json(answer.body)).toEqual({ op: 'callPage', args: [{ limit: 5 }] });
+    answer.release();
     expect(p.status()).toMatchObject({ workers: 1, ready: 1, inFlight: 0, restarts: 0, fallbackReads: 0 });
+  });
+
+  it('lends each answer a cell until it is released, and posts answers while none is free', async () => {
+    const p = start(1);
+    await until(() => p.status().ready === 1, 'the worker is up');
+    const lent = await Promise.all(Array.from({ length: 8 }, (_, i) => p.callPage({ n: i } as never)));
+    // Each in its own cell: none overwrote another.
+    expect(lent.map((a) => json(a.body))).toEqual(lent.map((_, i) => ({ op: 'callPage', args: [{ n: i }] })));
+    const cellsOf = new Set(lent.map((a) => a.body.buffer));
+    expect(cellsOf.size).toBe(1);
+    const posted = await p.callPage({ n: 8 } as never);
+    expect(cellsOf.has(posted.body.buffer)).toBe(false);
+    expect(json(posted.body)).toEqual({ op: 'callPage', args: [{ n: 8 }] });
+    lent[2]!.release();
+    lent[2]!.release(); // twice is once
+    const again = await p.callPage({ n: 9 } as never);
+    expect(cellsOf.has(again.body.buffer)).toBe(true);
+    expect(again.body.byteOffset).toBe(lent[2]!.body.byteOffset);
+    expect(json(again.body)).toEqual({ op: 'callPage', args: [{ n: 9 }] });
+    // The other seven still hold what they were answered.
+    const others = [0, 1, 3, 4, 5, 6, 7];
+    expect(others.map((i) => json(lent[i]!.body))).toEqual(others.map((i) => ({ op: 'callPage', args: [{ n: i }] })));
   });
 
   it("brings a worker's API error back as the same ApiError, for the one error handler", async () => {
@@ -63,9 +88,9 @@ describe('the API read pool', () => {
   it('sends a request to the worker with the fewest in flight', async () => {
     const p = start(2);
     await until(() => p.status().ready === 2, 'both workers are up');
-    const idle = await p.replayScript('a');
+    const idle = (await p.replayScript('a')).body;
     const slow = p.callPage({ delayMs: 300 } as never);
-    const beside = await p.replayScript('b');
+    const beside = (await p.replayScript('b')).body;
     await slow;
     // The slow page went to the first worker, so the second answered meanwhile.
     expect(idle).toMatch(/^thread \d+$/);
@@ -77,9 +102,9 @@ describe('the API read pool', () => {
     const p = start(1);
     await until(() => p.status().ready === 1, 'the worker is up');
     await expect(p.podStory({ namespace: 'demo', name: 'web-0' })).rejects.toThrow(/read worker stopped.*exit code 7/);
-    expect(await p.replayScript('x')).toBe('main thread');
+    expect((await p.replayScript('x')).body).toBe('main thread');
     await until(() => p.status().ready === 1, 'a new worker is up');
-    expect(await p.replayScript('y')).toMatch(/^thread \d+$/);
+    expect((await p.replayScript('y')).body).toMatch(/^thread \d+$/);
     expect(p.status()).toMatchObject({ restarts: 1, fallbackReads: 1 });
     expect(logLines.filter((l) => l.includes('an API read worker stopped'))).toHaveLength(1);
   });
@@ -87,7 +112,7 @@ describe('the API read pool', () => {
   it('keeps answering on the main thread when no worker can start, and says so once', async () => {
     const p = start(1, '/nonexistent');
     await until(() => p.status().restarts >= 3, 'the worker was retried');
-    expect(json(await p.callPage({ limit: 1 } as never))).toBe('main thread');
+    expect(json((await p.callPage({ limit: 1 } as never)).body)).toBe('main thread');
     expect(p.status().ready).toBe(0);
     const said = logLines.filter((l) => l.includes('an API read worker stopped'));
     expect(said).toHaveLength(1);
