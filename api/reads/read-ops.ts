@@ -63,6 +63,9 @@ export interface ReadOps {
 
 export type ReadOp = keyof ReadOps;
 
+/** Every read, once: what a Reads object answers (reads.ts). */
+export const READ_OPS = ['callPage', 'callDetail', 'replayScript', 'podStory', 'cacheEntries', 'ipHistory', 'findings'] as const satisfies readonly ReadOp[];
+
 const json = (body: unknown): Buffer => Buffer.from(JSON.stringify(body), 'utf8');
 
 export function createReadOps({ store, cache, findings }: ReadSources): ReadOps {

@@ -24,7 +24,7 @@
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { ReadOp, ReadOps } from './read-ops.js';
-import { inlineReads, type ReadAnswer, type Reads } from './reads.js';
+import { inlineReads, readsFrom, type ReadAnswer, type Reads } from './reads.js';
 import { fromWireError, type WireError } from './wire-error.js';
 
 export interface ReadPoolOptions {
@@ -228,13 +228,7 @@ export function createReadPool(opts: ReadPoolOptions): ReadPool {
     };
 
   return {
-    callPage: run('callPage'),
-    callDetail: run('callDetail'),
-    replayScript: run('replayScript'),
-    podStory: run('podStory'),
-    cacheEntries: run('cacheEntries'),
-    ipHistory: run('ipHistory'),
-    findings: run('findings'),
+    ...readsFrom(run),
     status: () => ({
       workers: slots.length,
       ready: slots.filter((s) => s.ready).length,

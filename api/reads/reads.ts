@@ -5,7 +5,7 @@
  * fallback while no worker is up).
  */
 
-import type { ReadOp, ReadOps } from './read-ops.js';
+import { READ_OPS, type ReadOp, type ReadOps } from './read-ops.js';
 
 /** A read's body, and what to call once it has been sent: a worker's answer may sit in memory it writes the next one into. */
 export interface ReadAnswer<T> {
@@ -13,7 +13,15 @@ export interface ReadAnswer<T> {
   release(): void;
 }
 
-export type Reads = { readonly [K in ReadOp]: (...args: Parameters<ReadOps[K]>) => Promise<ReadAnswer<ReturnType<ReadOps[K]>>> };
+/** One read, asked for: its op's arguments, a promise of its op's answer. */
+export type Read<K extends ReadOp> = (...args: Parameters<ReadOps[K]>) => Promise<ReadAnswer<ReturnType<ReadOps[K]>>>;
+
+export type Reads = { readonly [K in ReadOp]: Read<K> };
+
+/** A Reads object whose every read is `run(op)`. */
+export function readsFrom(run: <K extends ReadOp>(op: K) => Read<K>): Reads {
+  return Object.fromEntries(READ_OPS.map((op) => [op, run(op)])) as unknown as Reads;
+}
 
 const keep = (): void => undefined;
 
@@ -25,13 +33,5 @@ export function inlineReads(ops: ReadOps): Reads {
       body: (ops[op] as (...a: Parameters<ReadOps[K]>) => ReturnType<ReadOps[K]>)(...args),
       release: keep,
     });
-  return {
-    callPage: run('callPage'),
-    callDetail: run('callDetail'),
-    replayScript: run('replayScript'),
-    podStory: run('podStory'),
-    cacheEntries: run('cacheEntries'),
-    ipHistory: run('ipHistory'),
-    findings: run('findings'),
-  };
+  return readsFrom(run);
 }

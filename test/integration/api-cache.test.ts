@@ -8,33 +8,13 @@ import { registerErrorHandling } from '../../api/errors.js';
 import { createReadOps } from '../../api/reads/read-ops.js';
 import { inlineReads } from '../../api/reads/reads.js';
 import { registerCache } from '../../api/routes/cache.js';
-import type { CacheEntry } from '../../collector/cache/cache-types.js';
 import { createFindingsReader, type FindingsReader } from '../../store/cache-reader.js';
 import { createCacheStore } from '../../store/cache-store.js';
 import { createCallLoopDetector } from '../../store/call-loops.js';
 import { createCallStore, openDatabase, type CallStore } from '../../store/index.js';
-import { finished, getJson, makeCall, T0_MS, type ErrorBody } from './api-harness.js';
+import { cacheEntry, finished, getJson, makeCall, T0_MS, type ErrorBody } from './api-harness.js';
 import { tempStore } from './harness.js';
 
-const entry = (id: string, over: Partial<CacheEntry> = {}): CacheEntry => ({
-  path: `/var/lib/cni/results/podnet-${id}-eth0`,
-  dir: '/var/lib/cni/results',
-  format: 'cniCacheV1',
-  containerId: id,
-  networkName: 'podnet',
-  ifName: 'eth0',
-  netns: '/var/run/netns/x',
-  cniArgs: [['K8S_POD_NAMESPACE', 'demo'], ['K8S_POD_NAME', `pod-${id}`]],
-  capabilityArgs: null,
-  config: { cniVersion: '1.0.0', name: 'podnet', plugins: [{ type: 'bridge' }] },
-  configProblem: null,
-  result: { ips: [{ address: '10.22.0.5/16' }] },
-  ips: ['10.22.0.5'],
-  pod: { namespace: 'demo', name: `pod-${id}`, uid: null, infraContainerId: null },
-  digest: id,
-  mtimeMs: T0_MS + 50,
-  ...over,
-});
 
 // The routes on their own, with the API's error handling: the daemon registers them in buildApp.
 async function cacheApp(store: CallStore, cache: ReturnType<typeof createCacheStore> | null, findings?: FindingsReader): Promise<FastifyInstance> {
@@ -62,9 +42,9 @@ describe('cache API', () => {
     calls.writeEvents([finished(add)]);
     cache.writeCacheEvents([
       { type: 'cache.reconciled', atMs: T0_MS - 500, dirs: ['/var/lib/cni/results'], livePaths: [], watchingResults: true },
-      { type: 'cache.added', entry: entry('aaa'), atMs: T0_MS + 60 },
-      { type: 'cache.added', entry: entry('bbb', { networkName: 'other', ips: ['10.22.0.6'] }), atMs: T0_MS + 70 },
-      { type: 'cache.removed', path: entry('bbb').path, dir: '/var/lib/cni/results', atMs: T0_MS + 80 },
+      { type: 'cache.added', entry: cacheEntry('aaa'), atMs: T0_MS + 60 },
+      { type: 'cache.added', entry: cacheEntry('bbb', { networkName: 'other', ips: ['10.22.0.6'] }), atMs: T0_MS + 70 },
+      { type: 'cache.removed', path: cacheEntry('bbb').path, dir: '/var/lib/cni/results', atMs: T0_MS + 80 },
       { type: 'cache.problem', problem: { kind: 'empty-file', path: '/var/lib/cni/results/x', dir: '/var/lib/cni/results', message: 'cache file is empty' }, atMs: T0_MS },
     ]);
     cache.refresh(T0_MS + 3500); // after the settle time: the whole chain is stored by then

@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
 import { buildApp, type ApiDeps, type StoreStatus } from '../../api/app.js';
 import type { TracerStatus } from '../../collector/collector.js';
+import type { CacheEntry } from '../../collector/cache/cache-types.js';
 import type { CaptureMode } from '../../collector/tracer-protocol.js';
 import type { CniCall } from '../../collector/types.js';
 import { createFindingsReader } from '../../store/cache-reader.js';
@@ -25,6 +26,27 @@ export const T0_ISO = '2025-11-21T18:33:20.000Z';
 export const T0_MS = T0 / 1000;
 
 export const { makeCall, delegatedIpam, makeHelper } = callFixtures(T0, 30_000);
+
+/** A libcni cache entry for container `id` (network podnet, pod demo/pod-<id>, 10.22.0.5), as the watcher reports it. */
+export const cacheEntry = (id: string, over: Partial<CacheEntry> = {}): CacheEntry => ({
+  path: `/var/lib/cni/results/podnet-${id}-eth0`,
+  dir: '/var/lib/cni/results',
+  format: 'cniCacheV1',
+  containerId: id,
+  networkName: 'podnet',
+  ifName: 'eth0',
+  netns: '/var/run/netns/x',
+  cniArgs: [['K8S_POD_NAMESPACE', 'demo'], ['K8S_POD_NAME', `pod-${id}`]],
+  capabilityArgs: null,
+  config: { cniVersion: '1.0.0', name: 'podnet', plugins: [{ type: 'bridge' }] },
+  configProblem: null,
+  result: { ips: [{ address: '10.22.0.5/16' }] },
+  ips: ['10.22.0.5'],
+  pod: { namespace: 'demo', name: `pod-${id}`, uid: null, infraContainerId: null },
+  digest: id,
+  mtimeMs: T0_MS + 50,
+  ...over,
+});
 
 // ---- the app -------------------------------------------------------------------
 

@@ -10,34 +10,15 @@ import { buildApp } from '../../api/app.js';
 import { createReadOps, type ReadOps } from '../../api/reads/read-ops.js';
 import { createReadPool, type ReadPool } from '../../api/reads/read-pool.js';
 import type { ReadAnswer } from '../../api/reads/reads.js';
-import type { CacheEntry } from '../../collector/cache/cache-types.js';
 import { createFindingsReader } from '../../store/cache-reader.js';
 import { createCacheStore } from '../../store/cache-store.js';
 import { createCallLoopDetector } from '../../store/call-loops.js';
-import { delegatedIpam, makeCall, makeHelper, T0_MS } from './api-harness.js';
+import { cacheEntry, delegatedIpam, makeCall, makeHelper, T0_MS } from './api-harness.js';
 import { COLLECTOR_STATS, finished, STORE_STATUS, stream, tempStore, TRACER_STATUS, type TempStore } from './harness.js';
 
 const WORKER = path.resolve(import.meta.dirname, '../../dist/api/reads/read-worker.js');
 const S = 1_000_000;
 
-const entry = (id: string): CacheEntry => ({
-  path: `/var/lib/cni/results/podnet-${id}-eth0`,
-  dir: '/var/lib/cni/results',
-  format: 'cniCacheV1',
-  containerId: id,
-  networkName: 'podnet',
-  ifName: 'eth0',
-  netns: '/var/run/netns/x',
-  cniArgs: [['K8S_POD_NAMESPACE', 'demo'], ['K8S_POD_NAME', 'web-0']],
-  capabilityArgs: null,
-  config: { cniVersion: '1.0.0', name: 'podnet', plugins: [{ type: 'bridge' }] },
-  configProblem: null,
-  result: { ips: [{ address: '10.22.0.5/16' }] },
-  ips: ['10.22.0.5'],
-  pod: { namespace: 'demo', name: 'web-0', uid: null, infraContainerId: null },
-  digest: id,
-  mtimeMs: T0_MS + 50,
-});
 
 const add = makeCall({ at: 0, containerId: 'aaa', helpers: [makeHelper()] });
 const ipam = delegatedIpam(add);
@@ -67,7 +48,7 @@ beforeAll(async () => {
   const cache = createCacheStore(t.db, { sinceMs: T0_MS - 1000, graceMs: 1000 });
   cache.writeCacheEvents([
     { type: 'cache.reconciled', atMs: T0_MS - 500, dirs: ['/var/lib/cni/results'], livePaths: [], watchingResults: true },
-    { type: 'cache.added', entry: entry('aaa'), atMs: T0_MS + 60 },
+    { type: 'cache.added', entry: cacheEntry('aaa', { cniArgs: [['K8S_POD_NAMESPACE', 'demo'], ['K8S_POD_NAME', 'web-0']], pod: { namespace: 'demo', name: 'web-0', uid: null, infraContainerId: null } }), atMs: T0_MS + 60 },
   ]);
   cache.refresh(T0_MS + 3500);
   createCallLoopDetector(t.db).detect(T0_MS + 60_000);
