@@ -190,7 +190,8 @@ export class TracerRun {
     // The clock is read for records with a timestamp (their arrival lag), not for each chunk line.
     if ('ts' in rec) this.arrivalUs = monotonicNowUs();
     this.feed(this.sequencer.push(rec, this.arrivalUs));
-    this.armClockRelease();
+    // Per line: the arrival time just read stands for now (no clock read), and an armed timer costs a comparison.
+    this.armClockRelease(this.arrivalUs);
   }
 
   /**
@@ -201,9 +202,8 @@ export class TracerRun {
    * tracer's last line, and the live tail shows the call that much sooner.
    * One timer at a time, for the oldest record held.
    */
-  private armClockRelease(): void {
-    if (this.clockTimer !== null || this.tracer === null) return;
-    const nowUs = monotonicNowUs();
+  private armClockRelease(nowUs: number): void {
+    if (this.clockTimer !== null || this.tracer === null || this.sequencer.heldCount === 0) return;
     const dueUs = this.sequencer.clockDueUs(nowUs);
     if (dueUs === null) return;
     this.clockTimer = setTimeout(
@@ -212,8 +212,9 @@ export class TracerRun {
         // (setImmediate) they are pushed, and nothing the tracer printed before now is still out.
         setImmediate(() => {
           this.clockTimer = null;
-          this.feed(this.sequencer.releaseByClock(monotonicNowUs()));
-          this.armClockRelease();
+          const now = monotonicNowUs();
+          this.feed(this.sequencer.releaseByClock(now));
+          this.armClockRelease(now);
         });
       },
       Math.max(1, Math.ceil((dueUs - nowUs) / 1000)),
