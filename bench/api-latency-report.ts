@@ -182,10 +182,10 @@ export function markdown(r: Report): string {
   out.push('## Where the time goes (concurrency 1)', '');
   out.push(
     "Each scenario's queries again, straight against the store in the benchmark process (a second, read-only connection to the daemon's file, no HTTP), " +
-      'in three cumulative steps: **store** = the store call(s) alone (SQLite + row decoding); **+ JSON** = plus the route\'s mapping ' +
-      '(summaryFromStored / buildPodStory / presentCallDetail) and `JSON.stringify`; **+ route** = the mapping plus the serializer the route ' +
-      'really runs instead of that `JSON.stringify` (plain `JSON.stringify` for lists, `encodePodStory` for the pod story, ' +
-      "fastify-type-provider-zod's zod encode + `JSON.stringify` for the call detail), i.e. everything the route does before the reply leaves. " +
+      'in three steps: **store** = the store call(s) alone (SQLite + row decoding); **+ JSON** = plus the route\'s mapping ' +
+      '(summaryFromStored / buildPodStory / presentCallDetail) and a plain `JSON.stringify`; **+ route** = the read op the route itself runs ' +
+      '(`api/reads/read-ops.ts`, from the parsed query to the bytes sent, with the route\'s own serializer: `encodePodStory` for the pod story, ' +
+      'the response schema\'s encode for the call detail), i.e. everything the route does before the reply leaves. ' +
       'HTTP minus "+ route" is fastify, loopback and the client, whose floor is `/healthz`. The plan is SQLite\'s `EXPLAIN QUERY PLAN` for the statements the store runs. ' +
       `Others' CPU during this phase: ${Math.round(r.storeCpu.foreign * 100)}%.`,
     '',
@@ -337,7 +337,7 @@ function breakdown(r: Report): string[] {
     const s = r.store.find((x) => x.scenario === h.scenario);
     if (!s) continue;
     const sqlite = s.storeMs.p50;
-    const built = (s.storeAndRouteMs ?? s.storeAndJsonMs).p50;
+    const built = s.storeAndRouteMs.p50;
     const rest = Math.max(0, h.latencyMs.p50 - built);
     const parts: Array<[string, number]> = [
       ['SQLite (store call)', sqlite],

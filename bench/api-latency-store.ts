@@ -6,12 +6,14 @@
  *
  *   store    the store call(s) alone: SQLite and row decoding
  *   json     + the route's mapping (summaryFromStored, buildPodStory,
- *            presentCallDetail) and JSON.stringify
- *   route    + the route's own serializer instead of JSON.stringify: plain
- *            JSON.stringify for lists, encodePodStory for the pod story,
- *            fastify-type-provider-zod's zod encode + JSON.stringify for
- *            the call detail (each body is also checked against its
- *            response schema in the untimed warm-up)
+ *            presentCallDetail) and plain JSON.stringify (each body is
+ *            also checked against its response schema in the untimed
+ *            warm-up)
+ *   route    what the route itself runs before its reply leaves, from
+ *            its parsed query to the bytes it sends: the read op of
+ *            api/reads/read-ops.ts (the same function the daemon calls,
+ *            with its own serializer: encodePodStory for the story, the
+ *            response schema's encode for the call detail)
  *
  * plus SQLite's query plan for each statement. Set against the HTTP numbers
  * they tell whether SQLite, the response building or the HTTP stack
@@ -21,13 +23,14 @@
 import BetterSqlite3 from 'better-sqlite3';
 import { z } from 'zod';
 import { presentCallDetail } from '../api/present/call-detail.js';
-import { encodePodStory } from '../api/present/fast-json.js';
 import { buildPodStory } from '../api/present/pod-story.js';
+import { createReadOps } from '../api/reads/read-ops.js';
 import { callDetailSchema } from '../api/schemas/call-detail.js';
 import { callPageSchema } from '../api/schemas/call-list.js';
+import { callListQuerySchema, toCallFilter, type CallListQuery } from '../api/schemas/call-query.js';
 import { summaryFromStored } from '../api/schemas/call-summary.js';
-import { podStorySchema, type PodStory } from '../api/schemas/pod-story.js';
-import { createCacheReader, createFindingsReader } from '../store/cache-reader.js';
+import { podStorySchema } from '../api/schemas/pod-story.js';
+import { createCacheReader } from '../store/cache-reader.js';
 import { SUMMARY_COLUMNS } from '../store/call-decode.js';
 import { listCallsQuery } from '../store/call-reader.js';
 import { decodeCursor } from '../store/cursor.js';
@@ -43,7 +46,7 @@ export interface StoreDiagnostic {
   readonly queries: number;
   readonly storeMs: Distribution;
   readonly storeAndJsonMs: Distribution;
-  readonly storeAndRouteMs: Distribution | null;
+  readonly storeAndRouteMs: Distribution;
   /** Rows the store call returned (pod: calls in the story, with delegated ones). */
   readonly rowsPerQuery: number;
   /** EXPLAIN QUERY PLAN of the SQL the store runs, per statement. */
@@ -61,15 +64,16 @@ export interface StoreDiagnostic {
 const DAY_US = 86_400_000_000;
 type Mode = 'store' | 'json' | 'route';
 
-/** One query of an iteration: runs the store call, returns rows and (lazily) the route's body. */
-type Query = () => { rows: number; body: () => unknown };
+/** One request of an iteration, two ways: the store call alone (rows, and the mapped body lazily), and the route's read op. */
+interface Query {
+  store(): { rows: number; body: () => unknown };
+  route(): Buffer | string;
+}
 
 interface Probe {
   readonly scenario: string;
   /** The response schema the body must fit (checked in the untimed warm-up). */
-  readonly schema: z.ZodType | null;
-  /** What the route's serializer does with the body. */
-  readonly serialize: ((body: unknown) => string | Buffer) | null;
+  readonly schema: z.ZodType;
   /** The queries of one iteration, run in order (paging: one per page). */
   iteration(): Query[];
   plans(): Record<string, string[]>;
@@ -96,47 +100,66 @@ export function diagnoseStore(
       const { sql, params } = listCallsQuery(filter, cursor ? decodeCursor(cursor, dbFile) : null);
       return explain(sql, [...params, limit + 1]);
     };
-    const plainJson = (body: unknown) => JSON.stringify(body);
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
+    // The daemon's read ops over this connection, caches watched as the daemon does by default.
+    const cache = createCacheReader(db);
+    const ops = createReadOps({ store, cache, findings: null });
+    const storySources = { cache, findings: cache };
+
+    // A list as the route gets it: the query string's parameters through the route's schema.
+    const listQueryOf = (params: Record<string, string>): CallListQuery => callListQuerySchema.parse(params);
     const pageBody = (page: CallPage) => () => ({ items: page.items.map(summaryFromStored), nextCursor: page.nextCursor });
-    const listQuery = (filter: CallFilter, limit: number): Query => () => {
-      const page = store.listCalls(filter, limit);
-      return { rows: page.items.length, body: pageBody(page) };
+    const listQuery = (params: Record<string, string>): Query => {
+      const q = listQueryOf(params);
+      return {
+        store: () => {
+          const page = store.listCalls(toCallFilter(q), q.limit, q.cursor ?? null);
+          return { rows: page.items.length, body: pageBody(page) };
+        },
+        route: () => ops.callPage(q),
+      };
+    };
+    const listPlanOf = (params: Record<string, string>): string[] => {
+      const q = listQueryOf(params);
+      return listPlan(toCallFilter(q), q.limit, q.cursor);
     };
     // Entries of the index the plan walks, from the newest down to the page's last row.
-    const walked = (filter: CallFilter, limit: number, indexPrefix: string, params: unknown[]): number | null => {
-      const page = store.listCalls(filter, limit);
+    const walked = (params: Record<string, string>, indexPrefix: string, sqlParams: unknown[]): number | null => {
+      const q = listQueryOf(params);
+      const page = store.listCalls(toCallFilter(q), q.limit);
       const last = page.items[page.items.length - 1];
       if (!last) return null;
-      const row = db.prepare(`SELECT count(*) AS n FROM calls WHERE ${indexPrefix} started_at_us >= ?`).get(...params, last.startedAtUs) as { n: number };
+      const row = db.prepare(`SELECT count(*) AS n FROM calls WHERE ${indexPrefix} started_at_us >= ?`).get(...sqlParams, last.startedAtUs) as { n: number };
       return row.n;
     };
-    const listProbe = (scenario: string, filter: () => CallFilter, limit: number, visited?: () => number | null): Probe => ({
+    const listProbe = (scenario: string, params: () => Record<string, string>, visited?: () => number | null): Probe => ({
       scenario,
       schema: callPageSchema,
-      serialize: plainJson,
-      iteration: () => [listQuery(filter(), limit)],
-      plans: () => ({ list: listPlan(filter(), limit) }),
+      iteration: () => [listQuery(params())],
+      plans: () => ({ list: listPlanOf(params()) }),
       ...(visited ? { visited } : {}),
     });
     const aPod = ctx.pods[0]!;
     const anId = ctx.callIds[0]!;
-    const sinceUs = ctx.lastUs - DAY_US;
-    const randomUntil = () => Math.floor(ctx.firstUs + DAY_US + rnd() * (ctx.lastUs - ctx.firstUs - DAY_US));
+    const limit = String(pageSize);
+    const isoUs = (us: number) => new Date(Math.floor(us / 1000)).toISOString();
+    const since = isoUs(ctx.lastUs - DAY_US);
+    const randomUntil = () => isoUs(Math.floor(ctx.firstUs + DAY_US + rnd() * (ctx.lastUs - ctx.firstUs - DAY_US)));
 
     // What the pod route runs: the pod's call graph (a few set queries), the trees with each sandbox's cache
-    // entries and open findings (as the daemon watches caches by default), the story's serializer.
-    const storySources = { cache: createCacheReader(db), findings: createFindingsReader(db) };
+    // entries and open findings, the story's serializer.
     const podProbe = (scenario: string, next: () => PodName & { scope: PodCallScope }, plans: Probe['plans']): Probe => ({
       scenario,
       schema: podStorySchema,
-      serialize: (body) => encodePodStory(body as PodStory),
       iteration: () => {
         const p = next();
         return [
-          () => {
-            const graph = store.podCallGraph(p.namespace, p.name, p.scope);
-            return { rows: graph.calls.length + graph.delegated.length, body: () => buildPodStory({ podCallGraph: () => graph }, p.namespace, p.name, p.scope, storySources) };
+          {
+            store: () => {
+              const graph = store.podCallGraph(p.namespace, p.name, p.scope);
+              return { rows: graph.calls.length + graph.delegated.length, body: () => buildPodStory({ podCallGraph: () => graph }, p.namespace, p.name, p.scope, storySources) };
+            },
+            route: () => ops.podStory({ namespace: p.namespace, name: p.name, ...p.scope }),
           },
         ];
       },
@@ -156,18 +179,19 @@ export function diagnoseStore(
     const podListProbe = (scenario: string, pods: readonly PodName[]): Probe => ({
       scenario,
       schema: callPageSchema,
-      serialize: plainJson,
       iteration: () => {
         const p = pick(pods);
-        return [listQuery({ namespace: p.namespace, pod: p.name }, pageSize)];
+        return [listQuery({ namespace: p.namespace, pod: p.name, limit })];
       },
-      plans: () => ({ list: listPlan({ namespace: pods[0]!.namespace, pod: pods[0]!.name }, pageSize) }),
+      plans: () => ({ list: listPlanOf({ namespace: pods[0]!.namespace, pod: pods[0]!.name, limit }) }),
     });
-    const aBusyPod = ctx.busyPods[0]!;
 
+    const failedAdd = { command: 'ADD', failed: 'true', limit };
+    const slowBridge = { plugin: 'bridge', minDurationMs: '200', limit };
+    const lastDay = { since, limit: String(PAGE_LIMIT) };
     const probes: Probe[] = [
       podProbe('pod', () => ({ ...pick(ctx.pods), scope: {} }), podGraphPlans(aPod)),
-      podProbe('pod-busy', () => ({ ...pick(ctx.busyPods), scope: {} }), podGraphPlans(aBusyPod)),
+      podProbe('pod-busy', () => ({ ...pick(ctx.busyPods), scope: {} }), podGraphPlans(ctx.busyPods[0]!)),
       podProbe(
         'pod-uid',
         () => {
@@ -183,54 +207,60 @@ export function diagnoseStore(
       podListProbe('calls-by-busy-pod', ctx.busyPods),
       // The plans walk calls_failed_by_command / calls_by_plugin / calls_by_started (see EXPLAIN): count what each passes.
       {
-        ...listProbe('calls-failed-add', () => ({ command: 'ADD', failed: true }), pageSize, () =>
-          walked({ command: 'ADD', failed: true }, pageSize, 'command = ? AND ok = 0 AND', ['ADD']),
-        ),
+        ...listProbe('calls-failed-add', () => failedAdd, () => walked(failedAdd, 'command = ? AND ok = 0 AND', ['ADD'])),
         // Indexes the planner could walk instead: all failures, or every call of the command.
         otherIndexes: () => ({
-          calls_failed: walked({ command: 'ADD', failed: true }, pageSize, 'ok = 0 AND', []),
-          calls_by_command: walked({ command: 'ADD', failed: true }, pageSize, 'command = ? AND', ['ADD']),
+          calls_failed: walked(failedAdd, 'ok = 0 AND', []),
+          calls_by_command: walked(failedAdd, 'command = ? AND', ['ADD']),
         }),
       },
-      listProbe('calls-slow-bridge', () => ({ plugin: 'bridge', minDurationUs: 200_000 }), pageSize, () =>
-        walked({ plugin: 'bridge', minDurationUs: 200_000 }, pageSize, 'plugin = ? AND', ['bridge']),
-      ),
-      listProbe('calls-last-day', () => ({ sinceUs }), PAGE_LIMIT, () => walked({ sinceUs }, PAGE_LIMIT, '', [])),
+      listProbe('calls-slow-bridge', () => slowBridge, () => walked(slowBridge, 'plugin = ? AND', ['bridge'])),
+      listProbe('calls-last-day', () => lastDay, () => walked(lastDay, '', [])),
       {
         scenario: 'calls-paging',
         schema: callPageSchema,
-        serialize: plainJson,
+        // Each page's cursor comes from the store call before it (the route step runs the same queries).
         iteration: () => {
-          const filter: CallFilter = { untilUs: randomUntil() };
+          const until = randomUntil();
           let cursor: string | null = null;
-          return Array.from({ length: PAGES_DEEP }, (): Query => () => {
-            const page = store.listCalls(filter, PAGE_LIMIT, cursor);
-            cursor = page.nextCursor;
-            return { rows: page.items.length, body: pageBody(page) };
+          return Array.from({ length: PAGES_DEEP }, (): Query => {
+            const params = () => ({ until, limit: String(PAGE_LIMIT), ...(cursor === null ? {} : { cursor }) });
+            return {
+              store: () => {
+                const q = listQueryOf(params());
+                const page = store.listCalls(toCallFilter(q), q.limit, q.cursor ?? null);
+                cursor = page.nextCursor;
+                return { rows: page.items.length, body: pageBody(page) };
+              },
+              route: () => {
+                const body = ops.callPage(listQueryOf(params()));
+                cursor = nextCursorOf(body);
+                return body;
+              },
+            };
           });
         },
         plans: () => {
-          const filter: CallFilter = { untilUs: randomUntil() };
-          const first = store.listCalls(filter, PAGE_LIMIT);
-          return { firstPage: listPlan(filter, PAGE_LIMIT), laterPages: listPlan(filter, PAGE_LIMIT, first.nextCursor ?? undefined) };
+          const first = { until: randomUntil(), limit: String(PAGE_LIMIT) };
+          const q = listQueryOf(first);
+          const page = store.listCalls(toCallFilter(q), q.limit);
+          return { firstPage: listPlanOf(first), laterPages: listPlanOf({ ...first, ...(page.nextCursor ? { cursor: page.nextCursor } : {}) }) };
         },
       },
       {
         scenario: 'call-detail',
         schema: callDetailSchema,
-        // This route keeps fastify-type-provider-zod's serializer: encode, then stringify.
-        serialize: (body) => {
-          const encoded = z.safeEncode(callDetailSchema, body as z.output<typeof callDetailSchema>);
-          if (!encoded.success) throw new Error(`call-detail: the body does not fit the response schema: ${encoded.error.message.slice(0, 500)}`);
-          return JSON.stringify(encoded.data);
-        },
         iteration: () => {
           const id = pick(ctx.callIds);
           return [
-            () => {
-              const call = store.getCall(id);
-              const children = call ? store.childrenOf(id) : [];
-              return { rows: call ? 1 + children.length : 0, body: () => (call ? presentCallDetail(call, children) : null) };
+            {
+              store: () => {
+                const call = store.getCall(id);
+                const children = call ? store.childrenOf(id) : [];
+                const entries = call?.containerId ? cache.entriesForContainer(call.containerId) : [];
+                return { rows: call ? 1 + children.length : 0, body: () => (call ? presentCallDetail(call, children, entries) : null) };
+              },
+              route: () => ops.callDetail(id),
             },
           ];
         },
@@ -246,27 +276,36 @@ export function diagnoseStore(
   }
 }
 
+/**
+ * A page's nextCursor from its bytes without parsing the page (that would be
+ * timed with the route): it is the body's last field, `"nextCursor":…}`.
+ */
+function nextCursorOf(body: Buffer): string | null {
+  const at = body.lastIndexOf('"nextCursor":');
+  if (at < 0) throw new Error(`a page without nextCursor: ${body.toString('utf8', 0, 200)}`);
+  return (JSON.parse(`{${body.toString('utf8', at)}`) as { nextCursor: string | null }).nextCursor;
+}
+
 function measure(p: Probe, iterations: number, maxSeconds: number): StoreDiagnostic {
   const run = (mode: Mode, timed: boolean) => {
     const ms: number[] = [];
     let rows = 0;
     for (const query of p.iteration()) {
       const t0 = performance.now();
-      const r = query();
-      if (mode !== 'store') {
-        const body = r.body();
-        if (mode === 'route' && p.serialize !== null) p.serialize(body);
-        else JSON.stringify(body);
-        if (!timed && p.schema !== null) {
-          const encoded = z.safeEncode(p.schema, body);
-          if (!encoded.success) throw new Error(`${p.scenario}: the body does not fit the response schema: ${encoded.error.message.slice(0, 500)}`);
+      if (mode === 'route') query.route();
+      else {
+        const r = query.store();
+        rows += r.rows;
+        if (mode === 'json') {
+          const body = r.body();
+          JSON.stringify(body);
+          if (!timed) {
+            const encoded = z.safeEncode(p.schema, body);
+            if (!encoded.success) throw new Error(`${p.scenario}: the body does not fit the response schema: ${encoded.error.message.slice(0, 500)}`);
+          }
         }
       }
-      const elapsed = performance.now() - t0;
-      if (timed) {
-        ms.push(elapsed);
-        rows += r.rows;
-      }
+      if (timed) ms.push(performance.now() - t0);
     }
     return { ms, rows };
   };
@@ -285,13 +324,13 @@ function measure(p: Probe, iterations: number, maxSeconds: number): StoreDiagnos
   };
   const store = step('store');
   const json = step('json');
-  const schema = p.serialize === null ? null : step('route');
+  const route = step('route');
   return {
     scenario: p.scenario,
     queries: store.ms.length,
     storeMs: distribution(store.ms),
     storeAndJsonMs: distribution(json.ms),
-    storeAndRouteMs: schema === null ? null : distribution(schema.ms),
+    storeAndRouteMs: distribution(route.ms),
     rowsPerQuery: Math.round((store.rows / Math.max(1, store.ms.length)) * 10) / 10,
     plans: p.plans(),
     rowsVisitedPerPage: p.visited?.() ?? null,

@@ -416,7 +416,7 @@ async function main(): Promise<void> {
     const storeCpuShare = storeCpu();
     for (const s of store) {
       progress(
-        `  ${s.scenario}: p50/p99 ms store ${s.storeMs.p50}/${s.storeMs.p99}, +json ${s.storeAndJsonMs.p50}/${s.storeAndJsonMs.p99}, +route ${s.storeAndRouteMs?.p50 ?? '-'}/${s.storeAndRouteMs?.p99 ?? '-'}; ${s.rowsPerQuery} rows`,
+        `  ${s.scenario}: p50/p99 ms store ${s.storeMs.p50}/${s.storeMs.p99}, +json ${s.storeAndJsonMs.p50}/${s.storeAndJsonMs.p99}, +route ${s.storeAndRouteMs.p50}/${s.storeAndRouteMs.p99}; ${s.rowsPerQuery} rows`,
       );
     }
 

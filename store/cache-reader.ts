@@ -33,6 +33,17 @@ interface EntryRow {
   redactions_json: string | null;
 }
 
+/** Rows of several containers (selected by container id, so never null there) → each container's, in the rows' order. */
+function byContainer<R extends { container_id: string | null }, T>(rows: readonly R[], to: (r: R) => T): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const r of rows) {
+    const list = out.get(r.container_id!);
+    if (list) list.push(to(r));
+    else out.set(r.container_id!, [to(r)]);
+  }
+  return out;
+}
+
 const parseOrNull = (s: string | null): unknown => (s === null ? null : JSON.parse(s));
 
 function toEntry(r: EntryRow): StoredCacheEntry {
@@ -70,6 +81,8 @@ export interface CacheReader extends FindingsReader {
   listCacheEntries(filter: CacheEntryFilter): StoredCacheEntry[];
   /** Every version ever seen for one container (removed and superseded too), oldest first: the call and pod views pick from these. */
   entriesForContainer(containerId: string): StoredCacheEntry[];
+  /** The same for several containers (a pod's sandboxes) in one query, by container id; containers without entries are absent. */
+  entriesByContainer(containerIds: readonly string[]): Map<string, StoredCacheEntry[]>;
   /** Every holder of `ip`, oldest first. */
   ipHistory(ip: string): StoredIpHolding[];
 }
@@ -108,9 +121,18 @@ export function createCacheReader(db: Database): CacheReader {
     `SELECT * FROM cache_entries WHERE container_id = ? ORDER BY first_seen_ms, id LIMIT ${MAX_CACHE_PAGE}`,
   );
 
+  // A story's sandboxes, one query instead of one per sandbox (a StatefulSet name reused all week has 65):
+  // each container keeps its own oldest MAX_CACHE_PAGE, as entriesForContainer does.
+  const byContainersStmt = db.prepare<[string], EntryRow>(`
+    SELECT * FROM (
+      SELECT *, row_number() OVER (PARTITION BY container_id ORDER BY first_seen_ms, id) AS nth
+      FROM cache_entries WHERE container_id IN (SELECT value FROM json_each(?))
+    ) WHERE nth <= ${MAX_CACHE_PAGE} ORDER BY container_id, first_seen_ms, id`);
+
   return {
     ...createFindingsReader(db),
     entriesForContainer: (containerId) => byContainerStmt.all(containerId).map(toEntry),
+    entriesByContainer: (containerIds) => (containerIds.length === 0 ? new Map() : byContainer(byContainersStmt.all(JSON.stringify(containerIds)), toEntry)),
     listCacheEntries(f) {
       const where: string[] = [];
       const args: Record<string, string | number> = { limit: Math.min(f.limit ?? MAX_CACHE_PAGE, MAX_CACHE_PAGE) };
@@ -199,16 +221,7 @@ export function createFindingsReader(db: Database): FindingsReader {
     countOpenFindings: () => Object.fromEntries(openCountsStmt.all().map((r) => [r.kind, r.n])),
     listFindings: (f) =>
       findingsStmt.all({ includeResolved: f.includeResolved ? 1 : 0, kind: f.kind ?? null, limit: Math.min(f.limit ?? MAX_CACHE_PAGE, MAX_CACHE_PAGE) }).map(toFinding),
-    openFindingsByContainer(containerIds) {
-      const out = new Map<string, StoredFinding[]>();
-      if (containerIds.length === 0) return out;
-      for (const r of openByContainerStmt.all(JSON.stringify(containerIds))) {
-        const f = toFinding(r);
-        const list = out.get(r.container_id!);
-        if (list) list.push(f);
-        else out.set(r.container_id!, [f]);
-      }
-      return out;
-    },
+    openFindingsByContainer: (containerIds) =>
+      containerIds.length === 0 ? new Map() : byContainer(openByContainerStmt.all(JSON.stringify(containerIds)), toFinding),
   };
 }

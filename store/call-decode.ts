@@ -79,18 +79,24 @@ const SUMMARY_NAMES = SUMMARY_COLUMNS.split(',').map((c) => c.trim().replace(/^.
 /**
  * A whole set of summaries as one JSON text: `inner` is a SELECT of
  * SUMMARY_COLUMNS, the result one row holding a JSON array of row arrays
- * (in SUMMARY_COLUMNS order, as `.raw(true)` gives them) ordered by
- * `orderBy`. For sets of hundreds of rows scattered over the file (a pod's
- * calls): better-sqlite3 makes every column value a JS value through V8's
- * API, ~40 per row, and one JSON.parse of the same values was ~30% faster
- * (bench/README.md, "Pod story"). Integers stay exact: no column holds one
- * past 2^53.
+ * (in SUMMARY_COLUMNS order, as `.raw(true)` gives them), in no particular
+ * order: summariesFromJson sorts them. For sets of hundreds of rows
+ * scattered over the file (a pod's calls): better-sqlite3 makes every
+ * column value a JS value through V8's API, ~40 per row, and one JSON.parse
+ * of the same values was ~30% faster (bench/README.md, "Pod story").
+ * Integers stay exact: no column holds one past 2^53. The aggregate has no
+ * ORDER BY because SQLite sorts the rows' JSON texts in a temporary B-tree
+ * for it, a quarter of the statement's time for a pod's 260 calls; sorting
+ * the decoded summaries costs next to nothing.
  */
-export const summariesAsJsonSql = (inner: string, orderBy: string): string =>
-  `SELECT json_group_array(json_array(${SUMMARY_NAMES.join(', ')}) ORDER BY ${orderBy}) FROM (${inner})`;
+export const summariesAsJsonSql = (inner: string): string => `SELECT json_group_array(json_array(${SUMMARY_NAMES.join(', ')})) FROM (${inner})`;
 
-/** Summaries from the one value a summariesAsJsonSql statement returns. */
-export const summariesFromJson = (json: string): StoredCallSummary[] => summariesFromRaw(JSON.parse(json) as unknown[][]);
+/** Oldest first, then by id: the order of a pod's calls, and of every list of them the store hands out oldest first. */
+export const byStartThenId = (a: StoredCallSummary, b: StoredCallSummary): number =>
+  a.startedAtUs - b.startedAtUs || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+/** Summaries from the one value a summariesAsJsonSql statement returns, oldest first. */
+export const summariesFromJson = (json: string): StoredCallSummary[] => summariesFromRaw(JSON.parse(json) as unknown[][]).sort(byStartThenId);
 
 export const FULL_COLUMNS = `${SUMMARY_COLUMNS}, cni_args, argv_json, env_json, stdin, stdout, stderr, redactions_json`;
 

@@ -2,6 +2,7 @@
 
 export { openDatabase, openReadConnection, type Database } from './open-database.js';
 export { createCallStore } from './call-store.js';
+export { byStartThenId } from './call-decode.js';
 export { createCallReader, type CallReader } from './call-reader.js';
 export { createStoreListener, type StoreListener, type StoreListenerOptions } from './store-listener.js';
 export { StoreError, isTransientStoreError, type StoreErrorCode } from './errors.js';

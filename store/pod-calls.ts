@@ -7,7 +7,7 @@
  */
 
 import type { Database } from 'better-sqlite3';
-import { HELPER_SUMMARY_COLUMNS, SUMMARY_COLUMNS, summariesAsJsonSql, summariesFromJson, toHelperSummary } from './call-decode.js';
+import { byStartThenId, HELPER_SUMMARY_COLUMNS, SUMMARY_COLUMNS, summariesAsJsonSql, summariesFromJson, toHelperSummary } from './call-decode.js';
 import type { HelperSummaryRow } from './call-decode.js';
 import type { PodCallGraph, PodCallScope, StoredCallSummary, StoredHelperSummary } from './types.js';
 
@@ -28,18 +28,16 @@ export const POD_GRAPH_SQL = {
     // The window is always bound (the whole time line when none was asked for): one statement, one index range.
     `SELECT ${SUMMARY_COLUMNS} FROM calls WHERE pod_namespace = ? AND pod_name = ? AND started_at_us >= ? AND started_at_us < ?
       ORDER BY started_at_us DESC, id DESC LIMIT ${MAX_POD_CALLS + 1}`,
-    'started_at_us, id',
   ),
   // One pod of a reused name (its K8S_POD_UID): along calls_by_pod_uid, not through the name's whole history.
   podCallsOfUid: summariesAsJsonSql(
     `SELECT ${SUMMARY_COLUMNS} FROM calls WHERE pod_uid = ? AND pod_namespace = ? AND pod_name = ? AND started_at_us >= ? AND started_at_us < ?
       ORDER BY started_at_us DESC, id DESC LIMIT ${MAX_POD_CALLS + 1}`,
-    'started_at_us, id',
   ),
   // Ids only: calls_by_parent covers them, and most children are the pod's own calls, already read.
   // Unordered: only which ids are new matters, and those are read (and sorted) by byIds.
   childIds: 'SELECT id FROM calls WHERE parent_id IN (SELECT value FROM json_each(?))',
-  byIds: summariesAsJsonSql(`SELECT ${SUMMARY_COLUMNS} FROM calls WHERE id IN (SELECT value FROM json_each(?))`, 'started_at_us, id'),
+  byIds: summariesAsJsonSql(`SELECT ${SUMMARY_COLUMNS} FROM calls WHERE id IN (SELECT value FROM json_each(?))`),
   helpers: `SELECT call_id, ${HELPER_SUMMARY_COLUMNS} FROM helpers WHERE call_id IN (SELECT value FROM json_each(?)) ORDER BY call_id, seq`,
 } as const;
 
@@ -74,7 +72,7 @@ export function createPodCallReader(db: Database): PodCallReader {
       // Only new calls can have children not asked for yet.
       level = unseen;
     }
-    delegated.sort((a, b) => a.startedAtUs - b.startedAtUs || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    delegated.sort(byStartThenId);
     const byCall = new Map<string, StoredHelperSummary[]>();
     for (const row of helpers.all(JSON.stringify([...known]))) {
       const list = byCall.get(row.call_id);

@@ -7,7 +7,7 @@
  */
 
 import type { CacheReader, FindingsReader } from '../../store/cache-reader.js';
-import type { CallStore, PodCallScope, StoredCallSummary } from '../../store/index.js';
+import { byStartThenId, type CallStore, type PodCallScope, type StoredCallSummary } from '../../store/index.js';
 import { presentCacheEntry, presentFinding } from '../schemas/cache.js';
 import { summaryFromStored } from '../schemas/call-summary.js';
 import type { CallTree, PodStory, Sandbox } from '../schemas/pod-story.js';
@@ -15,7 +15,7 @@ import { presentHelperSummary } from './helper.js';
 import { msFromUs } from './time.js';
 
 export type PodStoryReader = Pick<CallStore, 'podCallGraph'>;
-export type PodCacheReader = Pick<CacheReader, 'entriesForContainer'>;
+export type PodCacheReader = Pick<CacheReader, 'entriesByContainer'>;
 export type PodFindingsReader = Pick<FindingsReader, 'openFindingsByContainer'>;
 
 /** Where a sandbox's cache entries and open findings come from; each absent when the daemon keeps none. */
@@ -33,9 +33,6 @@ export interface SandboxExtras {
 /** Real delegation is two or three levels deep (bridge → host-local); this only stops a corrupt parent chain. */
 const MAX_DEPTH = 16;
 
-const byStart = (a: StoredCallSummary, b: StoredCallSummary): number =>
-  a.startedAtUs - b.startedAtUs || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
-
 /** Null when the store has no call for the pod in `scope` (a UID, a time window). */
 export function buildPodStory(reader: PodStoryReader, namespace: string, name: string, scope: PodCallScope = {}, sources: PodStorySources = {}): PodStory | null {
   const graph = reader.podCallGraph(namespace, name, scope);
@@ -45,7 +42,7 @@ export function buildPodStory(reader: PodStoryReader, namespace: string, name: s
   // Children come from the whole graph, not the pod list: a delegated call
   // need not carry the pod's CNI_ARGS to belong to its parent.
   const childrenOf = new Map<string, StoredCallSummary[]>();
-  for (const c of [...graph.calls, ...graph.delegated].sort(byStart)) {
+  for (const c of [...graph.calls, ...graph.delegated].sort(byStartThenId)) {
     if (c.parentId === null) continue;
     const list = childrenOf.get(c.parentId);
     if (list) list.push(c);
@@ -70,13 +67,15 @@ export function buildPodStory(reader: PodStoryReader, namespace: string, name: s
 
   const uids = [...new Set(calls.map((c) => c.podUid).filter((u): u is string => u !== null))];
   const { cache, findings } = sources;
-  // One query for every sandbox's open findings (few, if any), not one per sandbox.
-  const open = findings?.openFindingsByContainer([...new Set(trees.map((t) => t.containerId).filter((id): id is string => id !== null))]);
+  // One query each for every sandbox's cache entries and open findings (few, if any), not one per sandbox.
+  const containerIds = [...new Set(trees.map((t) => t.containerId).filter((id): id is string => id !== null))];
+  const entries = cache?.entriesByContainer(containerIds);
+  const open = findings?.openFindingsByContainer(containerIds);
   return {
     pod: { namespace, name, uid: uids.at(-1) ?? null, uids },
     calls: trees,
     sandboxes: groupBySandbox(trees, {
-      ...(cache ? { cacheOf: (id: string) => cache.entriesForContainer(id).map((e) => presentCacheEntry(e)) } : {}),
+      ...(entries ? { cacheOf: (id: string) => (entries.get(id) ?? []).map((e) => presentCacheEntry(e)) } : {}),
       ...(open ? { findingsOf: (id: string) => (open.get(id) ?? []).map(presentFinding) } : {}),
     }),
     totals: totalsByCommand(trees),

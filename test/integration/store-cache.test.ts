@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CacheEntry, CacheEvent, IpAllocation } from '../../collector/cache/cache-types.js';
+import { MAX_CACHE_PAGE } from '../../store/cache-reader.js';
 import { createCacheStore, type CacheStore } from '../../store/cache-store.js';
 import { createCallStore, openDatabase, type CallStore, type Database } from '../../store/index.js';
 import { finished, makeCall, T0_MS } from './api-harness.js';
@@ -214,5 +215,27 @@ describe('cache store', () => {
     expect(batched.entries).toHaveLength(80 + 2 + 1 + 1); // fillers, FILE's two versions, the repaired file, filler-3's new version
     expect(batched.entries.filter((e) => (e as { removed_at_ms: number | null }).removed_at_ms !== null)).toHaveLength(2); // filler-3's first, filler-7
     expect(batched.findings).toEqual([{ kind: 'empty-file', subject: broken, first_seen_ms: T0_MS + 100, last_seen_ms: T0_MS + 100, resolved_at_ms: T0_MS + 107 }]);
+  });
+
+  it('reads several containers\' entries in one query exactly as it reads each one, each capped on its own', () => {
+    // CID's file rewritten past the cap (an ADD loop), a neighbour with two versions, one without any.
+    const versions = MAX_CACHE_PAGE + 2;
+    const events: CacheEvent[] = Array.from({ length: versions }, (_, i) => ({ type: 'cache.changed', entry: entry({ digest: `v${i}` }), atMs: T0_MS + i }));
+    const other = `${RESULTS}/podnet-neighbour-eth0`;
+    events.push(
+      { type: 'cache.added', entry: entry({ path: other, containerId: 'neighbour', digest: 'n1' }), atMs: T0_MS + 5 },
+      { type: 'cache.changed', entry: entry({ path: other, containerId: 'neighbour', digest: 'n2' }), atMs: T0_MS + 6 },
+    );
+    cache.writeCacheEvents(events);
+
+    const ids = [CID, 'neighbour', 'no-such-container'];
+    const batched = cache.entriesByContainer(ids);
+    expect([...batched.keys()].sort()).toEqual(['neighbour', CID].sort());
+    for (const id of ids) expect(batched.get(id) ?? []).toEqual(cache.entriesForContainer(id));
+    // The oldest ones, oldest first, as one container's own query keeps them.
+    expect(batched.get(CID)).toHaveLength(MAX_CACHE_PAGE);
+    expect(batched.get(CID)![0]!.supersededAtMs).toBe(T0_MS + 1);
+    expect(batched.get('neighbour')!.map((e) => e.removedAtMs ?? e.supersededAtMs)).toEqual([T0_MS + 6, null]);
+    expect(cache.entriesByContainer([])).toEqual(new Map());
   });
 });

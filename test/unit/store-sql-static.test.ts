@@ -47,7 +47,6 @@ const ALLOWED_FRAGMENTS: Readonly<Record<string, Readonly<Record<string, string>
   'call-decode.ts': {
     "SUMMARY_NAMES.join(', ')": 'the constant SUMMARY_COLUMNS names',
     inner: 'a SELECT its callers in store/ write as a checked template (pod-calls.ts)',
-    orderBy: 'a constant ORDER BY list from those callers',
   },
   'call-filter-sql.ts': {
     column: 'a column name from the constant EQUALS table',
