@@ -4,14 +4,19 @@
  * fixed number of requests (or until a time cap, for slow routes) and times
  * every request from just before it is sent to the last byte of the body.
  *
- * The client is node:http with a keep-alive agent, one socket per worker.
- * Node's fetch (undici) was used first; it added ~0.6 ms to every request
- * and most of the /healthz floor's p99 (bench/results/api-latency.md before
- * 2026-11-22), time spent in the benchmark, not in the daemon.
+ * The client keeps one connection per worker and reads every answer into
+ * buffers it reuses (http-reader.ts), and parses a body only when a
+ * scenario reads it (paging's nextCursor) or for the item count of the
+ * first ITEM_SAMPLE answers: the time measured should be the daemon's, not
+ * the client's. Node's fetch (undici) was used first; it added ~0.6 ms to
+ * every request and most of the /healthz floor's p99 (results before
+ * 2026-11-22). node:http came next; its Buffer per socket read made the
+ * client collect its garbage inside the timed requests of large answers
+ * (bench/README.md, "Busy pod story").
  */
 
-import http from 'node:http';
 import type { PodName } from './api-latency-data.js';
+import { HttpReader } from './http-reader.js';
 import { cpuWindow, distribution, round, type CpuShare, type Distribution, type ProcMemory } from './api-latency-stats.js';
 
 /** One pod: a name and the UID it had (a StatefulSet's name is reused by every pod it recreates). */
@@ -32,7 +37,12 @@ export interface ScenarioContext {
 }
 
 /** One timed request; `tag` tells requests of one scenario apart (the page number when paging). */
-export type Getter = (pathAndQuery: string, tag?: string) => Promise<unknown>;
+/** A 200 answer's body, parsed when asked. Read it before the worker's next request, which reuses its buffer. */
+export interface Body {
+  json(): unknown;
+}
+
+export type Getter = (pathAndQuery: string, tag?: string) => Promise<Body>;
 
 export interface Scenario {
   readonly id: string;
@@ -87,7 +97,7 @@ export function scenarios(ctx: ScenarioContext): Scenario[] {
         const base = `/api/v1/calls?until=${encodeURIComponent(iso(untilUs))}&limit=${PAGE_LIMIT}`;
         let cursor: string | null = null;
         for (let page = 1; page <= PAGES_DEEP; page++) {
-          const body = (await get(cursor === null ? base : `${base}&cursor=${encodeURIComponent(cursor)}`, `page${page}`)) as { nextCursor?: string | null };
+          const body = (await get(cursor === null ? base : `${base}&cursor=${encodeURIComponent(cursor)}`, `page${page}`)).json() as { nextCursor?: string | null };
           cursor = body.nextCursor ?? null;
           if (cursor === null && page < PAGES_DEEP) throw new Error(`no nextCursor after page ${page} of ${base}`);
         }
@@ -126,10 +136,10 @@ export interface LoadResult {
   readonly latencyMs: Distribution;
   /** Per tag (paging: per page), when the scenario tags its requests. */
   readonly byTag: Record<string, Distribution>;
-  /** Mean items per response (`items`, or `calls` with their `children`) and mean body bytes. */
+  /** Mean items per response (`items`, or `calls` with their `children`) over the first ITEM_SAMPLE timed ones, and mean body bytes over all. */
   readonly itemsPerResponse: number;
   readonly bytesPerResponse: number;
-  /** Largest page seen with a nextCursor: the route's page size when none was asked for. */
+  /** Largest page with a nextCursor among those counted: the route's page size when none was asked for. */
   readonly pageSize: number | null;
   readonly cpu: CpuShare;
   /** The daemon's memory right after the run (filled in by the caller). */
@@ -140,23 +150,9 @@ export interface LoadResult {
 
 export class RouteMissingError extends Error {}
 
-interface HttpAnswer {
-  readonly status: number;
-  readonly body: Buffer;
-}
+/** Answers per run whose items are counted (the mean of "items/resp"); the others are not parsed unless a scenario reads them. */
+const ITEM_SAMPLE = 50;
 
-/** One GET on a kept-alive socket of `agent`; resolves after the last body byte. */
-function httpGet(agent: http.Agent, url: string): Promise<HttpAnswer> {
-  return new Promise((resolve, reject) => {
-    const req = http.get(url, { agent }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-  });
-}
 /** A non-200 answer, already counted. */
 class HttpStatusError extends Error {}
 
@@ -201,37 +197,57 @@ export async function runLoad(
   let pageSize: number | null = null;
   let seenOk = false;
 
-  const agent = new http.Agent({ keepAlive: true, maxSockets: opts.concurrency });
-  const get: Getter = async (pathAndQuery, tag) => {
-    const t0 = performance.now();
-    const res = await httpGet(agent, `${baseUrl}${pathAndQuery}`);
-    const buf = res.body;
-    const ms = performance.now() - t0;
-    if (res.status === 404 && !seenOk) throw new RouteMissingError(`${scenario.route}: 404 for ${pathAndQuery}: ${buf.toString('utf8').slice(0, 300)}`);
-    if (res.status !== 200) {
-      errors++;
-      const message = `${res.status} for ${pathAndQuery}: ${buf.toString('utf8').slice(0, 300)}`;
-      firstError ??= message;
-      throw new HttpStatusError(message);
-    }
-    seenOk = true;
-    const body = JSON.parse(buf.toString('utf8')) as unknown;
-    if (recording) {
-      samples.push(tag === undefined ? { ms } : { ms, tag });
-      responses++;
-      items += countItems(body);
-      bytes += buf.length;
-      const b = body as { items?: unknown[]; nextCursor?: unknown };
-      if (Array.isArray(b.items) && typeof b.nextCursor === 'string') pageSize = Math.max(pageSize ?? 0, b.items.length);
-    }
-    return body;
+  // One connection per worker, kept across the warm-up and the timed run; opened again if the daemon closed it.
+  const readers: Array<HttpReader | null> = Array.from({ length: opts.concurrency }, () => null);
+  const readerOf = async (w: number): Promise<HttpReader> => {
+    const r = readers[w];
+    if (r?.alive) return r;
+    readers[w] = await HttpReader.open(baseUrl);
+    return readers[w];
   };
+  let counted = 0;
+  const getFor =
+    (w: number): Getter =>
+    async (pathAndQuery, tag) => {
+      const reader = await readerOf(w);
+      const t0 = performance.now();
+      const res = await reader.get(pathAndQuery);
+      const ms = performance.now() - t0;
+      if (res.status === 404 && !seenOk) throw new RouteMissingError(`${scenario.route}: 404 for ${pathAndQuery}: ${res.text().slice(0, 300)}`);
+      if (res.status !== 200) {
+        errors++;
+        const message = `${res.status} for ${pathAndQuery}: ${res.text().slice(0, 300)}`;
+        firstError ??= message;
+        throw new HttpStatusError(message);
+      }
+      seenOk = true;
+      let parsed: { value: unknown } | null = null;
+      const body: Body = {
+        json() {
+          parsed ??= { value: JSON.parse(res.text()) as unknown };
+          return parsed.value;
+        },
+      };
+      if (recording) {
+        samples.push(tag === undefined ? { ms } : { ms, tag });
+        responses++;
+        bytes += res.bytes;
+        if (counted < ITEM_SAMPLE) {
+          counted++;
+          const b = body.json() as { items?: unknown[]; nextCursor?: unknown };
+          items += countItems(b);
+          if (Array.isArray(b.items) && typeof b.nextCursor === 'string') pageSize = Math.max(pageSize ?? 0, b.items.length);
+        }
+      }
+      return body;
+    };
 
   let cappedByTime = false;
   const loop = async (target: number, seconds: number) => {
     let issued = 0;
     const deadline = performance.now() + seconds * 1000;
-    const worker = async () => {
+    const worker = async (w: number) => {
+      const get = getFor(w);
       while (issued < target) {
         if (performance.now() > deadline) {
           if (recording) cappedByTime = true;
@@ -250,7 +266,7 @@ export async function runLoad(
         }
       }
     };
-    await Promise.all(Array.from({ length: opts.concurrency }, worker));
+    await Promise.all(Array.from({ length: opts.concurrency }, (_, w) => worker(w)));
   };
 
   await loop(opts.warmup, Math.min(10, opts.maxSeconds / 3));
@@ -260,7 +276,7 @@ export async function runLoad(
   try {
     await loop(opts.requests, opts.maxSeconds);
   } finally {
-    agent.destroy();
+    for (const r of readers) r?.close();
   }
   const seconds = (performance.now() - t0) / 1000;
   const cpu = endCpu();
@@ -279,7 +295,7 @@ export async function runLoad(
     requestsPerSecond: round(samples.length / seconds, 1),
     latencyMs: distribution(samples.map((s) => s.ms)),
     byTag,
-    itemsPerResponse: round(items / Math.max(1, responses), 1),
+    itemsPerResponse: round(items / Math.max(1, counted), 1),
     bytesPerResponse: Math.round(bytes / Math.max(1, responses)),
     pageSize,
     cpu,

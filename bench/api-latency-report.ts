@@ -151,7 +151,7 @@ export function markdown(r: Report): string {
     '',
   );
 
-  out.push('## REST latency (ms, from just before the request is sent to the last body byte, loopback, node:http keep-alive)', '');
+  out.push('## REST latency (ms, from just before the request is sent to the last body byte, loopback, one kept-alive connection per client worker reading into reused buffers)', '');
   out.push(
     `Closed loop: each of *c* workers sends its next request when the previous one is answered, ${String(r.options.requests)} timed requests per row after ${String(r.options.warmup)} untimed ones, ` +
       `or as many as fit in ${String(r.options.maxSecondsPerRun)} s (rows marked "capped"). ` +

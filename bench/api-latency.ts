@@ -18,8 +18,8 @@
  *    works on a private copy.
  * 2. The real daemon, `cnirec run --db <copy> --listen 127.0.0.1:0` (full
  *    capture, bpftrace attached), ready when /healthz says the tracer is.
- *    REST scenarios, each at concurrency 1 and 8 with a closed-loop node:http
- *    client on loopback (--requests timed requests after --warmup untimed,
+ *    REST scenarios, each at concurrency 1 and 8 with a closed-loop client
+ *    (http-reader.ts: one kept-alive connection per worker) on loopback (--requests timed requests after --warmup untimed,
  *    each run capped at --max-seconds-per-run):
  *    GET /api/v1/pods/:ns/:name (random pods, and the StatefulSet names
  *    recreated all week, whole or one pod of them), /api/v1/calls filtered by
