@@ -36,12 +36,12 @@ export interface ScenarioContext {
   readonly lastUs: number;
 }
 
-/** One timed request; `tag` tells requests of one scenario apart (the page number when paging). */
 /** A 200 answer's body, parsed when asked. Read it before the worker's next request, which reuses its buffer. */
 export interface Body {
   json(): unknown;
 }
 
+/** One timed request; `tag` tells requests of one scenario apart (the page number when paging). */
 export type Getter = (pathAndQuery: string, tag?: string) => Promise<Body>;
 
 export interface Scenario {

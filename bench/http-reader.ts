@@ -46,11 +46,7 @@ export class HttpReader {
 
   private constructor(host: string, port: number) {
     this.socket = net.connect({ host, port, noDelay: true, onread: { buffer: this.readBuffer, callback: (n) => this.onRead(n) } });
-    const fail = (err: Error) => {
-      const p = this.pending;
-      this.pending = null;
-      p?.reject(err);
-    };
+    const fail = (err: Error) => this.takePending()?.reject(err);
     this.socket.on('error', fail);
     this.socket.on('close', () => {
       this.closing = true;
@@ -131,17 +127,20 @@ export class HttpReader {
     return true;
   }
 
-  private finish(): void {
+  private takePending(): Pending | null {
     const p = this.pending;
     this.pending = null;
+    return p;
+  }
+
+  private finish(): void {
     const { status, length, body } = this;
     this.length = -1;
-    p?.resolve({ status, bytes: length, text: () => body.toString('utf8', 0, length) });
+    this.takePending()?.resolve({ status, bytes: length, text: () => body.toString('utf8', 0, length) });
   }
 
   private abort(err: Error): void {
-    const p = this.pending;
-    this.pending = null;
+    const p = this.takePending();
     this.close();
     p?.reject(err);
   }
