@@ -22,6 +22,7 @@ COPY bpf ./bpf
 COPY collector ./collector
 COPY store ./store
 COPY api ./api
+COPY daemon ./daemon
 COPY cli ./cli
 RUN npm run build \
  && npm prune --omit=dev --no-audit --no-fund

@@ -1,13 +1,13 @@
 /**
  * Builds the HTTP app. Tests call this builder with in-process fakes; the
- * daemon (cli/run.ts) wires the real collector and store and listens.
+ * daemon (daemon/run.ts) wires the real collector and store and listens.
  */
 
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Logger } from 'pino';
 import type { CollectorStats, TracerStatus } from '../collector/collector.js';
-import type { CaptureMode } from '../collector/tracer-protocol.js';
+import type { CaptureMode } from '../bpf/tracer-protocol.js';
 import type { CallListener, TracerEventListener } from '../collector/types.js';
 import type { CallStore, RetentionStatus, WriteTiming } from '../store/index.js';
 import { authEnabled, registerAuth } from './auth.js';
@@ -26,8 +26,8 @@ import { inlineReads, type Reads } from './reads/reads.js';
 // CNI cache (issue 4):
 import type { CacheListener } from '../collector/cache/cache-types.js';
 import type { CacheWatcherStatus } from '../collector/cache/cache-watcher.js';
-import type { CacheReader, FindingsReader } from '../store/cache-reader.js';
-import type { CacheFindingKind } from '../store/cache-types.js';
+import type { CacheReader, FindingsReader } from '../store/cache/cache-reader.js';
+import type { CacheFindingKind } from '../store/cache/cache-types.js';
 import { registerCache } from './routes/cache.js';
 
 /** What the API reads from (and asks of) the rest of the daemon. */

@@ -32,7 +32,7 @@
 
 import { closeSync, constants as fsConstants, copyFileSync, existsSync, fsyncSync, openSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { callId } from '../collector/call-state.js';
+import { callId } from '../collector/assemble/call-state.js';
 import type { CapturedStream, CniCall, CollectorEvent, ParentProcess } from '../collector/types.js';
 import { createCallStore, MIGRATIONS, openDatabase } from '../store/index.js';
 

@@ -16,8 +16,8 @@
  */
 
 import type { PodName } from './api-latency-data.js';
-import { HttpReader } from './http-reader.js';
-import { cpuWindow, distribution, round, type CpuShare, type Distribution, type ProcMemory } from './api-latency-stats.js';
+import { HttpReader } from './lib/http-reader.js';
+import { cpuWindow, distribution, round, type CpuShare, type Distribution, type ProcMemory } from './lib/stats.js';
 
 /** One pod: a name and the UID it had (a StatefulSet's name is reused by every pod it recreates). */
 export interface PodIncarnation extends PodName {

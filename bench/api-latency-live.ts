@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { WebSocket } from 'ws';
-import { distribution, round, type CpuShare, type Distribution } from './api-latency-stats.js';
+import { distribution, round, type CpuShare, type Distribution } from './lib/stats.js';
 
 export const LIVE_NAMESPACE = 'bench-live';
 export const PLUGIN = '/usr/lib/cni/host-local';

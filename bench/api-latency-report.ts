@@ -3,7 +3,7 @@
 import { BUSY_PERIOD_HOURS, type DatasetResult } from './api-latency-data.js';
 import type { LoadResult } from './api-latency-http.js';
 import type { LiveResult } from './api-latency-live.js';
-import { distribution, type CpuShare, type Distribution, type ProcMemory } from './api-latency-stats.js';
+import { distribution, type CpuShare, type Distribution, type ProcMemory } from './lib/stats.js';
 import type { StoreDiagnostic } from './api-latency-store.js';
 
 export const TARGETS = { restP99Ms: 10, liveStartedP99Ms: 100, daemonRssMiB: 200 } as const;

@@ -30,15 +30,15 @@ import { callPageSchema } from '../api/schemas/call-list.js';
 import { callListQuerySchema, toCallFilter, type CallListQuery } from '../api/schemas/call-query.js';
 import { summaryFromStored } from '../api/schemas/call-summary.js';
 import { podStorySchema } from '../api/schemas/pod-story.js';
-import { createCacheReader } from '../store/cache-reader.js';
-import { SUMMARY_COLUMNS } from '../store/call-decode.js';
-import { listCallsQuery } from '../store/call-reader.js';
-import { decodeCursor } from '../store/cursor.js';
-import { POD_GRAPH_SQL } from '../store/pod-calls.js';
+import { createCacheReader } from '../store/cache/cache-reader.js';
+import { SUMMARY_COLUMNS } from '../store/calls/call-decode.js';
+import { listCallsQuery } from '../store/calls/call-reader.js';
+import { decodeCursor } from '../store/calls/cursor.js';
+import { POD_GRAPH_SQL } from '../store/calls/pod-calls.js';
 import { createCallStore, type CallFilter, type CallPage, type PodCallScope } from '../store/index.js';
 import { PAGE_LIMIT, PAGES_DEEP, type ScenarioContext } from './api-latency-http.js';
 import type { PodName } from './api-latency-data.js';
-import { distribution, type Distribution } from './api-latency-stats.js';
+import { distribution, type Distribution } from './lib/stats.js';
 
 export interface StoreDiagnostic {
   readonly scenario: string;

@@ -60,14 +60,14 @@ import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { DEFAULT_PAGE_SIZE } from '../api/schemas/call-query.js';
-import { settings } from '../cli/config.js';
+import { settings } from '../daemon/config.js';
 import { copyDataset, DATASET_CALLS, ensureDataset, seededRandom, type PodName } from './api-latency-data.js';
 import { HEALTHZ_SCENARIO, RouteMissingError, runLoad, scenarios as restScenarios, type LoadResult, type PodIncarnation, type Scenario, type ScenarioContext } from './api-latency-http.js';
 import { measureLive, PLUGIN, type LiveResult } from './api-latency-live.js';
 import { liveOnlyMarkdown, liveVerdict, markdown, verdicts, type LiveOnlyReport, type Machine, type MemoryReadings, type Report, type ScenarioInfo, TARGETS } from './api-latency-report.js';
-import { cpuWindow, createQuietGate, procMemory, round } from './api-latency-stats.js';
+import { cpuWindow, createQuietGate, procMemory, round } from './lib/stats.js';
 import { diagnoseStore } from './api-latency-store.js';
-import { startBenchDaemon, type BenchDaemon } from './daemon-process.js';
+import { startBenchDaemon, type BenchDaemon } from './lib/daemon-process.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const COMMAND = 'node dist/bench/api-latency.js';

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { runPlugin } from '../cli/plugin-runner.js';
 import { createCallStore, openDatabase } from '../store/index.js';
-import { startBenchDaemon } from './daemon-process.js';
+import { startBenchDaemon } from './lib/daemon-process.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const CALLS = 200;

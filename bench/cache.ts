@@ -23,7 +23,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
-import { createCacheWiring, type CacheWiring } from '../cli/cache-wiring.js';
+import { createCacheWiring, type CacheWiring } from '../daemon/cache-wiring.js';
 import type { CacheEvent } from '../collector/cache/cache-types.js';
 import { openDatabase, type Database } from '../store/index.js';
 

@@ -17,7 +17,7 @@ import { loadavg, cpus, tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import BetterSqlite3 from 'better-sqlite3';
-import { startBenchDaemon } from './daemon-process.js';
+import { startBenchDaemon } from './lib/daemon-process.js';
 import { flood, rssBytes } from './flood-load.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');

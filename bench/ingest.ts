@@ -13,14 +13,14 @@ import { createReadStream, createWriteStream, mkdirSync, mkdtempSync, rmSync, wr
 import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
 import { once } from 'node:events';
-import { CallAssembler } from '../collector/assembler.js';
-import { LineSplitter } from '../collector/line-splitter.js';
-import { RecordSequencer } from '../collector/record-sequencer.js';
-import { REORDER_WINDOW, ReorderWindow } from '../collector/reorder-window.js';
-import { parseTracerBytes } from '../collector/tracer-protocol.js';
+import { CallAssembler } from '../collector/assemble/assembler.js';
+import { LineSplitter } from '../collector/tracer/line-splitter.js';
+import { RecordSequencer } from '../collector/tracer/record-sequencer.js';
+import { REORDER_WINDOW, ReorderWindow } from '../collector/tracer/reorder-window.js';
+import { parseTracerBytes } from '../bpf/tracer-protocol.js';
 import type { CollectorEvent } from '../collector/types.js';
 import { createCallStore, openDatabase } from '../store/index.js';
-import { syntheticTrace } from './synthetic-trace.js';
+import { syntheticTrace } from './lib/synthetic-trace.js';
 
 const CALLS = Number(process.argv[2] ?? 50_000);
 const SHAPE = { stdinBytes: 2048, stdoutBytes: 500 };

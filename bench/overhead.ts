@@ -44,8 +44,8 @@ import { cpus, release, tmpdir, totalmem } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { programText } from '../bpf/program.js';
-import { startBenchDaemon, type BenchDaemon } from './daemon-process.js';
-import { allPids, descendants, killTree, procStat } from './proc-tree.js';
+import { startBenchDaemon, type BenchDaemon } from './lib/daemon-process.js';
+import { allPids, descendants, killTree, procStat } from './lib/proc-tree.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const COMMAND = 'node dist/bench/overhead.js';

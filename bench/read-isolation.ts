@@ -29,8 +29,8 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { copyDataset, DATASET_CALLS, ensureDataset } from './api-latency-data.js';
 import { measureLive, type LiveResult } from './api-latency-live.js';
-import { distribution, procMemory, type Distribution, type ProcMemory } from './api-latency-stats.js';
-import { startBenchDaemon } from './daemon-process.js';
+import { distribution, procMemory, type Distribution, type ProcMemory } from './lib/stats.js';
+import { startBenchDaemon } from './lib/daemon-process.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const COMMAND = 'node dist/bench/read-isolation.js';

@@ -8,7 +8,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { CaptureMode } from '../collector/tracer-protocol.js';
+import type { CaptureMode } from './tracer-protocol.js';
 
 const FULL_BEGIN = '// @full-begin';
 const FULL_END = '// @full-end';

@@ -10,18 +10,18 @@
  */
 
 import type { Logger } from 'pino';
-import type { AssemblerOptions } from './assembler.js';
+import type { AssemblerOptions } from './assemble/assembler.js';
 import type { Redactor } from './redact/redact-events.js';
-import { cniProcessPids, describeProcess, isProcessAlive } from './proc-info.js';
-import { MonoToEpoch } from './wall-clock.js';
-import type { TracerExit, TracerSettings } from './tracer-process.js';
-import type { CaptureMode } from './tracer-protocol.js';
-import { GapTracker } from './gap-tracker.js';
-import { isOwnCanary, runCanary } from './canary.js';
-import { describeExit, TracerRun } from './tracer-run.js';
+import { cniProcessPids, describeProcess, isProcessAlive } from './tracer/proc-info.js';
+import { MonoToEpoch } from './tracer/wall-clock.js';
+import type { TracerExit, TracerSettings } from './tracer/tracer-process.js';
+import type { CaptureMode } from '../bpf/tracer-protocol.js';
+import { GapTracker } from './tracer/gap-tracker.js';
+import { isOwnCanary, runCanary } from './tracer/canary.js';
+import { describeExit, TracerRun } from './tracer/tracer-run.js';
 import type { CallListener, CollectorEvent, TracerEvent, TracerEventListener, TracerGap } from './types.js';
 
-export { TracerStartError } from './tracer-run.js';
+export { TracerStartError } from './tracer/tracer-run.js';
 
 export interface CollectorOptions {
   readonly tracer: TracerSettings;
@@ -63,7 +63,7 @@ export interface TracerStatus {
   /**
    * How far (ms of kernel time) the tracer's output must have moved past a
    * record before it goes on: the wait for records of other CPUs that may
-   * still come (see collector/reorder-window.ts). Follows arrivalLagMs; 0
+   * still come (see collector/tracer/reorder-window.ts). Follows arrivalLagMs; 0
    * while no tracer runs.
    */
   readonly reorderWindowMs: number;

@@ -1,7 +1,7 @@
 // Regenerates the configuration reference in README.md from the zod config schema
 // (the README test fails when they drift). Run: npm run build && node scripts/update-readme.mjs
 import { readFileSync, writeFileSync } from 'node:fs';
-import { configReference } from '../dist/cli/config.js';
+import { configReference } from '../dist/daemon/config.js';
 
 const file = new URL('../README.md', import.meta.url);
 const readme = readFileSync(file, 'utf8');

@@ -4,7 +4,7 @@
  * the same here as in lists and the live tail.
  */
 
-import type { StoredCacheEntry } from '../../store/cache-types.js';
+import type { StoredCacheEntry } from '../../store/cache/cache-types.js';
 import type { StoredCall, StoredCallSummary } from '../../store/index.js';
 import { presentCacheEntry } from '../schemas/cache.js';
 import type { CallDetail } from '../schemas/call-detail.js';

@@ -27,6 +27,6 @@ export function presentHelper(h: StoredHelper): Helper {
 
 export function presentHelperSummary(h: StoredHelperSummary): HelperSummary {
   const size = (s: StoredHelperSummary['stdout']) => ({ bytes: s.storedBytes, totalBytes: s.totalBytes, truncated: s.truncated });
-  // Object.assign, not a spread: see callFields in store/call-decode.ts.
+  // Object.assign, not a spread: see callFields in store/calls/call-decode.ts.
   return Object.assign(helperFields(h), { payload: { stdout: size(h.stdout), stderr: size(h.stderr) } });
 }

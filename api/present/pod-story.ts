@@ -6,7 +6,7 @@
  * it anything that answers that one question.
  */
 
-import type { CacheReader, FindingsReader } from '../../store/cache-reader.js';
+import type { CacheReader, FindingsReader } from '../../store/cache/cache-reader.js';
 import { byStartThenId, type CallStore, type PodCallScope, type StoredCallSummary } from '../../store/index.js';
 import { presentCacheEntry, presentFinding } from '../schemas/cache.js';
 import { summaryFromStored } from '../schemas/call-summary.js';
@@ -57,7 +57,7 @@ export function buildPodStory(reader: PodStoryReader, namespace: string, name: s
   const toTree = (call: StoredCallSummary, depth: number): CallTree => {
     visited.add(call.id);
     const children = depth >= MAX_DEPTH ? [] : (childrenOf.get(call.id) ?? []).filter((c) => !visited.has(c.id));
-    // Object.assign onto the summary, not a spread of it: see callFields in store/call-decode.ts.
+    // Object.assign onto the summary, not a spread of it: see callFields in store/calls/call-decode.ts.
     return Object.assign(summaryFromStored(call), {
       children: children.map((c) => toTree(c, depth + 1)),
       helpers: graph.helpers.get(call.id)?.map(presentHelperSummary) ?? [],

@@ -9,7 +9,7 @@
  */
 
 import { z } from 'zod';
-import type { CacheReader, FindingsReader } from '../../store/cache-reader.js';
+import type { CacheReader, FindingsReader } from '../../store/cache/cache-reader.js';
 import type { CallStore, PodCallScope } from '../../store/index.js';
 import { ApiError, apiErrors } from '../errors.js';
 import { presentCallDetail } from '../present/call-detail.js';

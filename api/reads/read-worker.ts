@@ -8,7 +8,7 @@
  */
 
 import { parentPort, workerData } from 'node:worker_threads';
-import { createCacheReader, createFindingsReader } from '../../store/cache-reader.js';
+import { createCacheReader, createFindingsReader } from '../../store/cache/cache-reader.js';
 import { createCallReader, openReadConnection } from '../../store/index.js';
 import type { ReadReply, ReadRequest, ReadWorkerData } from './read-pool.js';
 import { createReadOps, type ReadOps } from './read-ops.js';

@@ -9,7 +9,7 @@
  */
 
 import type { CacheEntry, CacheEvent } from '../../collector/cache/cache-types.js';
-import { cacheEntryFields } from '../../store/cache-entry-fields.js';
+import { cacheEntryFields } from '../../store/cache/cache-entry-fields.js';
 import { presentCacheFile } from '../schemas/cache.js';
 import { isoFromMs } from '../schemas/iso-time.js';
 import type { TailFilter } from './tail-filter.js';

@@ -85,7 +85,7 @@ describe.runIf(canRun)('libcni cache and host-local state, with podman', () => {
   /**
    * The container's cache entry once it is linked to the last top-level ADD of its chain, with those ADDs
    * oldest first. Waits for every call of the chain to be stored: on a loaded node the last ones can arrive
-   * after the first link was made, which the store then corrects (RELINK_MS in store/cache-links.ts).
+   * after the first link was made, which the store then corrects (RELINK_MS in store/cache/cache-links.ts).
    */
   const linkedToChainEnd = async (id: string, what: string) => {
     let seen = 'no entry';

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDaemon } from './support/daemon.js';
 import { callsOf, echoCall, getJson, health, metric, metrics, poll, startSleeper, type CallDetailBody, type CallSummaryBody } from './support/faults.js';
 import { requirePrivilegedSuite } from './support/privileged.js';
-import { pidExists } from '../../bench/proc-tree.js';
+import { pidExists } from '../../bench/lib/proc-tree.js';
 
 const canRun = requirePrivilegedSuite();
 

@@ -9,10 +9,10 @@ import pino from 'pino';
 import { buildApp, type ApiDeps, type StoreStatus } from '../../api/app.js';
 import type { TracerStatus } from '../../collector/collector.js';
 import type { CacheEntry } from '../../collector/cache/cache-types.js';
-import type { CaptureMode } from '../../collector/tracer-protocol.js';
+import type { CaptureMode } from '../../bpf/tracer-protocol.js';
 import type { CniCall } from '../../collector/types.js';
-import { createFindingsReader } from '../../store/cache-reader.js';
-import { createCacheStore, type CacheStore } from '../../store/cache-store.js';
+import { createFindingsReader } from '../../store/cache/cache-reader.js';
+import { createCacheStore, type CacheStore } from '../../store/cache/cache-store.js';
 import type { CallStore, Database } from '../../store/index.js';
 import { callFixtures, COLLECTOR_STATS, finished, STORE_STATUS, TRACER_STATUS as HEALTHY_TRACER, tempStore } from './harness.js';
 

@@ -2,7 +2,7 @@
 // grouped by sandbox, with the time each command took.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { podStorySchema, type CallTree, type PodStory } from '../../api/schemas/pod-story.js';
-import { createCallLoopDetector } from '../../store/call-loops.js';
+import { createCallLoopDetector } from '../../store/findings/call-loops.js';
 import { delegatedIpam, getJson, makeCall, makeHelper, startApi, T0_MS, type ApiHarness, type ErrorBody } from './api-harness.js';
 
 const S = 1_000_000;

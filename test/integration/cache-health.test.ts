@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ApiDeps } from '../../api/app.js';
 import { registerHealth } from '../../api/routes/health.js';
 import { registerMetrics } from '../../api/routes/metrics.js';
-import { createCacheWiring, type CacheWiring } from '../../cli/cache-wiring.js';
+import { createCacheWiring, type CacheWiring } from '../../daemon/cache-wiring.js';
 import type { CacheEvent } from '../../collector/cache/cache-types.js';
 import { createCallStore, openDatabase, type Database } from '../../store/index.js';
 import { TRACER_STATUS } from './api-harness.js';

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createCacheWiring, type CacheWiring } from '../../cli/cache-wiring.js';
+import { createCacheWiring, type CacheWiring } from '../../daemon/cache-wiring.js';
 import { openDatabase, type Database } from '../../store/index.js';
 
 const FIXTURE = path.join(import.meta.dirname, '../fixtures/cache/results', `podman-test-net-${'1'.repeat(64)}-eth0`);

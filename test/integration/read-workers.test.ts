@@ -10,9 +10,9 @@ import { buildApp } from '../../api/app.js';
 import { createReadOps, type ReadOps } from '../../api/reads/read-ops.js';
 import { createReadPool, type ReadPool } from '../../api/reads/read-pool.js';
 import type { ReadAnswer } from '../../api/reads/reads.js';
-import { createFindingsReader } from '../../store/cache-reader.js';
-import { createCacheStore } from '../../store/cache-store.js';
-import { createCallLoopDetector } from '../../store/call-loops.js';
+import { createFindingsReader } from '../../store/cache/cache-reader.js';
+import { createCacheStore } from '../../store/cache/cache-store.js';
+import { createCallLoopDetector } from '../../store/findings/call-loops.js';
 import { cacheEntry, delegatedIpam, makeCall, makeHelper, T0_MS } from './api-harness.js';
 import { COLLECTOR_STATS, finished, STORE_STATUS, stream, tempStore, TRACER_STATUS, type TempStore } from './harness.js';
 

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createCacheWiring } from '../../cli/cache-wiring.js';
+import { createCacheWiring } from '../../daemon/cache-wiring.js';
 import { createRedactor } from '../../collector/redact/redact-events.js';
 import { compilePointers, defaultRedactionRules } from '../../collector/redact/redaction-rules.js';
 import { createCallStore, openDatabase } from '../../store/index.js';

@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ApiDeps } from '../../api/app.js';
 import { registerHealth } from '../../api/routes/health.js';
 import { registerMetrics } from '../../api/routes/metrics.js';
-import { createRetentionWiring } from '../../cli/retention-wiring.js';
+import { createRetentionWiring } from '../../daemon/retention-wiring.js';
 import { createCallStore, openDatabase, writeTimingFor, type CallStore, type Database, type RetentionWorker } from '../../store/index.js';
 import { syntheticTree } from '../support/synthetic-calls.js';
 import { TRACER_STATUS } from './api-harness.js';

@@ -3,8 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CacheEntry, CacheEvent, IpAllocation } from '../../collector/cache/cache-types.js';
-import { MAX_CACHE_PAGE } from '../../store/cache-reader.js';
-import { createCacheStore, type CacheStore } from '../../store/cache-store.js';
+import { MAX_CACHE_PAGE } from '../../store/cache/cache-reader.js';
+import { createCacheStore, type CacheStore } from '../../store/cache/cache-store.js';
 import { createCallStore, openDatabase, type CallStore, type Database } from '../../store/index.js';
 import { finished, makeCall, T0_MS } from './api-harness.js';
 

@@ -6,11 +6,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CapturedStream, CniCall, CollectorEvent, HelperProcess } from '../../collector/types.js';
-import { createCallStore, createStoreListener } from '../../store/call-store.js';
-import { StoreError } from '../../store/errors.js';
-import { openDatabase, type Database } from '../../store/open-database.js';
-import { MAX_POD_CALLS } from '../../store/pod-calls.js';
-import type { CallFilter, CallStore } from '../../store/types.js';
+import { createCallStore, createStoreListener } from '../../store/calls/call-store.js';
+import { StoreError } from '../../store/db/errors.js';
+import { openDatabase, type Database } from '../../store/db/open-database.js';
+import { MAX_POD_CALLS } from '../../store/calls/pod-calls.js';
+import type { CallFilter, CallStore } from '../../store/calls/types.js';
 
 // ---- fixtures ---------------------------------------------------------------
 

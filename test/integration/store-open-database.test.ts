@@ -5,9 +5,9 @@ import os from 'node:os';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { StoreError } from '../../store/errors.js';
-import { APPLICATION_ID, MIGRATIONS, latestVersion, migrate, type Migration } from '../../store/migrations.js';
-import { openDatabase } from '../../store/open-database.js';
+import { StoreError } from '../../store/db/errors.js';
+import { APPLICATION_ID, MIGRATIONS, latestVersion, migrate, type Migration } from '../../store/db/migrations.js';
+import { openDatabase } from '../../store/db/open-database.js';
 
 let dir: string;
 

@@ -8,12 +8,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CALL_LOOP_SQL } from '../../store/call-loops.js';
-import { listCallsQuery } from '../../store/call-reader.js';
-import { CALLS_PLANNER_HINTS } from '../../store/planner-hints.js';
-import { POD_GRAPH_SQL } from '../../store/pod-calls.js';
-import { openDatabase, type Database } from '../../store/open-database.js';
-import type { CallFilter } from '../../store/types.js';
+import { CALL_LOOP_SQL } from '../../store/findings/call-loops.js';
+import { listCallsQuery } from '../../store/calls/call-reader.js';
+import { CALLS_PLANNER_HINTS } from '../../store/calls/planner-hints.js';
+import { POD_GRAPH_SQL } from '../../store/calls/pod-calls.js';
+import { openDatabase, type Database } from '../../store/db/open-database.js';
+import type { CallFilter } from '../../store/calls/types.js';
 
 let dir: string;
 let db: Database;

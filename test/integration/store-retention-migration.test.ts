@@ -5,10 +5,10 @@ import os from 'node:os';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createCallStore } from '../../store/call-store.js';
-import { MIGRATIONS, latestVersion, migrate } from '../../store/migrations.js';
-import { openDatabase } from '../../store/open-database.js';
-import { createRetentionWorker } from '../../store/retention.js';
+import { createCallStore } from '../../store/calls/call-store.js';
+import { MIGRATIONS, latestVersion, migrate } from '../../store/db/migrations.js';
+import { openDatabase } from '../../store/db/open-database.js';
+import { createRetentionWorker } from '../../store/retention/retention.js';
 import { syntheticTree } from '../support/synthetic-calls.js';
 
 let dir: string;

@@ -5,10 +5,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createCallStore } from '../../store/call-store.js';
-import { openDatabase, type Database } from '../../store/open-database.js';
-import { createRetentionWorker, type RetentionOptions, type RetentionWorker } from '../../store/retention.js';
-import type { CallStore } from '../../store/types.js';
+import { createCallStore } from '../../store/calls/call-store.js';
+import { openDatabase, type Database } from '../../store/db/open-database.js';
+import { createRetentionWorker, type RetentionOptions, type RetentionWorker } from '../../store/retention/retention.js';
+import type { CallStore } from '../../store/calls/types.js';
 import { syntheticTree } from '../support/synthetic-calls.js';
 
 const DAY_MS = 86_400_000;

@@ -8,7 +8,7 @@
  */
 
 import fc from 'fast-check';
-import { CHUNK_BYTES, type TracerRecord } from '../../collector/tracer-protocol.js';
+import { CHUNK_BYTES, type TracerRecord } from '../../bpf/tracer-protocol.js';
 import { execBlock, hex } from './tracer-lines.js';
 
 /** What a field must look like: the parser's rules differ per field. */

@@ -3,8 +3,8 @@
  * Keep in sync with the constants at the top of record.sh.
  */
 
-import { ChunkedBuffer } from '../../collector/chunked-buffer.js';
-import { parseTracerLine, EXEC_BLOCK_CAP_BYTES } from '../../collector/tracer-protocol.js';
+import { ChunkedBuffer } from '../../collector/assemble/chunked-buffer.js';
+import { parseTracerLine, EXEC_BLOCK_CAP_BYTES } from '../../bpf/tracer-protocol.js';
 
 export const RECORDED = {
   containerId: '8f3c1b2a9d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8',

@@ -5,8 +5,8 @@
 
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { CallAssembler, type AssemblerOptions } from '../../collector/assembler.js';
-import { parseTracerLine, type TracerLineError } from '../../collector/tracer-protocol.js';
+import { CallAssembler, type AssemblerOptions } from '../../collector/assemble/assembler.js';
+import { parseTracerLine, type TracerLineError } from '../../bpf/tracer-protocol.js';
 import type { CniCall, CollectorEvent } from '../../collector/types.js';
 
 export const EPOCH_OFFSET_US = 1_700_000_000_000_000;

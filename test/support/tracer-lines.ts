@@ -7,7 +7,7 @@
  * under 200 bytes past its end).
  */
 
-import { CHUNK_BYTES, EXEC_BLOCK_CAP_BYTES, PAYLOAD_CAP_BYTES } from '../../collector/tracer-protocol.js';
+import { CHUNK_BYTES, EXEC_BLOCK_CAP_BYTES, PAYLOAD_CAP_BYTES } from '../../bpf/tracer-protocol.js';
 
 /** bpftrace's %rx: `\xNN` per byte. */
 export function hex(data: Buffer): string {

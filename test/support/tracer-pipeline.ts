@@ -5,11 +5,11 @@
  * before assembly), with a fake clock.
  */
 
-import { CallAssembler, type AssemblerOptions } from '../../collector/assembler.js';
-import { LineSplitter } from '../../collector/line-splitter.js';
-import { RecordSequencer } from '../../collector/record-sequencer.js';
-import { REORDER_WINDOW, ReorderWindow } from '../../collector/reorder-window.js';
-import { parseTracerBytes, type TracerRecord } from '../../collector/tracer-protocol.js';
+import { CallAssembler, type AssemblerOptions } from '../../collector/assemble/assembler.js';
+import { LineSplitter } from '../../collector/tracer/line-splitter.js';
+import { RecordSequencer } from '../../collector/tracer/record-sequencer.js';
+import { REORDER_WINDOW, ReorderWindow } from '../../collector/tracer/reorder-window.js';
+import { parseTracerBytes, type TracerRecord } from '../../bpf/tracer-protocol.js';
 import type { CollectorEvent } from '../../collector/types.js';
 import { monoToEpochUs } from './replay.js';
 

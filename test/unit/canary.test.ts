@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isOwnCanary, runCanary } from '../../collector/canary.js';
+import { isOwnCanary, runCanary } from '../../collector/tracer/canary.js';
 
 describe('the collector canary', () => {
   it('is known by its pid and this process as its parent, while it runs and after it exited', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../cli/config.js';
+import { loadConfig } from '../../daemon/config.js';
 
 describe('cache directory settings', () => {
   it('defaults to libcni, multus and host-local locations', () => {

@@ -1,8 +1,8 @@
 // The retention settings: durations and sizes as operators write them, 0 to
 // turn a limit off, and a message naming the flag for anything else.
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../cli/config.js';
-import { parseDuration, parseSize } from '../../cli/config-units.js';
+import { ConfigError, loadConfig } from '../../daemon/config.js';
+import { parseDuration, parseSize } from '../../daemon/config-units.js';
 
 const MiB = 1024 * 1024;
 

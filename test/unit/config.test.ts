@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, envName, flagName, loadConfig, resolveToken } from '../../cli/config.js';
+import { ConfigError, envName, flagName, loadConfig, resolveToken } from '../../daemon/config.js';
 
 describe('daemon configuration', () => {
   it('has a default for every setting', () => {

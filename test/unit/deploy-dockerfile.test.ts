@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { parseDocument } from 'yaml';
-import { envName, loadConfig, settings, type SettingName } from '../../cli/config.js';
+import { envName, loadConfig, settings, type SettingName } from '../../daemon/config.js';
 import { main } from '../../cli/main.js';
 import { itNeeds } from '../support/host-check.js';
 

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { envName, loadConfig, settings, type SettingName } from '../../cli/config.js';
+import { envName, loadConfig, settings, type SettingName } from '../../daemon/config.js';
 import { parseRunFlags } from '../../cli/main.js';
 import { itNeeds } from '../support/host-check.js';
 

@@ -8,7 +8,7 @@
 
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseTracerBytes, parseTracerLine, type TracerRecord } from '../../collector/tracer-protocol.js';
+import { parseTracerBytes, parseTracerLine, type TracerRecord } from '../../bpf/tracer-protocol.js';
 import type { CniCall } from '../../collector/types.js';
 import { callProblems } from '../support/call-invariants.js';
 import { fcParams, FC_RUNS_OVERRIDE } from '../support/fuzz.js';

@@ -1,6 +1,6 @@
 // The tracer's gaps: counted once however many restart attempts fail, timed from exit to recording again.
 import { describe, expect, it } from 'vitest';
-import { GapTracker } from '../../collector/gap-tracker.js';
+import { GapTracker } from '../../collector/tracer/gap-tracker.js';
 
 describe('the gap tracker', () => {
   it('opens a gap when the tracer goes away and closes it when one records again', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkPrivileges, runPreflight } from '../../collector/preflight.js';
+import { checkPrivileges, runPreflight } from '../../collector/tracer/preflight.js';
 
 const status = (capEff: string) => `Name:\tnode\nCapEff:\t${capEff}\n`;
 

@@ -5,9 +5,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, resolveToken } from '../../cli/config.js';
-import { checkPrivileges, runPreflight } from '../../collector/preflight.js';
-import { toStoreError } from '../../store/errors.js';
+import { ConfigError, loadConfig, resolveToken } from '../../daemon/config.js';
+import { checkPrivileges, runPreflight } from '../../collector/tracer/preflight.js';
+import { toStoreError } from '../../store/db/errors.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
@@ -52,7 +52,7 @@ function producedMessages(): string[] {
 /** Source text of the layers that write user-facing messages (for log lines with values in them). */
 function sourceTexts(): string[] {
   const texts: string[] = [];
-  for (const dir of ['cli', 'collector', 'store', 'api']) {
+  for (const dir of ['cli', 'daemon', 'collector', 'store', 'api']) {
     for (const f of fs.readdirSync(path.join(ROOT, dir), { recursive: true, encoding: 'utf8' })) {
       if (f.endsWith('.ts')) texts.push(fs.readFileSync(path.join(ROOT, dir, f), 'utf8'));
     }

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { configReference } from '../../cli/config.js';
+import { configReference } from '../../daemon/config.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');

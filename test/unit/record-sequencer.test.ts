@@ -5,9 +5,9 @@
 // records' arrival lags (ReorderWindow).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { RecordSequencer } from '../../collector/record-sequencer.js';
-import { ReorderWindow, type ReorderWindowOptions } from '../../collector/reorder-window.js';
-import type { TracerRecord } from '../../collector/tracer-protocol.js';
+import { RecordSequencer } from '../../collector/tracer/record-sequencer.js';
+import { ReorderWindow, type ReorderWindowOptions } from '../../collector/tracer/reorder-window.js';
+import type { TracerRecord } from '../../bpf/tracer-protocol.js';
 
 const ADAPTIVE: ReorderWindowOptions = { minUs: 30_000, maxUs: 2_000_000, factor: 1.5, horizonUs: 2_000_000 };
 const fixed = (us: number) => new RecordSequencer(new ReorderWindow({ minUs: us, maxUs: us, factor: 0, horizonUs: 1_000_000 }));

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../cli/config.js';
+import { ConfigError, loadConfig } from '../../daemon/config.js';
 import { formatPointer, parsePointer, pointerMatches } from '../../collector/redact/json-pointer.js';
 import { compileKeyPatterns, compilePointers, DEFAULT_REDACT_KEYS, DEFAULT_REDACT_KEYS_EXCEPT, keyClassifier, RedactionRuleError, splitPatternList } from '../../collector/redact/redaction-rules.js';
 

@@ -2,7 +2,7 @@
 // factor × the largest recent lag, within its floor and cap, widening at the
 // first late record and narrowing once the lags have stayed low for the horizon.
 import { describe, expect, it } from 'vitest';
-import { REORDER_WINDOW, ReorderWindow } from '../../collector/reorder-window.js';
+import { REORDER_WINDOW, ReorderWindow } from '../../collector/tracer/reorder-window.js';
 
 const OPTIONS = { minUs: 30_000, maxUs: 2_000_000, factor: 1.5, horizonUs: 2_000_000 };
 const T = 50_000_000; // kernel monotonic µs: 50 s of uptime

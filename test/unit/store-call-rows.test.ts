@@ -1,8 +1,8 @@
 // The values bound to the INSERTs line up with their columns.
 import { describe, expect, it } from 'vitest';
 import type { CniCall, HelperProcess } from '../../collector/types.js';
-import { CALL_COLUMNS, FINISH_COLUMNS, HELPER_COLUMNS, callRow, callValues, finishValues, helperRow, helperValues } from '../../store/call-rows.js';
-import { openDatabase } from '../../store/open-database.js';
+import { CALL_COLUMNS, FINISH_COLUMNS, HELPER_COLUMNS, callRow, callValues, finishValues, helperRow, helperValues } from '../../store/calls/call-rows.js';
+import { openDatabase } from '../../store/db/open-database.js';
 
 const stream = (s: string) => ({ bytes: Buffer.from(s), totalBytes: s.length + 1, truncated: true });
 const outcome = { exitCode: 2, signal: null, coreDumped: false };

@@ -1,6 +1,6 @@
 // Pagination cursors are opaque strings that decode to exactly what was encoded.
 import { describe, expect, it } from 'vitest';
-import { decodeCursor, encodeCursor } from '../../store/cursor.js';
+import { decodeCursor, encodeCursor } from '../../store/calls/cursor.js';
 
 describe('pagination cursors', () => {
   it.each([

@@ -1,7 +1,7 @@
 // Every failure a user can fix becomes a StoreError with one sentence that
 // names the file and says what to do.
 import { describe, expect, it } from 'vitest';
-import { StoreError, isTransientStoreError, toStoreError, type StoreErrorCode } from '../../store/errors.js';
+import { StoreError, isTransientStoreError, toStoreError, type StoreErrorCode } from '../../store/db/errors.js';
 
 const FILE = '/var/lib/cnirec/calls.db';
 const withCode = (code: string, message = code) => Object.assign(new Error(message), { code });

@@ -1,7 +1,7 @@
 // Collapsing a batch to one event per call must leave the table as replaying every event would.
 import { describe, expect, it } from 'vitest';
 import type { CniCall, CollectorEvent } from '../../collector/types.js';
-import { latestEventPerCall } from '../../store/latest-events.js';
+import { latestEventPerCall } from '../../store/calls/latest-events.js';
 
 // Only the id and the event type matter here.
 const call = (id: string, tag: string) => ({ id, tag }) as unknown as CniCall;

@@ -2,8 +2,8 @@
 // wait in a bounded queue, and calls the database refuses are dropped and counted.
 import { describe, expect, it } from 'vitest';
 import type { CniCall, CollectorEvent } from '../../collector/types.js';
-import { StoreError } from '../../store/errors.js';
-import { createStoreListener } from '../../store/store-listener.js';
+import { StoreError } from '../../store/db/errors.js';
+import { createStoreListener } from '../../store/calls/store-listener.js';
 
 // Only ids, event types and payload sizes matter to the listener.
 const payload = (n = 0) => ({ bytes: Buffer.alloc(n), totalBytes: n, truncated: false });

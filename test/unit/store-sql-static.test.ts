@@ -142,7 +142,7 @@ function looksLikeSql(t: ts.TemplateExpression): boolean {
 }
 
 function scan(file: string): { interpolations: Finding[]; pushes: Finding[]; sinks: Finding[] } {
-  const text = fs.readFileSync(path.join(STORE_DIR, file), 'utf8');
+  const text = fs.readFileSync(path.join(STORE_DIR, filePaths.get(file) ?? file), 'utf8');
   const src = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
   const lineOf = (n: ts.Node) => src.getLineAndCharacterOfPosition(n.getStart()).line + 1;
   const out = { interpolations: [] as Finding[], pushes: [] as Finding[], sinks: [] as Finding[] };
@@ -173,7 +173,11 @@ function scan(file: string): { interpolations: Finding[]; pushes: Finding[]; sin
   return out;
 }
 
-const files = fs.readdirSync(STORE_DIR).filter((f) => f.endsWith('.ts'));
+// Named by file name (unique across store/'s subfolders), read from wherever it lives.
+const filePaths = new Map(
+  fs.readdirSync(STORE_DIR, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts')).map((f) => [path.basename(f), f] as const),
+);
+const files = [...filePaths.keys()];
 const scans = files.map(scan);
 const at = (f: Finding) => `${f.file}:${f.line} ${f.what}`;
 

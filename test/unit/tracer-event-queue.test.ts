@@ -1,7 +1,7 @@
 // Tracer events survive a disk outage: kept in order, written when the disk is back, bounded and counted.
 import { describe, expect, it } from 'vitest';
-import { StoreError } from '../../store/errors.js';
-import { createTracerEventQueue } from '../../store/tracer-event-queue.js';
+import { StoreError } from '../../store/db/errors.js';
+import { createTracerEventQueue } from '../../store/tracer-events/tracer-event-queue.js';
 
 function fakeStore() {
   const written: string[] = [];

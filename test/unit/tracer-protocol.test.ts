@@ -6,7 +6,7 @@ import {
   TracerLineError,
   type ParseErrorReason,
   type TracerRecord,
-} from '../../collector/tracer-protocol.js';
+} from '../../bpf/tracer-protocol.js';
 import { traceLines } from '../support/replay.js';
 import { hex } from '../support/tracer-lines.js';
 

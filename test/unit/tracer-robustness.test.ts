@@ -5,7 +5,7 @@
  */
 
 import { describe, expect, it } from 'vitest';
-import { parseTracerBytes, parseTracerLine } from '../../collector/tracer-protocol.js';
+import { parseTracerBytes, parseTracerLine } from '../../bpf/tracer-protocol.js';
 import { FAR_FUTURE_MS, replay } from '../support/replay.js';
 import { execLines, exitLine, forkLine, readLines } from '../support/tracer-lines.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MonoToEpoch, preciseOffsetUs, type ClockSources } from '../../collector/wall-clock.js';
+import { MonoToEpoch, preciseOffsetUs, type ClockSources } from '../../collector/tracer/wall-clock.js';
 
 /** Clocks a test moves by hand: monotonic µs and a wall clock `wallMinusMonoUs` ahead of it. */
 function fakeClocks(wallMinusMonoUs: number) {

@@ -1,0 +1,182 @@
+/**
+ * The assembler's state for one call and its processes, and how it turns
+ * into the published CniCall. Pure data and constructors; the assembler
+ * decides when.
+ */
+
+import path from 'node:path';
+import { podFromCniArgs } from './cni-env.js';
+import { EMPTY_STREAM, StreamCapture } from './stream-capture.js';
+import type { CaptureMode, TracerRecord } from '../../bpf/tracer-protocol.js';
+import type { CniCall, HelperProcess, ParentProcess, ProcessOutcome } from '../types.js';
+
+/** `foreign`: followed by another tracer run (a mode switch hands over); ignored here with its descendants. */
+export type Role = 'plugin' | 'helper' | 'fork' | 'foreign';
+
+export interface Proc {
+  readonly pid: number;
+  ppid: number;
+  start: string | null;
+  callId: string | null;
+  role: Role;
+  helper: HelperState | null;
+  exited: boolean;
+}
+
+export interface HelperState {
+  pid: number;
+  ppid: number;
+  path: string;
+  argv: string[];
+  startedAtUs: number;
+  endedAtUs: number | null;
+  outcome: ProcessOutcome | null;
+  stdout: StreamCapture;
+  stderr: StreamCapture;
+}
+
+export interface CallState {
+  base: Omit<CniCall, 'endedAtUs' | 'durationUs' | 'outcome' | 'status' | 'incompleteReason' | 'stdin' | 'stdout' | 'stderr' | 'helpers' | 'lostRecords'>;
+  start: string;
+  stdioInodes: readonly [string, string, string];
+  stdin: StreamCapture;
+  stdout: StreamCapture;
+  stderr: StreamCapture;
+  helpers: HelperState[];
+  pids: Set<number>;
+  endedAtUs: number | null;
+  outcome: ProcessOutcome | null;
+  lostRecords: boolean;
+  finalizeDueMs: number | null;
+  incompleteReason: string | null;
+}
+
+export interface NewCall {
+  readonly rec: Extract<TracerRecord, { kind: 'exec' }>;
+  readonly execPath: string;
+  readonly argv: string[];
+  readonly env: Record<string, string>;
+  readonly parentId: string | null;
+  readonly parentProcess: ParentProcess | null;
+  readonly startedAtUs: number;
+  readonly captureMode: CaptureMode;
+  readonly maxStreamBytes: number;
+}
+
+export function newCallState(c: NewCall): CallState {
+  const { rec, env } = c;
+  const command = env.CNI_COMMAND ?? null;
+  return {
+    base: {
+      id: callId(c.startedAtUs, rec.pid),
+      pid: rec.pid,
+      processStart: rec.start,
+      ppid: rec.ppid,
+      parentId: c.parentId,
+      parentProcess: c.parentProcess,
+      path: c.execPath,
+      plugin: path.posix.basename(c.execPath),
+      argv: c.argv,
+      env,
+      command,
+      containerId: env.CNI_CONTAINERID || null,
+      netns: env.CNI_NETNS || null,
+      ifname: env.CNI_IFNAME || null,
+      cniArgs: env.CNI_ARGS ?? null,
+      pod: podFromCniArgs(env.CNI_ARGS),
+      traceParent: env.TRACEPARENT ?? null,
+      isVersionProbe: command === 'VERSION',
+      startedAtUs: c.startedAtUs,
+      captureMode: c.captureMode,
+    },
+    start: rec.start,
+    stdioInodes: rec.stdioInodes,
+    stdin: new StreamCapture(c.maxStreamBytes),
+    stdout: new StreamCapture(c.maxStreamBytes),
+    stderr: new StreamCapture(c.maxStreamBytes),
+    helpers: [],
+    pids: new Set(),
+    endedAtUs: null,
+    outcome: null,
+    lostRecords: false,
+    finalizeDueMs: null,
+    incompleteReason: null,
+  };
+}
+
+export function newHelperState(pid: number, ppid: number, execPath: string, argv: string[], startedAtUs: number, maxBytes: number): HelperState {
+  return {
+    pid,
+    ppid,
+    path: execPath,
+    argv,
+    startedAtUs,
+    endedAtUs: null,
+    outcome: null,
+    stdout: new StreamCapture(maxBytes),
+    stderr: new StreamCapture(maxBytes),
+  };
+}
+
+export function snapshotCall(call: CallState): CniCall {
+  const b = call.base;
+  const ended = call.endedAtUs;
+  const full = b.captureMode === 'full';
+  const incomplete = call.incompleteReason !== null;
+  // Spelled out rather than spread: a spread of this many fields makes V8 build slow dictionary objects.
+  return {
+    id: b.id,
+    pid: b.pid,
+    processStart: b.processStart,
+    ppid: b.ppid,
+    parentId: b.parentId,
+    parentProcess: b.parentProcess,
+    path: b.path,
+    plugin: b.plugin,
+    argv: b.argv,
+    env: b.env,
+    command: b.command,
+    containerId: b.containerId,
+    netns: b.netns,
+    ifname: b.ifname,
+    cniArgs: b.cniArgs,
+    pod: b.pod,
+    traceParent: b.traceParent,
+    isVersionProbe: b.isVersionProbe,
+    startedAtUs: b.startedAtUs,
+    captureMode: b.captureMode,
+    endedAtUs: ended,
+    durationUs: ended === null ? null : Math.max(0, ended - b.startedAtUs),
+    outcome: call.outcome,
+    status: incomplete ? 'incomplete' : ended === null ? 'running' : 'finished',
+    incompleteReason: call.incompleteReason,
+    lostRecords: call.lostRecords,
+    stdin: full ? call.stdin.snapshot() : EMPTY_STREAM,
+    stdout: full ? call.stdout.snapshot() : EMPTY_STREAM,
+    stderr: full ? call.stderr.snapshot() : EMPTY_STREAM,
+    helpers: call.helpers.map(helperSnapshot),
+  };
+}
+
+export function foreignProc(pid: number, ppid: number): Proc {
+  return { pid, ppid, start: null, callId: null, role: 'foreign', helper: null, exited: false };
+}
+
+function helperSnapshot(h: HelperState): HelperProcess {
+  return {
+    pid: h.pid,
+    ppid: h.ppid,
+    path: h.path,
+    argv: h.argv,
+    startedAtUs: h.startedAtUs,
+    endedAtUs: h.endedAtUs,
+    outcome: h.outcome,
+    stdout: h.stdout.snapshot(),
+    stderr: h.stderr.snapshot(),
+  };
+}
+
+/** Sortable by start time, unique per process exec: `<epoch µs base36>-<pid base36>`. */
+export function callId(startedAtUs: number, pid: number): string {
+  return `${Math.floor(startedAtUs).toString(36).padStart(11, '0')}-${pid.toString(36)}`;
+}

@@ -1,0 +1,101 @@
+/**
+ * Runs bpftrace with the cnirec program as a child process and hands its
+ * output over line by line. One instance is one bpftrace run; the collector
+ * supervises and restarts.
+ */
+
+import { spawn } from 'node:child_process';
+import type { Logger } from 'pino';
+import { bpftraceEnv, programText } from '../../bpf/program.js';
+import { LineSplitter } from './line-splitter.js';
+import type { CaptureMode } from '../../bpf/tracer-protocol.js';
+
+export interface TracerSettings {
+  readonly bpftracePath: string;
+  readonly mode: CaptureMode;
+  /** Per-CPU perf buffer pages (power of two): room for bursts before records are lost. */
+  readonly perfBufferPages: number;
+  /** Processes to treat as traced from the start (see bpf/program.ts). */
+  readonly seedPids?: readonly number[];
+}
+
+export interface TracerExit {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  /** The last lines bpftrace wrote to stderr, minus the known harmless ones. */
+  readonly stderrTail: readonly string[];
+}
+
+export interface TracerHandlers {
+  /** One line of bpftrace's stdout, as bytes (valid only during the call). */
+  onLine(line: Buffer): void;
+  onOverlongLine(bytes: number): void;
+  onExit(exit: TracerExit): void;
+}
+
+export interface RunningTracer {
+  readonly pid: number | undefined;
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves once bpftrace is gone. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+// bpftrace 0.17 says these on every start on kernels that account BPF memory by cgroup.
+const HARMLESS_STDERR = [/RLIMIT_MEMLOCK/, /Addrspace mismatch/, /^\s*\$envp = /, /^\s*~+\s*$/, /^\s*$/];
+const STDERR_TAIL_LINES = 20;
+
+export function startTracer(settings: TracerSettings, handlers: TracerHandlers, logger: Logger): RunningTracer {
+  const child = spawn(settings.bpftracePath, ['-B', 'line', '-e', programText(settings.mode, settings.seedPids ?? []), settings.mode], {
+    env: { ...pickEnv(process.env, ['PATH', 'LANG']), ...bpftraceEnv(settings.perfBufferPages) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const splitter = new LineSplitter(handlers.onLine, handlers.onOverlongLine);
+  const stderrTail: string[] = [];
+  const errSplitter = new LineSplitter(
+    (bytes) => {
+      const line = bytes.toString('utf8');
+      if (HARMLESS_STDERR.some((re) => re.test(line))) return;
+      stderrTail.push(line);
+      if (stderrTail.length > STDERR_TAIL_LINES) stderrTail.shift();
+      logger.warn({ stderr: line }, 'bpftrace stderr');
+    },
+    () => undefined,
+  );
+  child.stdout.on('data', (chunk: Buffer) => splitter.push(chunk));
+  child.stderr.on('data', (chunk: Buffer) => errSplitter.push(chunk));
+
+  let exited = false;
+  const done = new Promise<void>((resolve) => {
+    let reported = false;
+    const report = (code: number | null, signal: NodeJS.Signals | null) => {
+      if (reported) return;
+      reported = true;
+      exited = true;
+      splitter.end();
+      errSplitter.end();
+      handlers.onExit({ code, signal, stderrTail });
+      resolve();
+    };
+    child.on('error', (err) => {
+      stderrTail.push(err.message);
+      report(null, null);
+    });
+    child.on('close', report);
+  });
+
+  return {
+    pid: child.pid,
+    async stop(graceMs = 3000) {
+      if (exited) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      await done;
+      clearTimeout(timer);
+    },
+  };
+}
+
+function pickEnv(env: NodeJS.ProcessEnv, names: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const n of names) if (env[n] !== undefined) out[n] = env[n]!;
+  return out;
+}

@@ -1,0 +1,111 @@
+/**
+ * The daemon's cache side, kept out of run.ts: the cache store on the
+ * daemon's database (created before the API, which reads it), the watcher
+ * (started after the tracer, so the ADDs behind the files found at startup
+ * are being recorded by then) and the listener between them.
+ */
+
+import type { Database } from 'better-sqlite3';
+import type { Logger } from 'pino';
+import type { CacheStatus } from '../api/app.js';
+import type { CacheListener } from '../collector/cache/cache-types.js';
+import { createCacheWatcher, type CacheWatcher } from '../collector/cache/cache-watcher.js';
+import type { Redactor } from '../collector/redact/redact-events.js';
+import { createCacheStoreListener } from '../store/cache/cache-listener.js';
+import { createCacheStore, type CacheStore } from '../store/cache/cache-store.js';
+import type { DaemonConfig } from './config.js';
+
+export interface CacheWiring {
+  /** What the API reads; null when no directory is configured. */
+  readonly reader: CacheStore | null;
+  /**
+   * Follows the watcher's events (the live tail); null when nothing is
+   * watched. Usable before start(), so the API subscribes before the
+   * startup scan announces the files already there.
+   */
+  readonly subscribe: ((listener: CacheListener) => () => void) | null;
+  /** The watcher's state for /healthz and /metrics; null when nothing is watched. */
+  readonly status: (() => CacheStatus) | null;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export function createCacheWiring(
+  db: Database,
+  config: Pick<DaemonConfig, 'cniCacheDirs' | 'hostLocalDirs' | 'cacheRescanMs' | 'db'>,
+  log: Logger,
+  redactor?: Redactor,
+): CacheWiring {
+  if (config.cniCacheDirs.length === 0 && config.hostLocalDirs.length === 0) {
+    return { reader: null, subscribe: null, status: null, start: async () => undefined, stop: async () => undefined };
+  }
+  const store = createCacheStore(db, { sinceMs: Date.now() });
+  let watcher: CacheWatcher | null = null;
+  // Say a failing write once per cause, not once per batch (a full disk fails them all).
+  let lastError: string | null = null;
+  const listener = createCacheStoreListener(
+    store,
+    (err) => {
+      if (err.message === lastError) return;
+      lastError = err.message;
+      log.error({ err: err.message }, 'cannot record CNI cache changes; keeping them in memory and retrying');
+    },
+    { file: config.db },
+  );
+  // The store listener first: a tail client told of a change can then find it in the store.
+  const followers = new Set<CacheListener>();
+  const toFollowers: CacheListener = {
+    onCacheEvents(events) {
+      for (const f of followers) {
+        try {
+          f.onCacheEvents(events);
+        } catch (err) {
+          log.error({ err }, 'a CNI cache follower failed; its events are dropped');
+        }
+      }
+    },
+  };
+  return {
+    reader: store,
+    subscribe(follower) {
+      followers.add(follower);
+      return () => void followers.delete(follower);
+    },
+    status() {
+      const w = watcher?.status();
+      return {
+        running: w?.running ?? false,
+        resultDirs: config.cniCacheDirs,
+        ipamDirs: config.hostLocalDirs,
+        watchedDirs: w?.watchedDirs ?? 0,
+        entries: w?.entries ?? 0,
+        allocations: w?.allocations ?? 0,
+        problems: w?.problems ?? 0,
+        openFindings: store.countOpenFindings(),
+        lastRescanAt: w?.lastScanAt ?? null,
+        lastError: w?.lastError ?? lastError,
+        pendingWrites: listener.pendingCount,
+        droppedWrites: listener.droppedCount,
+      };
+    },
+    async start() {
+      watcher = createCacheWatcher({
+        resultDirs: config.cniCacheDirs,
+        ipamDirs: config.hostLocalDirs,
+        rescanIntervalMs: config.cacheRescanMs,
+        logger: log.child({ component: 'cache-watcher' }),
+        ...(redactor ? { redact: redactor.cacheEntry } : {}),
+      });
+      watcher.subscribe(listener);
+      watcher.subscribe(toFollowers);
+      // The refresh timer after the startup scan: a link-and-findings pass over a half-read node is
+      // wasted work, and it would compete with the scan for the CPU.
+      await watcher.start();
+      listener.start();
+    },
+    async stop() {
+      await watcher?.stop();
+      listener.stop();
+    },
+  };
+}

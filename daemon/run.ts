@@ -1,0 +1,145 @@
+/**
+ * `cnirec run`: the daemon. Checks the machine, opens the store, starts the
+ * API (so /healthz answers from the start), then the tracer; stops in that
+ * order's reverse on SIGTERM/SIGINT.
+ */
+
+import type { Logger } from 'pino';
+import { buildApp } from '../api/app.js';
+import { createReadOps } from '../api/reads/read-ops.js';
+import { createReadPool } from '../api/reads/read-pool.js';
+import { createCollector } from '../collector/collector.js';
+import { runPreflight } from '../collector/tracer/preflight.js';
+import { createRedactor } from '../collector/redact/redact-events.js';
+import { createCallStore } from '../store/calls/call-store.js';
+import { openDatabase } from '../store/db/open-database.js';
+import { writeTimingFor } from '../store/db/write-timing.js';
+import { createRetentionWiring } from './retention-wiring.js';
+import { resolveToken, type DaemonConfig } from './config.js';
+import { createStoreWiring } from './store-wiring.js';
+import { recordGaps } from './tracer-log.js';
+// CNI cache (issue 4):
+import { createCacheWiring } from './cache-wiring.js';
+import { createFindingsWiring } from './findings-wiring.js';
+
+const SHUTDOWN_BUDGET_MS = 5000;
+
+export async function runDaemon(config: DaemonConfig, log: Logger): Promise<number> {
+  const token = resolveToken(config);
+  const problems = runPreflight({ bpftracePath: config.bpftrace, mountTracefs: config.mountTracefs });
+  if (problems.length > 0) {
+    for (const p of problems) log.fatal({ check: p.check }, p.message);
+    return 2;
+  }
+
+  const db = openDatabase(config.db);
+  const store = createCallStore(db);
+  try {
+    const recovered = store.markRunningAsIncomplete('cnirec stopped while the call ran');
+    if (recovered > 0) log.warn({ calls: recovered }, 'calls left running by the previous run are marked incomplete');
+  } catch (err) {
+    // A full or read-only disk must not stop the daemon from starting (a crash loop records nothing):
+    // those calls stay `running` until a later start can mark them.
+    log.error({ err: err instanceof Error ? err.message : String(err) }, 'cannot mark the calls the previous run left running as incomplete');
+  }
+
+  // Retention (issue 5): runs beside ingest from the start; its first run may catch up on a long downtime.
+  const retention = createRetentionWiring(db, config, log.child({ component: 'retention' }));
+
+  const redactor = createRedactor({ keys: config.redactKeys, keysExcept: config.redactKeysExcept, pointers: config.redactPointers });
+  // CNI cache (issue 4): the store side now (the API reads it), the watcher after the tracer.
+  const cache = createCacheWiring(db, config, log.child({ component: 'cache' }), redactor);
+
+  const writes = createStoreWiring(store, log.child({ component: 'store' }));
+  // DEL/ADD loops: found in the calls alone, cache or not.
+  const findings = createFindingsWiring(db, config.db, log.child({ component: 'findings' }));
+
+  const collector = createCollector({
+    tracer: { bpftracePath: config.bpftrace, mode: config.capture, perfBufferPages: config.perfBufferPages },
+    logger: log.child({ component: 'collector' }),
+    finalizeGraceMs: config.finalizeGraceMs,
+    maxStreamBytes: config.maxStreamBytes,
+    redactor,
+  });
+  collector.subscribe(writes.listener);
+  collector.subscribeTracer(recordGaps(writes));
+
+  // The API's reads run in worker threads with connections of their own (an in-memory database has only this one).
+  const reads =
+    config.apiReadWorkers > 0 && config.db !== ':memory:'
+      ? createReadPool({
+          dbFile: config.db,
+          workers: config.apiReadWorkers,
+          cacheWatched: cache.reader !== null,
+          fallback: createReadOps({ store, cache: cache.reader, findings: findings.reader }),
+          log: log.child({ component: 'api-reads' }),
+        })
+      : null;
+
+  const app = await buildApp({
+    tracerStatus: () => collector.status(),
+    collectorStats: () => collector.stats(),
+    storeStatus: () => writes.status(),
+    store,
+    ...(reads ? { reads, readStatus: () => reads.status() } : {}),
+    token,
+    setCaptureMode: (mode) => collector.setMode(mode),
+    subscribe: (listener) => collector.subscribe(listener),
+    subscribeTracer: (listener) => collector.subscribeTracer(listener),
+    logger: log.child({ component: 'api' }),
+    cache: cache.reader, // CNI cache (issue 4)
+    findings: findings.reader,
+    ...(cache.subscribe ? { subscribeCache: cache.subscribe } : {}), // CNI cache (issue 4): tail cache.added/cache.removed
+    ...(cache.status ? { cacheStatus: cache.status } : {}), // CNI cache (issue 4): /healthz, /metrics
+    retentionStatus: () => retention.status(), // Retention (issue 5): /healthz, /metrics
+    writeTiming: writeTimingFor(db),
+  });
+  const url = await app.listen({ host: config.listen.host, port: config.listen.port });
+  log.info({ url, db: config.db, capture: config.capture }, 'cnirec API listening');
+  retention.start();
+
+  let stopping: Promise<void> | null = null;
+  const stop = () => {
+    stopping ??= (async () => {
+      log.info('stopping');
+      const deadline = setTimeout(() => {
+        log.error('shutdown took too long; exiting');
+        process.exit(1);
+      }, SHUTDOWN_BUDGET_MS);
+      await app.close();
+      await reads?.close();
+      await collector.stop();
+      await cache.stop(); // CNI cache (issue 4)
+      findings.stop();
+      await retention.stop(); // Retention (issue 5): waits for a run to stop between two short steps
+      writes.recordTracerEvent('stopped', {});
+      if (!writes.flush()) log.error({ pendingWrites: writes.status().pendingWrites }, 'the database is not writable: calls kept in memory are lost');
+      writes.stop();
+      store.close();
+      clearTimeout(deadline);
+    })();
+    return stopping;
+  };
+
+  const stopped = new Promise<void>((resolve) => {
+    const onSignal = (signal: NodeJS.Signals) => {
+      log.info({ signal }, 'signal received');
+      void stop().then(resolve);
+    };
+    process.once('SIGTERM', onSignal);
+    process.once('SIGINT', onSignal);
+  });
+
+  try {
+    await collector.start();
+    writes.recordTracerEvent('started', { mode: config.capture });
+    await cache.start(); // CNI cache (issue 4): never throws; unusable files and directories become findings
+    findings.start();
+  } catch (err) {
+    log.fatal({ err: err instanceof Error ? err.message : String(err) }, 'the tracer could not start');
+    await stop();
+    return 3;
+  }
+  await stopped;
+  return 0;
+}

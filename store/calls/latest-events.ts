@@ -1,0 +1,30 @@
+/**
+ * Collapses a run of events to the one per call that decides its stored row.
+ * A `call.finished` upsert overwrites everything a `call.started` insert
+ * wrote, and a `call.started` never overwrites anything, so for each call
+ * the last finished event (or else the first started one) gives the same
+ * table as replaying them all. Half the writes when a short call starts and
+ * ends within one batch, and bounded memory in the retry queue.
+ */
+
+import type { CollectorEvent } from '../../collector/types.js';
+
+/** Folds `event` into `latest` (keyed by call id), keeping first-seen order. */
+export function foldEvent(latest: Map<string, CollectorEvent>, event: CollectorEvent): void {
+  const id = event.call.id;
+  const seen = latest.get(id);
+  if (seen === undefined) {
+    latest.set(id, event);
+  } else if (event.type === 'call.finished') {
+    // Map.set on an existing key keeps its position.
+    latest.set(id, event);
+  }
+  // A started event after anything for the same call changes nothing.
+}
+
+export function latestEventPerCall(events: readonly CollectorEvent[]): CollectorEvent[] {
+  if (events.length === 1) return [...events];
+  const latest = new Map<string, CollectorEvent>();
+  for (const e of events) foldEvent(latest, e);
+  return [...latest.values()];
+}

@@ -1,0 +1,161 @@
+/**
+ * What the store hands to its readers (the API, the CLI). Flat, camelCase
+ * mirrors of the `calls` and `helpers` rows: the API turns them into JSON and
+ * derives text from the bytes itself, so nothing here is decoded or pretty.
+ */
+
+import type { CapturedStream, CallStatus, CollectorEvent, HelperProcess } from '../../collector/types.js';
+import type { CaptureMode } from '../../bpf/tracer-protocol.js';
+
+/** How much of a stream was kept, without the bytes (for lists). */
+export interface StreamSize {
+  /** Bytes stored: what `getCall` would return in `bytes`. */
+  readonly storedBytes: number;
+  /** Bytes the process moved in all. */
+  readonly totalBytes: number;
+  readonly truncated: boolean;
+}
+
+export interface StoredCallSummary {
+  readonly id: string;
+  readonly status: CallStatus;
+  readonly incompleteReason: string | null;
+  readonly command: string | null;
+  readonly plugin: string;
+  readonly path: string;
+  readonly pid: number;
+  readonly ppid: number;
+  readonly parentId: string | null;
+  readonly parentPid: number | null;
+  readonly parentComm: string | null;
+  readonly parentExe: string | null;
+  readonly containerId: string | null;
+  readonly netns: string | null;
+  readonly ifname: string | null;
+  readonly podNamespace: string | null;
+  readonly podName: string | null;
+  readonly podUid: string | null;
+  readonly podInfraContainerId: string | null;
+  readonly traceParent: string | null;
+  readonly isVersionProbe: boolean;
+  /** Whole microseconds since the Unix epoch (the collector's fraction is dropped). */
+  readonly startedAtUs: number;
+  readonly endedAtUs: number | null;
+  readonly durationUs: number | null;
+  readonly exitCode: number | null;
+  readonly signal: number | null;
+  /** Null when the call's end was never seen. */
+  readonly coreDumped: boolean | null;
+  /** Exit 0 and no signal; null while running or when the outcome is unknown (incomplete). */
+  readonly ok: boolean | null;
+  readonly captureMode: CaptureMode;
+  readonly lostRecords: boolean;
+  readonly stdin: StreamSize;
+  readonly stdout: StreamSize;
+  readonly stderr: StreamSize;
+}
+
+/** A helper as the collector published it, its outcome flattened into the columns. */
+export interface StoredHelper extends Pick<HelperProcess, 'pid' | 'ppid' | 'path' | 'argv' | 'startedAtUs' | 'endedAtUs' | 'stdout' | 'stderr'> {
+  /** Order within its call, from 0. */
+  readonly seq: number;
+  readonly exitCode: number | null;
+  readonly signal: number | null;
+  readonly coreDumped: boolean | null;
+}
+
+/** A helper with the sizes of what it printed, not the bytes (for the pod story). */
+export interface StoredHelperSummary extends Omit<StoredHelper, 'stdout' | 'stderr'> {
+  readonly stdout: StreamSize;
+  readonly stderr: StreamSize;
+}
+
+/** What a pod's story is built from, read in one snapshot. */
+/** Which of a pod name's calls a story is about; everything when empty. */
+export interface PodCallScope {
+  /** Only that pod's calls: a name reused by several pods has one UID each. */
+  readonly podUid?: string;
+  /** Calls started at or after (µs since the epoch). */
+  readonly sinceUs?: number;
+  /** Calls started before (exclusive). */
+  readonly untilUs?: number;
+}
+
+export interface PodCallGraph {
+  /** The pod's own calls (its K8S_POD_NAMESPACE and K8S_POD_NAME) in the scope asked for, oldest first. */
+  readonly calls: StoredCallSummary[];
+  /** Calls those delegated to, at any depth and whenever they started, that are not the pod's own (no pod CNI_ARGS), oldest first. */
+  readonly delegated: StoredCallSummary[];
+  /** Helper processes of all of the above by call id, in order; calls without helpers are absent. */
+  readonly helpers: ReadonlyMap<string, StoredHelperSummary[]>;
+  /** The pod has more calls than MAX_POD_CALLS: only the newest are in `calls`. */
+  readonly truncated: boolean;
+}
+
+export interface StoredCall extends Omit<StoredCallSummary, 'stdin' | 'stdout' | 'stderr'> {
+  readonly cniArgs: string | null;
+  readonly argv: readonly string[];
+  readonly env: Readonly<Record<string, string>>;
+  /** The exact bytes captured; `bytes.length` may be below `totalBytes` when truncated. */
+  readonly stdin: CapturedStream;
+  readonly stdout: CapturedStream;
+  readonly stderr: CapturedStream;
+  readonly helpers: readonly StoredHelper[];
+}
+
+/** Every field narrows the list; absent fields do not filter. */
+export interface CallFilter {
+  readonly namespace?: string;
+  readonly pod?: string;
+  readonly podUid?: string;
+  readonly containerId?: string;
+  readonly command?: string;
+  readonly plugin?: string;
+  /** true: calls that ended badly (ok = 0); false: calls that succeeded (ok = 1). */
+  readonly failed?: boolean;
+  readonly minDurationUs?: number;
+  /** Inclusive lower bound on startedAtUs. */
+  readonly sinceUs?: number;
+  /** Exclusive upper bound on startedAtUs, so adjacent windows do not overlap. */
+  readonly untilUs?: number;
+  /** VERSION probes are noise in most views: hidden unless true (or `command` is 'VERSION'). */
+  readonly includeVersion?: boolean;
+  readonly status?: CallStatus;
+  readonly parentId?: string;
+}
+
+export interface CallPage {
+  /** Newest first. */
+  readonly items: StoredCallSummary[];
+  /** Pass back to get the next (older) page; null when this is the last one. */
+  readonly nextCursor: string | null;
+}
+
+export type TracerEventKind = 'started' | 'stopped' | 'restarted' | 'lost-events' | 'mode-changed' | (string & {});
+
+export interface StoredTracerEvent {
+  readonly id: number;
+  readonly atUs: number;
+  readonly kind: TracerEventKind;
+  readonly detail: unknown;
+}
+
+export interface CallStore {
+  /** Writes a batch in one transaction: all of it lands or none of it does. */
+  writeEvents(events: readonly CollectorEvent[]): void;
+  recordTracerEvent(kind: TracerEventKind, detail: unknown, atUs: number): void;
+  /** Newest first. */
+  listTracerEvents(limit: number): StoredTracerEvent[];
+  /** For daemon startup: calls a previous run left running can never finish now. Returns how many. */
+  markRunningAsIncomplete(reason: string): number;
+  getCall(id: string): StoredCall | null;
+  listCalls(filter: CallFilter, limit: number, cursor?: string | null): CallPage;
+  /** The pod's calls, everything they delegated to and their helpers, without payloads: a few queries in all. */
+  podCallGraph(namespace: string, name: string, scope?: PodCallScope): PodCallGraph;
+  /** Calls delegated by `id` (host-local under bridge…), oldest first. */
+  childrenOf(id: string): StoredCallSummary[];
+  countCalls(): number;
+  /** Size of the main database file's pages (not counting the WAL). */
+  databaseSizeBytes(): number;
+  close(): void;
+}
