@@ -1,6 +1,46 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/**
+ * The layers, in the order data flows (ARCHITECTURE.md): a layer imports only the layers before it, and
+ * a folder with an index.ts only through that index.ts, its public surface. test/ and bench/ may reach
+ * anything: they test and measure the insides.
+ */
+export const LAYERS = ['bpf', 'collector', 'store', 'otel', 'api', 'daemon', 'cli'];
+/** Folders inside a layer with a public surface of their own (an index.ts), which siblings go through. */
+export const INNER = {
+  store: ['db', 'calls', 'cache', 'findings', 'retention', 'tracer-events'],
+};
+
+const FLOW = LAYERS.join(' → ');
+
+function restrictions(layer, inner) {
+  const at = LAYERS.indexOf(layer);
+  const patterns = [
+    ...LAYERS.slice(at + 1).map((later) => ({
+      group: [`**/${later}/**`],
+      message: `${layer}/ must not import ${later}/: data flows ${FLOW}, so a layer imports only the layers before it.`,
+    })),
+    ...LAYERS.slice(0, at).map((earlier) => ({
+      group: [`**/${earlier}/**`, `!**/${earlier}/index.js`],
+      message: `import ${earlier}/ through ${earlier}/index.ts, its public surface; export what you need there.`,
+    })),
+    ...(INNER[layer] ?? [])
+      .filter((sibling) => sibling !== inner)
+      .map((sibling) => ({
+        group: [`../${sibling}/**`, `!../${sibling}/index.js`],
+        message: `import ${layer}/${sibling}/ through ${layer}/${sibling}/index.ts, its public surface.`,
+      })),
+  ];
+  return { 'no-restricted-imports': ['error', { patterns }] };
+}
+
+/** One config object per layer (and per inner folder): flat config replaces a rule's options, it does not merge them. */
+const layerConfigs = LAYERS.flatMap((layer) => [
+  { files: [`${layer}/**/*.ts`], rules: restrictions(layer, null) },
+  ...(INNER[layer] ?? []).map((inner) => ({ files: [`${layer}/${inner}/**/*.ts`], rules: restrictions(layer, inner) })),
+]);
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**'] },
   js.configs.recommended,
@@ -11,6 +51,7 @@ export default tseslint.config(
       'no-console': 'off',
     },
   },
+  ...layerConfigs,
   {
     files: ['bin/**/*.js', 'scripts/**/*.mjs', 'eslint.config.js'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },

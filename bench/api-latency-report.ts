@@ -155,7 +155,7 @@ export function markdown(r: Report): string {
   out.push(
     `Closed loop: each of *c* workers sends its next request when the previous one is answered, ${String(r.options.requests)} timed requests per row after ${String(r.options.warmup)} untimed ones, ` +
       `or as many as fit in ${String(r.options.maxSecondsPerRun)} s (rows marked "capped"). ` +
-      'With concurrency 8 the daemon, reading on its main thread (its default `--api-read-workers 0`), holds up to 7 other requests, so those latencies include queueing; req/s shows what it sustains.',
+      'With concurrency 8 the daemon, reading on its main thread, holds up to 7 other requests, so those latencies include queueing; req/s shows what it sustains.',
     '',
   );
   out.push('| scenario | query | c | p50 | p90 | p99 | max | req/s | items/resp | KiB/resp | others\' CPU | p99 ≤ 10 ms |', '|---|---|---|---|---|---|---|---|---|---|---|---|');

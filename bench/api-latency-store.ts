@@ -24,7 +24,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { z } from 'zod';
 import { presentCallDetail } from '../api/present/call-detail.js';
 import { buildPodStory } from '../api/present/pod-story.js';
-import { createReadOps } from '../api/reads/read-ops.js';
+import { createReadOps } from '../api/read-ops.js';
 import { callDetailSchema } from '../api/schemas/call-detail.js';
 import { callPageSchema } from '../api/schemas/call-list.js';
 import { callListQuerySchema, toCallFilter, type CallListQuery } from '../api/schemas/call-query.js';

@@ -1,5 +1,5 @@
 /**
- * CNI cache benchmark (issue 4), on the daemon's own cache wiring (watcher,
+ * CNI cache benchmark, on the daemon's own cache wiring (watcher,
  * store listener, cache store on a real SQLite file; no tracer, which plays
  * no part here):
  *

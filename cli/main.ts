@@ -6,8 +6,7 @@
 
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { ConfigError, configReference, flagName, loadConfig, settings, type SettingName } from '../daemon/config.js';
-import { runDaemon } from '../daemon/run.js';
+import { ConfigError, configReference, flagName, loadConfig, settings, type SettingName, runDaemon } from '../daemon/index.js';
 import { runDemo } from './demo.js';
 import { ClientError, type ClientOptions } from './api-client.js';
 import { findingsCommand } from './findings-command.js';

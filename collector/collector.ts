@@ -15,7 +15,7 @@ import type { Redactor } from './redact/redact-events.js';
 import { cniProcessPids, describeProcess, isProcessAlive } from './tracer/proc-info.js';
 import { MonoToEpoch } from './tracer/wall-clock.js';
 import type { TracerExit, TracerSettings } from './tracer/tracer-process.js';
-import type { CaptureMode } from '../bpf/tracer-protocol.js';
+import type { CaptureMode } from '../bpf/index.js';
 import { GapTracker } from './tracer/gap-tracker.js';
 import { isOwnCanary, runCanary } from './tracer/canary.js';
 import { describeExit, TracerRun } from './tracer/tracer-run.js';

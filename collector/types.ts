@@ -3,7 +3,7 @@
  * Times are microseconds since the Unix epoch; durations microseconds.
  */
 
-import type { CaptureMode } from '../bpf/tracer-protocol.js';
+import type { CaptureMode } from '../bpf/index.js';
 
 export type CniCommand = 'ADD' | 'DEL' | 'CHECK' | 'VERSION' | 'GC' | 'STATUS' | (string & {});
 

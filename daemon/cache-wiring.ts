@@ -7,12 +7,9 @@
 
 import type { Database } from 'better-sqlite3';
 import type { Logger } from 'pino';
-import type { CacheStatus } from '../api/app.js';
-import type { CacheListener } from '../collector/cache/cache-types.js';
-import { createCacheWatcher, type CacheWatcher } from '../collector/cache/cache-watcher.js';
-import type { Redactor } from '../collector/redact/redact-events.js';
-import { createCacheStoreListener } from '../store/cache/cache-listener.js';
-import { createCacheStore, type CacheStore } from '../store/cache/cache-store.js';
+import type { CacheDeps } from '../api/index.js';
+import { type CacheListener, createCacheWatcher, type CacheWatcher, type Redactor } from '../collector/index.js';
+import { createCacheStoreListener, createCacheStore, type CacheStatus, type CacheStore } from '../store/index.js';
 import type { DaemonConfig } from './config.js';
 
 export interface CacheWiring {
@@ -26,6 +23,8 @@ export interface CacheWiring {
   readonly subscribe: ((listener: CacheListener) => () => void) | null;
   /** The watcher's state for /healthz and /metrics; null when nothing is watched. */
   readonly status: (() => CacheStatus) | null;
+  /** The three above as the API takes them; null when nothing is watched. */
+  readonly api: CacheDeps | null;
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -37,7 +36,7 @@ export function createCacheWiring(
   redactor?: Redactor,
 ): CacheWiring {
   if (config.cniCacheDirs.length === 0 && config.hostLocalDirs.length === 0) {
-    return { reader: null, subscribe: null, status: null, start: async () => undefined, stop: async () => undefined };
+    return { reader: null, subscribe: null, status: null, api: null, start: async () => undefined, stop: async () => undefined };
   }
   const store = createCacheStore(db, { sinceMs: Date.now() });
   let watcher: CacheWatcher | null = null;
@@ -65,29 +64,32 @@ export function createCacheWiring(
       }
     },
   };
+  const subscribe = (follower: CacheListener) => {
+    followers.add(follower);
+    return () => void followers.delete(follower);
+  };
+  const status = (): CacheStatus => {
+    const w = watcher?.status();
+    return {
+      running: w?.running ?? false,
+      resultDirs: config.cniCacheDirs,
+      ipamDirs: config.hostLocalDirs,
+      watchedDirs: w?.watchedDirs ?? 0,
+      entries: w?.entries ?? 0,
+      allocations: w?.allocations ?? 0,
+      problems: w?.problems ?? 0,
+      openFindings: store.countOpenFindings(),
+      lastRescanAt: w?.lastScanAt ?? null,
+      lastError: w?.lastError ?? lastError,
+      pendingWrites: listener.pendingCount,
+      droppedWrites: listener.droppedCount,
+    };
+  };
   return {
     reader: store,
-    subscribe(follower) {
-      followers.add(follower);
-      return () => void followers.delete(follower);
-    },
-    status() {
-      const w = watcher?.status();
-      return {
-        running: w?.running ?? false,
-        resultDirs: config.cniCacheDirs,
-        ipamDirs: config.hostLocalDirs,
-        watchedDirs: w?.watchedDirs ?? 0,
-        entries: w?.entries ?? 0,
-        allocations: w?.allocations ?? 0,
-        problems: w?.problems ?? 0,
-        openFindings: store.countOpenFindings(),
-        lastRescanAt: w?.lastScanAt ?? null,
-        lastError: w?.lastError ?? lastError,
-        pendingWrites: listener.pendingCount,
-        droppedWrites: listener.droppedCount,
-      };
-    },
+    subscribe,
+    status,
+    api: { reader: store, subscribe, status },
     async start() {
       watcher = createCacheWatcher({
         resultDirs: config.cniCacheDirs,

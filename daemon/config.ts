@@ -15,7 +15,7 @@ import {
   DEFAULT_REDACT_KEYS_EXCEPT,
   RedactionRuleError,
   splitPatternList,
-} from '../collector/redact/redaction-rules.js';
+} from '../collector/index.js';
 
 const listenAddress = z
   .string()
@@ -81,11 +81,6 @@ export const settings = {
     schema: listenAddress,
     default: () => '127.0.0.1:7070',
     help: 'HOST:PORT for the HTTP API and /healthz. Other than loopback requires --token.',
-  },
-  apiReadWorkers: {
-    schema: positiveInt(0, 16),
-    default: () => '0',
-    help: "Worker threads that answer the API's database reads (call lists and pages, pod stories, replay scripts, cache, IPs, findings), each with its own read-only connection, so heavy queries never hold up recording or the live tail; 0 answers them on the main thread, the leanest for a node queried now and then. Each worker costs ~20 MiB idle and ~40 MiB more under load; use 1 where dashboards or many people query the node, 2 on a node with CPUs to spare.",
   },
   capture: {
     schema: z.enum(['full', 'light']),

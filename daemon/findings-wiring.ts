@@ -6,9 +6,7 @@
 
 import type { Database } from 'better-sqlite3';
 import type { Logger } from 'pino';
-import { createFindingsReader, type FindingsReader } from '../store/cache/cache-reader.js';
-import { createCallLoopDetector } from '../store/findings/call-loops.js';
-import { toStoreError } from '../store/db/errors.js';
+import { createFindingsReader, type FindingsReader, createCallLoopDetector, toStoreError } from '../store/index.js';
 
 /** Loops last minutes to forever: a look every few seconds is soon enough and costs nothing between failures. */
 const DETECT_INTERVAL_MS = 5_000;

@@ -8,7 +8,7 @@
 
 import type { Database } from 'better-sqlite3';
 import type { Logger } from 'pino';
-import { createRetentionWorker, type RetentionRun, type RetentionWorker } from '../store/retention/retention.js';
+import { createRetentionWorker, type RetentionRun, type RetentionWorker } from '../store/index.js';
 import type { DaemonConfig } from './config.js';
 
 export function createRetentionWiring(db: Database, config: Pick<DaemonConfig, 'retentionMaxAge' | 'retentionMaxDbSize'>, log: Logger): RetentionWorker {

@@ -5,20 +5,13 @@
  */
 
 import type { Logger } from 'pino';
-import { buildApp } from '../api/app.js';
-import { createReadOps } from '../api/reads/read-ops.js';
-import { createReadPool } from '../api/reads/read-pool.js';
-import { createCollector } from '../collector/collector.js';
-import { runPreflight } from '../collector/tracer/preflight.js';
-import { createRedactor } from '../collector/redact/redact-events.js';
-import { createCallStore } from '../store/calls/call-store.js';
-import { openDatabase } from '../store/db/open-database.js';
-import { writeTimingFor } from '../store/db/write-timing.js';
+import { buildApp } from '../api/index.js';
+import { createCollector, runPreflight, createRedactor } from '../collector/index.js';
+import { createCallStore, openDatabase, writeTimingFor } from '../store/index.js';
 import { createRetentionWiring } from './retention-wiring.js';
 import { resolveToken, type DaemonConfig } from './config.js';
 import { createStoreWiring } from './store-wiring.js';
 import { recordGaps } from './tracer-log.js';
-// CNI cache (issue 4):
 import { createCacheWiring } from './cache-wiring.js';
 import { createFindingsWiring } from './findings-wiring.js';
 
@@ -43,11 +36,11 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
     log.error({ err: err instanceof Error ? err.message : String(err) }, 'cannot mark the calls the previous run left running as incomplete');
   }
 
-  // Retention (issue 5): runs beside ingest from the start; its first run may catch up on a long downtime.
+  // Retention: runs beside ingest from the start; its first run may catch up on a long downtime.
   const retention = createRetentionWiring(db, config, log.child({ component: 'retention' }));
 
   const redactor = createRedactor({ keys: config.redactKeys, keysExcept: config.redactKeysExcept, pointers: config.redactPointers });
-  // CNI cache (issue 4): the store side now (the API reads it), the watcher after the tracer.
+  // The CNI cache: its store side now (the API reads it), the watcher after the tracer.
   const cache = createCacheWiring(db, config, log.child({ component: 'cache' }), redactor);
 
   const writes = createStoreWiring(store, log.child({ component: 'store' }));
@@ -64,34 +57,19 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
   collector.subscribe(writes.listener);
   collector.subscribeTracer(recordGaps(writes));
 
-  // The API's reads run in worker threads with connections of their own (an in-memory database has only this one).
-  const reads =
-    config.apiReadWorkers > 0 && config.db !== ':memory:'
-      ? createReadPool({
-          dbFile: config.db,
-          workers: config.apiReadWorkers,
-          cacheWatched: cache.reader !== null,
-          fallback: createReadOps({ store, cache: cache.reader, findings: findings.reader }),
-          log: log.child({ component: 'api-reads' }),
-        })
-      : null;
-
   const app = await buildApp({
     tracerStatus: () => collector.status(),
     collectorStats: () => collector.stats(),
     storeStatus: () => writes.status(),
     store,
-    ...(reads ? { reads, readStatus: () => reads.status() } : {}),
     token,
     setCaptureMode: (mode) => collector.setMode(mode),
     subscribe: (listener) => collector.subscribe(listener),
     subscribeTracer: (listener) => collector.subscribeTracer(listener),
     logger: log.child({ component: 'api' }),
-    cache: cache.reader, // CNI cache (issue 4)
+    cache: cache.api,
     findings: findings.reader,
-    ...(cache.subscribe ? { subscribeCache: cache.subscribe } : {}), // CNI cache (issue 4): tail cache.added/cache.removed
-    ...(cache.status ? { cacheStatus: cache.status } : {}), // CNI cache (issue 4): /healthz, /metrics
-    retentionStatus: () => retention.status(), // Retention (issue 5): /healthz, /metrics
+    retentionStatus: () => retention.status(),
     writeTiming: writeTimingFor(db),
   });
   const url = await app.listen({ host: config.listen.host, port: config.listen.port });
@@ -107,11 +85,10 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
         process.exit(1);
       }, SHUTDOWN_BUDGET_MS);
       await app.close();
-      await reads?.close();
       await collector.stop();
-      await cache.stop(); // CNI cache (issue 4)
+      await cache.stop();
       findings.stop();
-      await retention.stop(); // Retention (issue 5): waits for a run to stop between two short steps
+      await retention.stop(); // Retention: waits for a run to stop between two short steps
       writes.recordTracerEvent('stopped', {});
       if (!writes.flush()) log.error({ pendingWrites: writes.status().pendingWrites }, 'the database is not writable: calls kept in memory are lost');
       writes.stop();
@@ -133,7 +110,7 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
   try {
     await collector.start();
     writes.recordTracerEvent('started', { mode: config.capture });
-    await cache.start(); // CNI cache (issue 4): never throws; unusable files and directories become findings
+    await cache.start(); // CNI cache: never throws; unusable files and directories become findings
     findings.start();
   } catch (err) {
     log.fatal({ err: err instanceof Error ? err.message : String(err) }, 'the tracer could not start');

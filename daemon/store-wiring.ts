@@ -9,12 +9,8 @@
  */
 
 import type { Logger } from 'pino';
-import type { StoreStatus } from '../api/app.js';
-import type { CallListener } from '../collector/types.js';
-import { createStoreListener, type StoreListener } from '../store/calls/store-listener.js';
-import { createTracerEventQueue, type TracerEventQueue } from '../store/tracer-events/tracer-event-queue.js';
-import type { StoreError } from '../store/db/errors.js';
-import type { CallStore, TracerEventKind } from '../store/calls/types.js';
+import type { CallListener } from '../collector/index.js';
+import { createStoreListener, type StoreListener, createTracerEventQueue, type TracerEventQueue, type StoreError, type CallStore, type TracerEventKind, type StoreStatus } from '../store/index.js';
 
 /** How often waiting writes are retried while the database refuses them. */
 const RETRY_INTERVAL_MS = 1_000;

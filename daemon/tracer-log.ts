@@ -5,7 +5,7 @@
  * outage is written once the disk is back.
  */
 
-import type { TracerEventListener } from '../collector/types.js';
+import type { TracerEventListener } from '../collector/index.js';
 import type { StoreWiring } from './store-wiring.js';
 
 export function recordGaps(writes: Pick<StoreWiring, 'recordTracerEvent'>): TracerEventListener {

@@ -1,14 +1,9 @@
 /** The store's public surface, for api/, cli/ and the daemon. */
 
-export { openDatabase, openReadConnection, type Database } from './db/open-database.js';
-export { createCallStore } from './calls/call-store.js';
-export { byStartThenId } from './calls/call-decode.js';
-export { createCallReader, type CallReader } from './calls/call-reader.js';
-export { createStoreListener, type StoreListener, type StoreListenerOptions } from './calls/store-listener.js';
-export { StoreError, isTransientStoreError, type StoreErrorCode } from './db/errors.js';
-export { MIGRATIONS, migrate, type Migration } from './db/migrations.js';
-export { MAX_PAGE_SIZE } from './calls/call-reader.js';
-export type * from './calls/types.js';
-export { createRetentionWorker, type RetentionOptions, type RetentionRun, type RetentionStatus, type RetentionWorker, type RetentionCounts } from './retention/retention.js';
-export { writeTimingFor, type WriteTiming, type WriteTimingStats, type WriteKind } from './db/write-timing.js';
-export type { DatabaseSize } from './db/db-size.js';
+export { openDatabase, openReadConnection, type Database, StoreError, isTransientStoreError, type StoreErrorCode, MIGRATIONS, migrate, type Migration, writeTimingFor, type WriteTiming, type WriteTimingStats, type WriteKind, type DatabaseSize, toStoreError } from './db/index.js';
+export { createCallStore, byStartThenId, createCallReader, type CallReader, createStoreListener, type StoreListener, type StoreListenerOptions, MAX_PAGE_SIZE, type StoreStatus } from './calls/index.js';
+export type * from './calls/index.js';
+export { createRetentionWorker, type RetentionOptions, type RetentionRun, type RetentionStatus, type RetentionWorker, type RetentionCounts } from './retention/index.js';
+export { type CacheEntryFields, cacheEntryFields, createCacheStoreListener, type CacheReader, type FindingsReader, createCacheReader, createFindingsReader, type CacheStore, createCacheStore, type StoredCacheEntry, type StoredIpHolding, type CacheStatus } from './cache/index.js';
+export { CACHE_FINDING_KINDS, type CacheFindingKind, type StoredFinding, createCallLoopDetector } from './findings/index.js';
+export { type StoredTracerEvent, type TracerEventKind, type TracerEventQueue, createTracerEventQueue } from './tracer-events/index.js';

@@ -5,8 +5,7 @@
  */
 
 import { Counter, Histogram, type Registry } from 'prom-client';
-import type { CallListener, CniCall } from '../../collector/types.js';
-import { callSucceeded } from '../../collector/types.js';
+import { type CallListener, type CniCall, callSucceeded } from '../../collector/index.js';
 import { commandLabel, createPluginLabeler } from './metric-labels.js';
 
 /**

@@ -6,11 +6,12 @@
 
 import { Gauge, type Registry } from 'prom-client';
 import type { TailStats } from '../tail/tail-stats.js';
-import type { ApiDeps, CacheStatus } from '../app.js';
+import type { CacheStatus } from '../../store/index.js';
+import type { MetricsDeps } from '../deps.js';
 import { FINDING_KINDS } from '../schemas/cache.js';
 import { scrapedMetrics, type ScrapedMetric } from './scraped-metrics.js';
 
-type DaemonDeps = Pick<ApiDeps, 'tracerStatus' | 'collectorStats' | 'storeStatus' | 'store' | 'cacheStatus'>;
+type DaemonDeps = Pick<MetricsDeps, 'tracerStatus' | 'collectorStats' | 'storeStatus' | 'store' | 'cache'>;
 
 export function registerDaemonMetrics(registry: Registry, deps: DaemonDeps, tailStats: () => TailStats | null): void {
   const { gauge, total } = scrapedMetrics(registry);
@@ -45,10 +46,10 @@ export function registerDaemonMetrics(registry: Registry, deps: DaemonDeps, tail
   gauge('cnirec_ws_clients', 'Live tail clients connected', () => tailStats()?.clients ?? 0);
   total('cnirec_ws_dropped_clients_total', 'Live tail clients closed for reading too slowly', () => tailStats()?.droppedClients ?? 0);
   total('cnirec_ws_dropped_messages_total', 'Messages those slow tail clients never got', () => tailStats()?.droppedMessages ?? 0);
-  if (deps.cacheStatus) registerCacheMetrics(registry, deps.cacheStatus, gauge);
+  if (deps.cache?.status) registerCacheMetrics(registry, deps.cache.status, gauge);
 }
 
-/** CNI cache (issue 4): the watcher and its findings, read at scrape time like the rest. */
+/** The CNI cache watcher and its findings, read at scrape time like the rest. */
 function registerCacheMetrics(registry: Registry, status: () => CacheStatus, gauge: ScrapedMetric): void {
   gauge('cnirec_cache_watcher_up', '1 when the CNI cache watcher runs, else 0', () => (status().running ? 1 : 0));
   gauge('cnirec_cache_watched_dirs', 'Directories under a file-system watch (result dirs, host-local dirs and their network dirs)', () => status().watchedDirs);

@@ -7,8 +7,7 @@
  * of one chain both show the entry the chain produced.
  */
 
-import type { StoredCacheEntry } from '../../store/cache/cache-types.js';
-import type { StoredCall } from '../../store/index.js';
+import type { StoredCacheEntry, StoredCall } from '../../store/index.js';
 
 type CallForCache = Pick<StoredCall, 'id' | 'parentId' | 'isVersionProbe' | 'containerId' | 'ifname' | 'startedAtUs'>;
 

@@ -4,8 +4,7 @@
  * the same here as in lists and the live tail.
  */
 
-import type { StoredCacheEntry } from '../../store/cache/cache-types.js';
-import type { StoredCall, StoredCallSummary } from '../../store/index.js';
+import type { StoredCacheEntry, StoredCall, StoredCallSummary } from '../../store/index.js';
 import { presentCacheEntry } from '../schemas/cache.js';
 import type { CallDetail } from '../schemas/call-detail.js';
 import { summaryFromStored } from '../schemas/call-summary.js';

@@ -4,7 +4,7 @@
  * exactly or absent, never a lossy guess with replacement characters.
  */
 
-import type { CapturedStream } from '../../collector/types.js';
+import type { CapturedStream } from '../../collector/index.js';
 import type { Payload } from '../schemas/payload.js';
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });

@@ -6,8 +6,7 @@
  * it anything that answers that one question.
  */
 
-import type { CacheReader, FindingsReader } from '../../store/cache/cache-reader.js';
-import { byStartThenId, type CallStore, type PodCallScope, type StoredCallSummary } from '../../store/index.js';
+import { type CacheReader, type FindingsReader, byStartThenId, type CallStore, type PodCallScope, type StoredCallSummary } from '../../store/index.js';
 import { presentCacheEntry, presentFinding } from '../schemas/cache.js';
 import { summaryFromStored } from '../schemas/call-summary.js';
 import type { CallTree, PodStory, Sandbox } from '../schemas/pod-story.js';

@@ -10,7 +10,7 @@
  * span lines themselves.
  */
 
-import { REDACTION_MARKER } from '../../collector/redact/redaction-rules.js';
+import { REDACTION_MARKER } from '../../collector/index.js';
 import type { StoredCall } from '../../store/index.js';
 import { commentSafe, shQuote } from './shell-quote.js';
 import { iso } from './time.js';

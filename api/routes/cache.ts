@@ -6,13 +6,13 @@
 
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import type { Reads } from '../reads/reads.js';
-import { sendAnswer } from '../reads/send-answer.js';
+import type { ReadOps } from '../read-ops.js';
+import { sendBytes } from './send-bytes.js';
 import { cacheListSchema, cacheQuerySchema, findingListSchema, findingsQuerySchema, ipHistorySchema, ipParamsSchema } from '../schemas/cache.js';
 import { errorResponses } from '../schemas/error.js';
 
-// Bodies arrive as JSON bytes, encoded through these same response schemas where they are read (reads/read-ops.ts).
-export function registerCache(app: FastifyInstance, reads: Reads): void {
+// Bodies arrive as JSON bytes, encoded through these same response schemas where they are read (read-ops.ts).
+export function registerCache(app: FastifyInstance, reads: Pick<ReadOps, 'cacheEntries' | 'ipHistory' | 'findings'>): void {
   const api = app.withTypeProvider<ZodTypeProvider>();
 
   api.get(
@@ -25,7 +25,7 @@ export function registerCache(app: FastifyInstance, reads: Reads): void {
         response: { 200: cacheListSchema, ...errorResponses(400, 401, 501) },
       },
     },
-    async (request, reply) => sendAnswer(reply, await reads.cacheEntries(request.query)),
+    async (request, reply) => sendBytes(reply, reads.cacheEntries(request.query)),
   );
 
   api.get(
@@ -38,7 +38,7 @@ export function registerCache(app: FastifyInstance, reads: Reads): void {
         response: { 200: ipHistorySchema, ...errorResponses(400, 401, 501) },
       },
     },
-    async (request, reply) => sendAnswer(reply, await reads.ipHistory(request.params.ip)),
+    async (request, reply) => sendBytes(reply, reads.ipHistory(request.params.ip)),
   );
 
   api.get(
@@ -51,6 +51,6 @@ export function registerCache(app: FastifyInstance, reads: Reads): void {
         response: { 200: findingListSchema, ...errorResponses(400, 401, 501) },
       },
     },
-    async (request, reply) => sendAnswer(reply, await reads.findings(request.query)),
+    async (request, reply) => sendBytes(reply, reads.findings(request.query)),
   );
 }

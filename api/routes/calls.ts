@@ -7,8 +7,8 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { plainJsonSerializer } from '../present/fast-json.js';
-import type { Reads } from '../reads/reads.js';
-import { sendAnswer } from '../reads/send-answer.js';
+import type { ReadOps } from '../read-ops.js';
+import { sendBytes } from './send-bytes.js';
 import { callDetailSchema } from '../schemas/call-detail.js';
 import { callPageSchema } from '../schemas/call-list.js';
 import { callListQuerySchema } from '../schemas/call-query.js';
@@ -18,7 +18,7 @@ export const callIdParamsSchema = z.object({
   id: z.string().min(1).max(128).describe('The call id, as lists and the tail give it'),
 });
 
-export function registerCalls(app: FastifyInstance, reads: Reads): void {
+export function registerCalls(app: FastifyInstance, reads: Pick<ReadOps, 'callPage' | 'callDetail'>): void {
   const api = app.withTypeProvider<ZodTypeProvider>();
 
   api.get(
@@ -33,10 +33,10 @@ export function registerCalls(app: FastifyInstance, reads: Reads): void {
         querystring: callListQuerySchema,
         response: { 200: callPageSchema, ...errorResponses(400, 401) },
       },
-      // The page arrives as JSON bytes (reads/read-ops.ts); errors only go through a serializer.
+      // The page arrives as JSON bytes (read-ops.ts); errors only go through a serializer.
       serializerCompiler: plainJsonSerializer,
     },
-    async (request, reply) => sendAnswer(reply, await reads.callPage(request.query)),
+    async (request, reply) => sendBytes(reply, reads.callPage(request.query)),
   );
 
   api.get(
@@ -49,7 +49,7 @@ export function registerCalls(app: FastifyInstance, reads: Reads): void {
         response: { 200: callDetailSchema, ...errorResponses(400, 401, 404) },
       },
     },
-    // Encoded through its response schema where it is read (reads/read-ops.ts).
-    async (request, reply) => sendAnswer(reply, await reads.callDetail(request.params.id)),
+    // Encoded through its response schema where it is read (read-ops.ts).
+    async (request, reply) => sendBytes(reply, reads.callDetail(request.params.id)),
   );
 }

@@ -15,13 +15,14 @@
 
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { TracerStatus } from '../../collector/collector.js';
-import type { ApiDeps, StoreStatus } from '../app.js';
+import type { TracerStatus } from '../../collector/index.js';
+import type { StoreStatus } from '../../store/index.js';
+import type { HealthDeps } from '../deps.js';
 import { apiErrors } from '../errors.js';
 
 const healthQuerySchema = z.object({ probe: z.enum(['liveness', 'readiness']).optional() });
 
-export function registerHealth(app: FastifyInstance, deps: ApiDeps): void {
+export function registerHealth(app: FastifyInstance, deps: HealthDeps): void {
   app.get('/healthz', async (request, reply) => {
     const query = healthQuerySchema.safeParse(request.query);
     if (!query.success) throw apiErrors.badRequest('Invalid query: probe must be "liveness" or "readiness".', [{ path: 'probe', message: 'must be "liveness" or "readiness"' }]);
@@ -32,8 +33,8 @@ export function registerHealth(app: FastifyInstance, deps: ApiDeps): void {
     if (query.data.probe === 'readiness' && !recording) void reply.code(503);
     const problems = healthProblems(tracer, store);
     const lastRecordAgeMs = tracer.lastRecordAt === null ? null : Date.now() - Date.parse(tracer.lastRecordAt);
-    // CNI cache (issue 4). Problems and findings are the node's, not the daemon's: they do not make it degraded.
-    const cache = deps.cacheStatus?.() ?? null;
+    // The CNI cache. Problems and findings are the node's, not the daemon's: they do not make it degraded.
+    const cache = deps.cache?.status?.() ?? null;
     return {
       status: problems.length === 0 ? 'ok' : 'degraded',
       problems,
@@ -41,15 +42,13 @@ export function registerHealth(app: FastifyInstance, deps: ApiDeps): void {
       calls: { ...stats, oldestRunningAgeMs: stats.oldestRunningStartUs === null ? null : Math.max(0, Math.round(Date.now() - stats.oldestRunningStartUs / 1000)) },
       store,
       cache: cache === null ? null : { ...cache, lastRescanAgeMs: cache.lastRescanAt === null ? null : Date.now() - Date.parse(cache.lastRescanAt) },
-      // Retention (issue 5): the limits, the last run and the longest write stall. Being over the limit is the operator's to fix, not "degraded".
+      // Retention: the limits, the last run and the longest write stall. Being over the limit is the operator's to fix, not "degraded".
       retention: retentionView(deps),
-      // The API's read workers; null when reads run on the main thread. Reads go on there while a worker is replaced.
-      api: { readWorkers: deps.readStatus?.() ?? null },
     };
   });
 }
 
-function retentionView(deps: ApiDeps) {
+function retentionView(deps: HealthDeps) {
   const r = deps.retentionStatus?.() ?? null;
   const writes = deps.writeTiming?.stats() ?? null;
   if (r === null) return null;

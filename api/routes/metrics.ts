@@ -6,19 +6,19 @@
 
 import type { FastifyInstance } from 'fastify';
 import { Registry } from 'prom-client';
-import type { ApiDeps } from '../app.js';
+import type { MetricsDeps } from '../deps.js';
 import { createCallMetrics } from '../metrics/call-metrics.js';
 import { registerDaemonMetrics } from '../metrics/daemon-metrics.js';
 import { registerRetentionMetrics, registerWriteMetrics } from '../metrics/store-metrics.js';
 import { readTailStats } from '../tail/tail-stats.js';
 
-export function registerMetrics(app: FastifyInstance, deps: ApiDeps): void {
+export function registerMetrics(app: FastifyInstance, deps: MetricsDeps): void {
   const registry = new Registry();
   const unsubscribe = deps.subscribe?.(createCallMetrics(registry));
   app.addHook('onClose', async () => unsubscribe?.());
   // Looked up per scrape: the tail may be registered after this route, or not at all.
   registerDaemonMetrics(registry, deps, () => readTailStats(app));
-  // Retention (issue 5): write stalls and what retention deletes.
+  // Retention: write stalls and what retention deletes.
   const unobserveWrites = deps.writeTiming ? registerWriteMetrics(registry, deps.writeTiming) : undefined;
   app.addHook('onClose', async () => unobserveWrites?.());
   if (deps.retentionStatus) registerRetentionMetrics(registry, deps.retentionStatus);

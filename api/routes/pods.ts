@@ -4,8 +4,8 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { plainJsonSerializer } from '../present/fast-json.js';
-import type { Reads } from '../reads/reads.js';
-import { sendAnswer } from '../reads/send-answer.js';
+import type { ReadOps } from '../read-ops.js';
+import { sendBytes } from './send-bytes.js';
 import { errorResponses } from '../schemas/error.js';
 import { podStorySchema } from '../schemas/pod-story.js';
 import { refineTimeWindow, timeParam } from '../schemas/time-param.js';
@@ -25,7 +25,7 @@ const podQuerySchema = z
   })
   .superRefine(refineTimeWindow);
 
-export function registerPods(app: FastifyInstance, reads: Reads): void {
+export function registerPods(app: FastifyInstance, reads: Pick<ReadOps, 'podStory'>): void {
   app.withTypeProvider<ZodTypeProvider>().get(
     '/api/v1/pods/:namespace/:name',
     {
@@ -42,8 +42,8 @@ export function registerPods(app: FastifyInstance, reads: Reads): void {
     async (request, reply) => {
       const { namespace, name } = request.params;
       const { podUid, since, until } = request.query;
-      // Hundreds of trees, as bytes encoded where they are read (reads/read-ops.ts, present/fast-json.ts).
-      return sendAnswer(reply, await reads.podStory({ namespace, name, podUid, sinceUs: since, untilUs: until }));
+      // Hundreds of trees, as bytes encoded where they are read (read-ops.ts, present/fast-json.ts).
+      return sendBytes(reply, reads.podStory({ namespace, name, podUid, sinceUs: since, untilUs: until }));
     },
   );
 }

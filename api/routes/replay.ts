@@ -3,14 +3,14 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { Reads } from '../reads/reads.js';
-import { sendAnswer } from '../reads/send-answer.js';
+import type { ReadOps } from '../read-ops.js';
+import { sendBytes } from './send-bytes.js';
 import { errorResponses } from '../schemas/error.js';
 import { callIdParamsSchema } from './calls.js';
 
 export const REPLAY_CONTENT_TYPE = 'text/x-shellscript; charset=utf-8';
 
-export function registerReplay(app: FastifyInstance, reads: Reads): void {
+export function registerReplay(app: FastifyInstance, reads: Pick<ReadOps, 'replayScript'>): void {
   app.withTypeProvider<ZodTypeProvider>().get(
     '/api/v1/calls/:id/replay',
     {
@@ -27,6 +27,6 @@ export function registerReplay(app: FastifyInstance, reads: Reads): void {
       },
     },
     // A string with a non-JSON content type is sent as is, not through the JSON serializer.
-    async (request, reply) => sendAnswer(reply, await reads.replayScript(request.params.id), REPLAY_CONTENT_TYPE),
+    async (request, reply) => sendBytes(reply, reads.replayScript(request.params.id), REPLAY_CONTENT_TYPE),
   );
 }

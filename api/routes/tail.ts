@@ -12,7 +12,7 @@
 import websocket from '@fastify/websocket';
 import type { FastifyInstance } from 'fastify';
 import { WebSocket } from 'ws';
-import type { ApiDeps } from '../app.js';
+import type { TailDeps } from '../deps.js';
 import { badQueryReason, CLOSE_CODES } from '../tail/tail-close.js';
 import { tailQueryFrom, tailQuerySchema } from '../tail/tail-filter.js';
 import { DEFAULT_HEARTBEAT_MS } from '../tail/tail-heartbeat.js';
@@ -49,12 +49,12 @@ export interface TailOptions {
   readonly maxPayloadBytes?: number;
 }
 
-export async function registerTail(app: FastifyInstance, deps: ApiDeps, options: TailOptions = {}): Promise<void> {
+export async function registerTail(app: FastifyInstance, deps: TailDeps, options: TailOptions = {}): Promise<void> {
   const hub = createTailHub({ onSubscriberError: (err) => app.log.error({ err }, 'delivering to a tail client failed') });
   // One subscription for all clients, for the app's lifetime.
   const unsubscribe = deps.subscribe?.(hub);
   if (unsubscribe === undefined) app.log.warn('no collector subscription: the live tail can only replay stored calls');
-  const unsubscribeCache = deps.subscribeCache?.(hub); // CNI cache (issue 4)
+  const unsubscribeCache = deps.cache?.subscribe?.(hub);
   const unsubscribeTracer = deps.subscribeTracer?.(hub);
   app.decorate(TAIL_STATS_DECORATOR, { read: () => hub.stats() } satisfies TailStatsReader);
   app.addHook('onClose', async () => {

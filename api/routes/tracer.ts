@@ -2,12 +2,12 @@
 
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import type { ApiDeps } from '../app.js';
+import type { TracerDeps } from '../deps.js';
 import { apiErrors } from '../errors.js';
 import { errorResponses } from '../schemas/error.js';
 import { captureModeBodySchema, tracerStatusSchema, type TracerStatusBody } from '../schemas/tracer.js';
 
-export function registerTracer(app: FastifyInstance, deps: ApiDeps): void {
+export function registerTracer(app: FastifyInstance, deps: TracerDeps): void {
   const api = app.withTypeProvider<ZodTypeProvider>();
   const status = (): TracerStatusBody => ({ ...deps.tracerStatus(), modeSwitchable: deps.setCaptureMode !== undefined });
 

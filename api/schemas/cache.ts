@@ -4,8 +4,7 @@
  */
 
 import { z } from 'zod';
-import type { CacheEntryFields } from '../../store/cache/cache-entry-fields.js';
-import { CACHE_FINDING_KINDS, type StoredCacheEntry, type StoredFinding, type StoredIpHolding } from '../../store/cache/cache-types.js';
+import { type CacheEntryFields, CACHE_FINDING_KINDS, type StoredCacheEntry, type StoredFinding, type StoredIpHolding } from '../../store/index.js';
 import { isoFromMs } from './iso-time.js';
 import { component } from './registry.js';
 

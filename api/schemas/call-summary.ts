@@ -6,7 +6,7 @@
  */
 
 import { z } from 'zod';
-import type { CapturedStream, CniCall } from '../../collector/types.js';
+import type { CapturedStream, CniCall } from '../../collector/index.js';
 import type { StoredCallSummary, StreamSize } from '../../store/index.js';
 import { isoFromUs } from './iso-time.js';
 

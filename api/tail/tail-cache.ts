@@ -8,8 +8,8 @@
  * belongs to the REST view (/api/v1/cache).
  */
 
-import type { CacheEntry, CacheEvent } from '../../collector/cache/cache-types.js';
-import { cacheEntryFields } from '../../store/cache/cache-entry-fields.js';
+import type { CacheEntry, CacheEvent } from '../../collector/index.js';
+import { cacheEntryFields } from '../../store/index.js';
 import { presentCacheFile } from '../schemas/cache.js';
 import { isoFromMs } from '../schemas/iso-time.js';
 import type { TailFilter } from './tail-filter.js';

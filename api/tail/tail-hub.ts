@@ -6,8 +6,7 @@
  * the collector's publish never waits on a socket, however slow.
  */
 
-import type { CacheListener } from '../../collector/cache/cache-types.js';
-import type { CallListener, CollectorEvent, TracerEvent, TracerEventListener } from '../../collector/types.js';
+import type { CacheListener, CallListener, CollectorEvent, TracerEvent, TracerEventListener } from '../../collector/index.js';
 import { summaryFromLive, type CallSummary } from '../schemas/call-summary.js';
 import { isoFromUs } from '../schemas/iso-time.js';
 import { createCacheFeed, matchesCacheFilter, type TailCacheMessage } from './tail-cache.js';

@@ -12,7 +12,7 @@ import { decodeExecBlock, newExecBlock } from './exec-block.js';
 import { decodeWaitStatus } from './wait-status.js';
 import type { StreamCapture } from './stream-capture.js';
 import { shimParentFor } from './socket-shims.js';
-import { PAYLOAD_CAP_BYTES, type CaptureMode, type TracerRecord } from '../../bpf/tracer-protocol.js';
+import { PAYLOAD_CAP_BYTES, type CaptureMode, type TracerRecord } from '../../bpf/index.js';
 import type { CollectorEvent, ParentProcess } from '../types.js';
 
 export { callId } from './call-state.js';

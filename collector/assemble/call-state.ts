@@ -7,7 +7,7 @@
 import path from 'node:path';
 import { podFromCniArgs } from './cni-env.js';
 import { EMPTY_STREAM, StreamCapture } from './stream-capture.js';
-import type { CaptureMode, TracerRecord } from '../../bpf/tracer-protocol.js';
+import type { CaptureMode, TracerRecord } from '../../bpf/index.js';
 import type { CniCall, HelperProcess, ParentProcess, ProcessOutcome } from '../types.js';
 
 /** `foreign`: followed by another tracer run (a mode switch hands over); ignored here with its descendants. */

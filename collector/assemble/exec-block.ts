@@ -5,7 +5,7 @@
  */
 
 import { ChunkedBuffer } from './chunked-buffer.js';
-import { EXEC_BLOCK_CAP_BYTES } from '../../bpf/tracer-protocol.js';
+import { EXEC_BLOCK_CAP_BYTES } from '../../bpf/index.js';
 import { keepCniEnv } from './cni-env.js';
 
 export interface DecodedExecBlock {

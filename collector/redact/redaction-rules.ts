@@ -13,8 +13,7 @@
  * and are kept by the default exception.
  */
 
-import type { PointerRule } from './json-pointer.js';
-import { parsePointer } from './json-pointer.js';
+import { type PointerRule, parsePointer } from './json-pointer.js';
 
 export const DEFAULT_REDACT_KEYS = [
   'passw(or)?d',

@@ -30,7 +30,7 @@
  */
 
 import { ReorderWindow } from './reorder-window.js';
-import { expectedChunks, type TracerRecord } from '../../bpf/tracer-protocol.js';
+import { expectedChunks, type TracerRecord } from '../../bpf/index.js';
 
 interface Group {
   readonly ts: number;

@@ -6,9 +6,8 @@
 
 import { spawn } from 'node:child_process';
 import type { Logger } from 'pino';
-import { bpftraceEnv, programText } from '../../bpf/program.js';
+import { bpftraceEnv, programText, type CaptureMode } from '../../bpf/index.js';
 import { LineSplitter } from './line-splitter.js';
-import type { CaptureMode } from '../../bpf/tracer-protocol.js';
 
 export interface TracerSettings {
   readonly bpftracePath: string;

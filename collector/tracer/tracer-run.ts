@@ -10,7 +10,7 @@ import { runCanary } from './canary.js';
 import { startTracer, type RunningTracer, type TracerExit, type TracerSettings } from './tracer-process.js';
 import { RecordSequencer } from './record-sequencer.js';
 import { REORDER_WINDOW, ReorderWindow } from './reorder-window.js';
-import { parseTracerBytes, type TracerRecord } from '../../bpf/tracer-protocol.js';
+import { parseTracerBytes, type TracerRecord } from '../../bpf/index.js';
 import type { CollectorEvent } from '../types.js';
 
 /** Silence from bpftrace after which every record it printed is out. */

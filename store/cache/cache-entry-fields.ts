@@ -5,8 +5,7 @@
  * REST routes present a stored version, so both show an entry alike.
  */
 
-import type { CacheEntry } from '../../collector/cache/cache-types.js';
-import type { PodRef } from '../../collector/types.js';
+import type { CacheEntry, PodRef } from '../../collector/index.js';
 
 /** The fields a stored version takes as they are from the parsed file (taken from its type so the two cannot drift). */
 type ParsedFields = 'path' | 'dir' | 'format' | 'containerId' | 'networkName' | 'ifName' | 'netns' | 'ips' | 'cniArgs' | 'config' | 'configProblem' | 'result';

@@ -11,7 +11,7 @@
  */
 
 import type { Database } from 'better-sqlite3';
-import { createFindingsLog } from '../findings/cache-findings.js';
+import { createFindingsLog } from '../findings/index.js';
 
 export interface CacheLinkOptions {
   /** How long after the fact a missing link or a condition is still looked for / judged. */

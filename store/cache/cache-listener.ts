@@ -5,9 +5,9 @@
  * watcher: a failed batch waits, bounded, and is retried with the next one.
  */
 
-import type { CacheEvent, CacheListener } from '../../collector/cache/cache-types.js';
+import type { CacheEvent, CacheListener } from '../../collector/index.js';
 import type { CacheStore } from './cache-store.js';
-import { toStoreError, type StoreError } from '../db/errors.js';
+import { toStoreError, type StoreError } from '../db/index.js';
 
 export interface CacheStoreListener extends CacheListener {
   readonly pendingCount: number;

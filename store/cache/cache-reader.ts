@@ -1,7 +1,8 @@
 /** The read side for cache entries, IP history and findings (the API's queries). */
 
 import type { Database } from 'better-sqlite3';
-import type { CacheEntryFilter, CacheFindingKind, FindingFilter, StoredCacheEntry, StoredFinding, StoredIpHolding } from './cache-types.js';
+import type { CacheFindingKind, FindingFilter, StoredFinding } from '../findings/index.js';
+import type { CacheEntryFilter, StoredCacheEntry, StoredIpHolding } from './cache-types.js';
 
 export const MAX_CACHE_PAGE = 1000;
 

@@ -5,11 +5,11 @@
  */
 
 import type { Database } from 'better-sqlite3';
-import type { CacheEvent } from '../../collector/cache/cache-types.js';
+import type { CacheEvent } from '../../collector/index.js';
 import { createCacheLinker, type CacheLinkOptions } from './cache-links.js';
 import { createCacheReader, type CacheReader } from './cache-reader.js';
 import { createCacheWriter } from './cache-writer.js';
-import { writeTimingFor } from '../db/write-timing.js';
+import { writeTimingFor } from '../db/index.js';
 
 export interface CacheStore extends CacheReader {
   writeCacheEvents(events: readonly CacheEvent[]): void;

@@ -12,10 +12,10 @@
  */
 
 import type { Database } from 'better-sqlite3';
-import type { CacheEntry, CacheEvent, IpAllocation } from '../../collector/cache/cache-types.js';
-import { toStoreError } from '../db/errors.js';
+import type { CacheEntry, CacheEvent, IpAllocation } from '../../collector/index.js';
+import { toStoreError } from '../db/index.js';
 import { cacheEntryFields } from './cache-entry-fields.js';
-import { createFindingsLog, FILE_KINDS_SQL } from '../findings/cache-findings.js';
+import { createFindingsLog, FILE_KINDS_SQL } from '../findings/index.js';
 
 export interface CacheWriter {
   writeCacheEvents(events: readonly CacheEvent[]): void;

@@ -4,8 +4,8 @@
  * aliases, so the two cannot drift apart.
  */
 
-import type { CallStatus, CapturedStream } from '../../collector/types.js';
-import type { CaptureMode } from '../../bpf/tracer-protocol.js';
+import type { CallStatus, CapturedStream } from '../../collector/index.js';
+import type { CaptureMode } from '../../bpf/index.js';
 import type { StoredCall, StoredCallSummary, StoredHelper, StoredHelperSummary, StreamSize } from './types.js';
 
 /**

@@ -6,7 +6,7 @@
  * query states the same condition with the same constant, not a parameter.
  */
 
-import type { CallStatus } from '../../collector/types.js';
+import type { CallStatus } from '../../collector/index.js';
 import type { SqlValue } from './call-rows.js';
 import type { CallFilter } from './types.js';
 

@@ -4,8 +4,7 @@
  */
 
 import type { Database, Statement } from 'better-sqlite3';
-import { FULL_COLUMNS, HELPER_SELECT_COLUMNS, SUMMARY_COLUMNS, summariesFromRaw, toStoredCall } from './call-decode.js';
-import type { FullRow, HelperSelectRow } from './call-decode.js';
+import { FULL_COLUMNS, HELPER_SELECT_COLUMNS, SUMMARY_COLUMNS, summariesFromRaw, toStoredCall, type FullRow, type HelperSelectRow } from './call-decode.js';
 import { callFilterConditions } from './call-filter-sql.js';
 import type { SqlValue } from './call-rows.js';
 import { decodeCursor, encodeCursor, type CursorKey } from './cursor.js';

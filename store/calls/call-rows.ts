@@ -5,7 +5,7 @@
  * fails to compile instead of silently binding NULL.
  */
 
-import type { CapturedStream, CniCall, HelperProcess, ProcessOutcome } from '../../collector/types.js';
+import type { CapturedStream, CniCall, HelperProcess, ProcessOutcome } from '../../collector/index.js';
 
 /** What better-sqlite3 can bind (it refuses booleans and undefined). */
 export type SqlValue = string | number | bigint | Buffer | null;

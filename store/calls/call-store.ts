@@ -7,9 +7,9 @@
 import type { Database } from 'better-sqlite3';
 import { createCallReader } from './call-reader.js';
 import { createCallWriter } from './call-writer.js';
-import { createTracerEventLog } from '../tracer-events/tracer-events.js';
+import { createTracerEventLog } from '../tracer-events/index.js';
 import type { CallStore } from './types.js';
-import { writeTimingFor } from '../db/write-timing.js';
+import { writeTimingFor } from '../db/index.js';
 
 export { createStoreListener, type StoreListener, type StoreListenerOptions } from './store-listener.js';
 export type { CallStore } from './types.js';

@@ -6,9 +6,9 @@
  */
 
 import type { Database } from 'better-sqlite3';
-import type { CniCall, CollectorEvent } from '../../collector/types.js';
+import type { CniCall, CollectorEvent } from '../../collector/index.js';
 import { CALL_COLUMNS, FINISH_COLUMNS, HELPER_COLUMNS, callValues, finishValues, helperValues } from './call-rows.js';
-import { toStoreError } from '../db/errors.js';
+import { toStoreError } from '../db/index.js';
 import { latestEventPerCall } from './latest-events.js';
 
 export interface CallWriter {

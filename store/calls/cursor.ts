@@ -6,7 +6,7 @@
  * Opaque to clients (base64url JSON) so the key can change without an API change.
  */
 
-import { StoreError } from '../db/errors.js';
+import { StoreError } from '../db/index.js';
 
 export interface CursorKey {
   readonly startedAtUs: number;

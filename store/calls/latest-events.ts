@@ -7,7 +7,7 @@
  * ends within one batch, and bounded memory in the retry queue.
  */
 
-import type { CollectorEvent } from '../../collector/types.js';
+import type { CollectorEvent } from '../../collector/index.js';
 
 /** Folds `event` into `latest` (keyed by call id), keeping first-seen order. */
 export function foldEvent(latest: Map<string, CollectorEvent>, event: CollectorEvent): void {

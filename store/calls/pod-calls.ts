@@ -7,8 +7,7 @@
  */
 
 import type { Database } from 'better-sqlite3';
-import { byStartThenId, HELPER_SUMMARY_COLUMNS, SUMMARY_COLUMNS, summariesAsJsonSql, summariesFromJson, toHelperSummary } from './call-decode.js';
-import type { HelperSummaryRow } from './call-decode.js';
+import { byStartThenId, HELPER_SUMMARY_COLUMNS, SUMMARY_COLUMNS, summariesAsJsonSql, summariesFromJson, toHelperSummary, type HelperSummaryRow } from './call-decode.js';
 import type { PodCallGraph, PodCallScope, StoredCallSummary, StoredHelperSummary } from './types.js';
 
 /**

@@ -7,8 +7,8 @@
  * history for a daemon that stays up.
  */
 
-import type { CallListener, CniCall, CollectorEvent } from '../../collector/types.js';
-import { StoreError, isTransientStoreError } from '../db/errors.js';
+import type { CallListener, CniCall, CollectorEvent } from '../../collector/index.js';
+import { StoreError, isTransientStoreError } from '../db/index.js';
 import { foldEvent } from './latest-events.js';
 import type { CallStore } from './types.js';
 

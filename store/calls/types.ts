@@ -4,8 +4,9 @@
  * derives text from the bytes itself, so nothing here is decoded or pretty.
  */
 
-import type { CapturedStream, CallStatus, CollectorEvent, HelperProcess } from '../../collector/types.js';
-import type { CaptureMode } from '../../bpf/tracer-protocol.js';
+import type { CapturedStream, CallStatus, CollectorEvent, HelperProcess } from '../../collector/index.js';
+import type { CaptureMode } from '../../bpf/index.js';
+import type { StoredTracerEvent, TracerEventKind } from '../tracer-events/index.js';
 
 /** How much of a stream was kept, without the bytes (for lists). */
 export interface StreamSize {
@@ -129,15 +130,6 @@ export interface CallPage {
   readonly items: StoredCallSummary[];
   /** Pass back to get the next (older) page; null when this is the last one. */
   readonly nextCursor: string | null;
-}
-
-export type TracerEventKind = 'started' | 'stopped' | 'restarted' | 'lost-events' | 'mode-changed' | (string & {});
-
-export interface StoredTracerEvent {
-  readonly id: number;
-  readonly atUs: number;
-  readonly kind: TracerEventKind;
-  readonly detail: unknown;
 }
 
 export interface CallStore {

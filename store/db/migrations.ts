@@ -6,9 +6,9 @@
  */
 
 import type { Database } from 'better-sqlite3';
-import { CREATE_CACHE_ENTRIES, CREATE_CACHE_FINDINGS, CREATE_CACHE_INDEXES, CREATE_IP_HISTORY } from '../cache/cache-schema.js';
+import { CREATE_CACHE_ENTRIES, CREATE_CACHE_FINDINGS, CREATE_CACHE_INDEXES, CREATE_IP_HISTORY } from './cache-schema.js';
 import { StoreError } from './errors.js';
-import { QUERY_INDEXES_V3 } from '../calls/query-indexes.js';
+import { QUERY_INDEXES_V3 } from './query-indexes.js';
 
 export interface Migration {
   readonly version: number;

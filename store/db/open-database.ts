@@ -10,7 +10,7 @@ import path from 'node:path';
 import BetterSqlite3, { type Database } from 'better-sqlite3';
 import { toStoreError } from './errors.js';
 import { migrate } from './migrations.js';
-import { writePlannerHints } from '../calls/planner-hints.js';
+import { writePlannerHints } from './planner-hints.js';
 
 export type { Database } from 'better-sqlite3';
 

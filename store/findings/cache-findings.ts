@@ -6,8 +6,8 @@
  */
 
 import type { Database } from 'better-sqlite3';
-import { CACHE_PROBLEM_KINDS } from '../../collector/cache/cache-types.js';
-import type { CacheFindingKind } from '../cache/cache-types.js';
+import { CACHE_PROBLEM_KINDS } from '../../collector/index.js';
+import type { CacheFindingKind } from './types.js';
 
 export interface FindingFields {
   readonly message: string;

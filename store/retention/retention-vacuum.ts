@@ -9,7 +9,7 @@
  */
 
 import type { Database } from 'better-sqlite3';
-import type { WriteTiming } from '../db/write-timing.js';
+import type { WriteTiming } from '../db/index.js';
 
 export interface CheckpointResult {
   /** Another connection's reader or writer was in the way: the WAL was not (fully) reset. */

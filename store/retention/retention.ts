@@ -13,8 +13,7 @@
 
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import type { Database } from 'better-sqlite3';
-import { createSizeMeter, type DatabaseSize } from '../db/db-size.js';
-import { toStoreError, type StoreError } from '../db/errors.js';
+import { createSizeMeter, type DatabaseSize, toStoreError, type StoreError, writeTimingFor } from '../db/index.js';
 import {
   HISTORY_TABLES,
   NO_CUTOFF,
@@ -25,8 +24,7 @@ import {
   type RetentionCounts,
 } from './retention-prune.js';
 import { createVacuumer } from './retention-vacuum.js';
-import { createTracerEventLog } from '../tracer-events/tracer-events.js';
-import { writeTimingFor } from '../db/write-timing.js';
+import { createTracerEventLog } from '../tracer-events/index.js';
 
 export type { RetentionCounts } from './retention-prune.js';
 

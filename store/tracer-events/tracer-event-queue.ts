@@ -5,8 +5,13 @@
  * that happens during a disk outage must still be on record afterwards.
  */
 
-import { StoreError, isTransientStoreError } from '../db/errors.js';
-import type { CallStore, TracerEventKind } from '../calls/types.js';
+import { StoreError, isTransientStoreError } from '../db/index.js';
+import type { TracerEventKind } from './types.js';
+
+/** Where the queue writes: the call store's tracer event log. */
+export interface TracerEventSink {
+  recordTracerEvent(kind: TracerEventKind, detail: unknown, atUs: number): void;
+}
 
 export interface TracerEventQueue {
   record(kind: TracerEventKind, detail: unknown, atUs: number): void;
@@ -27,7 +32,7 @@ interface Pending {
 const DEFAULT_MAX_PENDING = 1_000;
 
 export function createTracerEventQueue(
-  store: Pick<CallStore, 'recordTracerEvent'>,
+  store: TracerEventSink,
   onError: (err: StoreError) => void,
   maxPending = DEFAULT_MAX_PENDING,
 ): TracerEventQueue {

@@ -4,8 +4,8 @@
  */
 
 import type { Database } from 'better-sqlite3';
-import { toStoreError } from '../db/errors.js';
-import type { StoredTracerEvent, TracerEventKind } from '../calls/types.js';
+import { toStoreError } from '../db/index.js';
+import type { StoredTracerEvent, TracerEventKind } from './types.js';
 
 export interface TracerEventLog {
   recordTracerEvent(kind: TracerEventKind, detail: unknown, atUs: number): void;

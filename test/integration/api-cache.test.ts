@@ -5,8 +5,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerErrorHandling } from '../../api/errors.js';
-import { createReadOps } from '../../api/reads/read-ops.js';
-import { inlineReads } from '../../api/reads/reads.js';
+import { createReadOps } from '../../api/read-ops.js';
 import { registerCache } from '../../api/routes/cache.js';
 import { createFindingsReader, type FindingsReader } from '../../store/cache/cache-reader.js';
 import { createCacheStore } from '../../store/cache/cache-store.js';
@@ -22,7 +21,7 @@ async function cacheApp(store: CallStore, cache: ReturnType<typeof createCacheSt
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   registerErrorHandling(app);
-  registerCache(app, inlineReads(createReadOps({ store, cache, findings: findings ?? null })));
+  registerCache(app, createReadOps({ store, cache, findings: findings ?? null }));
   await app.ready();
   return app;
 }

@@ -6,7 +6,9 @@
 
 import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
-import { buildApp, type ApiDeps, type StoreStatus } from '../../api/app.js';
+import { buildApp } from '../../api/app.js';
+import type { ApiDeps } from '../../api/deps.js';
+import type { StoreStatus } from '../../store/index.js';
 import type { TracerStatus } from '../../collector/collector.js';
 import type { CacheEntry } from '../../collector/cache/cache-types.js';
 import type { CaptureMode } from '../../bpf/tracer-protocol.js';
@@ -99,7 +101,7 @@ export async function startApi(options: HarnessOptions = {}): Promise<ApiHarness
     storeStatus: () => state.storeStatus,
     store: options.wrapStore ? options.wrapStore(store) : store,
     token: options.token ?? null,
-    cache,
+    cache: cache && { reader: cache },
     // As the daemon does: the findings log is read whether or not caches are watched.
     findings: createFindingsReader(db),
     ...(setCaptureMode ? { setCaptureMode } : {}),

@@ -6,7 +6,7 @@ import path from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ApiDeps } from '../../api/app.js';
+import type { ApiDeps } from '../../api/deps.js';
 import { registerHealth } from '../../api/routes/health.js';
 import { registerMetrics } from '../../api/routes/metrics.js';
 import { createCacheWiring, type CacheWiring } from '../../daemon/cache-wiring.js';
@@ -45,7 +45,7 @@ describe('the cache watcher on /healthz and /metrics', () => {
       collectorStats: () => COLLECTOR_STATS,
       storeStatus: () => STORE_STATUS,
       store,
-      ...(withCache && wiring.status ? { cacheStatus: wiring.status } : {}),
+      ...(withCache && wiring.status ? { cache: { status: wiring.status } } : {}),
     };
     app = Fastify();
     registerHealth(app, deps);

@@ -13,7 +13,7 @@ import type { IContainer } from 'kubernetes-models/v1/Container';
 import type { IHTTPGetAction } from 'kubernetes-models/v1/HTTPGetAction';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import type { StoreStatus } from '../../api/app.js';
+import type { StoreStatus } from '../../store/index.js';
 import { ConfigError, envName, loadConfig, settings, type DaemonConfig, type SettingName } from '../../daemon/config.js';
 import { parseRunFlags } from '../../cli/main.js';
 import { startApi, TRACER_STATUS, type ApiHarness } from './api-harness.js';

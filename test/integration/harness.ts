@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { CollectorStats, TracerStatus } from '../../collector/collector.js';
 import type { CapturedStream, CniCall, CollectorEvent, HelperProcess } from '../../collector/types.js';
-import type { StoreStatus } from '../../api/app.js';
+import type { StoreStatus } from '../../store/index.js';
 import { createCallStore, openDatabase, type CallStore, type Database } from '../../store/index.js';
 
 // ---- calls -------------------------------------------------------------------

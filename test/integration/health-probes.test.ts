@@ -3,7 +3,7 @@
 // (?probe=readiness) fails while the tracer is not recording, not when the
 // store is unwritable.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { StoreStatus } from '../../api/app.js';
+import type { StoreStatus } from '../../store/index.js';
 import type { TracerStatus } from '../../collector/collector.js';
 import { startApi, TRACER_STATUS, type ApiHarness, type ErrorBody } from './api-harness.js';
 

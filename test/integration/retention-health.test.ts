@@ -6,7 +6,7 @@ import path from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ApiDeps } from '../../api/app.js';
+import type { ApiDeps } from '../../api/deps.js';
 import { registerHealth } from '../../api/routes/health.js';
 import { registerMetrics } from '../../api/routes/metrics.js';
 import { createRetentionWiring } from '../../daemon/retention-wiring.js';

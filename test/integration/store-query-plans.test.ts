@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CALL_LOOP_SQL } from '../../store/findings/call-loops.js';
 import { listCallsQuery } from '../../store/calls/call-reader.js';
-import { CALLS_PLANNER_HINTS } from '../../store/calls/planner-hints.js';
+import { CALLS_PLANNER_HINTS } from '../../store/db/planner-hints.js';
 import { POD_GRAPH_SQL } from '../../store/calls/pod-calls.js';
 import { openDatabase, type Database } from '../../store/db/open-database.js';
 import type { CallFilter } from '../../store/calls/types.js';

@@ -9,7 +9,7 @@ import type { Socket } from 'node:net';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, beforeEach } from 'vitest';
 import { WebSocket } from 'ws';
-import type { ApiDeps } from '../../api/app.js';
+import type { ApiDeps } from '../../api/deps.js';
 import { registerMetrics } from '../../api/routes/metrics.js';
 import { registerTail, type TailOptions } from '../../api/routes/tail.js';
 import type { CallSummary } from '../../api/schemas/call-summary.js';
@@ -107,7 +107,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     storeStatus: () => state.storeStatus,
     store: apiStore,
     subscribe: collector.subscribe,
-    subscribeCache: cacheWatcher.subscribe,
+    cache: { subscribe: cacheWatcher.subscribe },
   };
   const app = Fastify();
   await registerTail(app, deps, options.tail);

@@ -1,21 +1,18 @@
 /**
  * What each read route computes from the database, down to the bytes it
  * sends: the query, the mapping to the contract's shapes and the JSON
- * encoding. Synchronous and free of HTTP, so the same code runs on the
- * daemon's main thread (tests, an in-memory store) or in a read worker
- * (read-worker.ts), where a pod's 300-call story no longer holds up the
- * collector. Errors are thrown as the API's typed errors (or the store's),
- * as the routes did.
+ * encoding. Synchronous and free of HTTP, so a route is a thin shell around
+ * one op and the API benchmark can time an op on its own. Errors are thrown
+ * as the API's typed errors (or the store's).
  */
 
 import { z } from 'zod';
-import type { CacheReader, FindingsReader } from '../../store/cache/cache-reader.js';
-import type { CallStore, PodCallScope } from '../../store/index.js';
-import { ApiError, apiErrors } from '../errors.js';
-import { presentCallDetail } from '../present/call-detail.js';
-import { encodePodStory } from '../present/fast-json.js';
-import { buildPodStory } from '../present/pod-story.js';
-import { replayScript } from '../present/replay-script.js';
+import type { CacheReader, FindingsReader, CallStore, PodCallScope } from '../store/index.js';
+import { ApiError, apiErrors } from './errors.js';
+import { presentCallDetail } from './present/call-detail.js';
+import { encodePodStory } from './present/fast-json.js';
+import { buildPodStory } from './present/pod-story.js';
+import { replayScript } from './present/replay-script.js';
 import {
   cacheListSchema,
   findingListSchema,
@@ -25,10 +22,10 @@ import {
   presentIpHolding,
   type cacheQuerySchema,
   type findingsQuerySchema,
-} from '../schemas/cache.js';
-import { callDetailSchema } from '../schemas/call-detail.js';
-import { toCallFilter, type CallListQuery } from '../schemas/call-query.js';
-import { summaryFromStored } from '../schemas/call-summary.js';
+} from './schemas/cache.js';
+import { callDetailSchema } from './schemas/call-detail.js';
+import { toCallFilter, type CallListQuery } from './schemas/call-query.js';
+import { summaryFromStored } from './schemas/call-summary.js';
 
 /** The store's read side, as the read routes use it. */
 export interface ReadSources {
@@ -50,7 +47,7 @@ export interface PodStoryRequest {
   readonly untilUs?: number | undefined;
 }
 
-/** Every read, by the name a worker is asked for it: JSON bodies as bytes, the replay script as text. */
+/** Every read: JSON bodies as bytes, the replay script as text. */
 export interface ReadOps {
   callPage(query: CallListQuery): Buffer;
   callDetail(id: string): Buffer;
@@ -61,10 +58,9 @@ export interface ReadOps {
   findings(query: FindingsQuery): Buffer;
 }
 
-export type ReadOp = keyof ReadOps;
 
-/** Every read, once: what a Reads object answers (reads.ts). */
-export const READ_OPS = ['callPage', 'callDetail', 'replayScript', 'podStory', 'cacheEntries', 'ipHistory', 'findings'] as const satisfies readonly ReadOp[];
+/** The content type of every JSON body the read routes send as bytes. */
+export const JSON_TYPE = 'application/json; charset=utf-8';
 
 const json = (body: unknown): Buffer => Buffer.from(JSON.stringify(body), 'utf8');
 

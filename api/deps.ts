@@ -1,0 +1,62 @@
+/**
+ * What the API is given by the daemon (and by tests, as fakes): functions
+ * that read the daemon's state, the store's read side, and subscriptions to
+ * what the collector and the cache watcher publish. buildApp hands each
+ * route group only the part it uses (the *Deps types below), so a route's
+ * signature says what it depends on.
+ */
+
+import type { Logger } from 'pino';
+import type { CaptureMode } from '../bpf/index.js';
+import type { CacheListener, CallListener, CollectorStats, TracerEventListener, TracerStatus } from '../collector/index.js';
+import type { CacheReader, CacheStatus, CallStore, FindingsReader, RetentionStatus, StoreStatus, WriteTiming } from '../store/index.js';
+
+/** The libcni cache side; absent (or null) when the daemon watches no cache directory. */
+export interface CacheDeps {
+  /** libcni's cached entries and the IP history. */
+  readonly reader?: CacheReader;
+  /** Follows the watcher's changes (tail `cache.added` / `cache.removed`). */
+  readonly subscribe?: (listener: CacheListener) => () => void;
+  /** The watcher's state for /healthz and /metrics. */
+  readonly status?: () => CacheStatus;
+}
+
+export interface ApiDeps {
+  readonly tracerStatus: () => TracerStatus;
+  readonly collectorStats: () => CollectorStats;
+  readonly storeStatus: () => StoreStatus;
+  /** The store's read side (the daemon's own connection). */
+  readonly store: CallStore;
+  /** Switches the tracer's capture mode without losing calls in flight; absent: not switchable. */
+  readonly setCaptureMode?: (mode: CaptureMode) => Promise<void>;
+  /** Follows calls live (websocket tail, metrics): the daemon passes the collector's subscribe. */
+  readonly subscribe?: (listener: CallListener) => () => void;
+  /** Follows the tracer's gaps (tail `tracer.gap`): the daemon passes the collector's subscribeTracer. */
+  readonly subscribeTracer?: (listener: TracerEventListener) => () => void;
+  /** Bearer token required on every route but /healthz; null = no auth (loopback only). */
+  readonly token?: string | null;
+  readonly logger?: Logger;
+  readonly cache?: CacheDeps | null;
+  /** The findings log (cache findings and call loops), read whether or not caches are watched; absent: the cache reader's. */
+  readonly findings?: FindingsReader | null;
+  /** Retention: its limits, last run and totals for /healthz and /metrics; absent when the daemon runs none. */
+  readonly retentionStatus?: () => RetentionStatus;
+  /** How long the store's writes hold the database (and the event loop), for /healthz and /metrics. */
+  readonly writeTiming?: WriteTiming;
+}
+
+/** GET /healthz. */
+export type HealthDeps = Pick<ApiDeps, 'tracerStatus' | 'collectorStats' | 'storeStatus' | 'retentionStatus' | 'writeTiming' | 'cache'>;
+
+/** GET /metrics: the daemon's numbers at scrape time, and the calls as they finish. */
+export type MetricsDeps = Pick<ApiDeps, 'tracerStatus' | 'collectorStats' | 'storeStatus' | 'subscribe' | 'retentionStatus' | 'writeTiming' | 'cache'> & {
+  readonly store: Pick<CallStore, 'databaseSizeBytes'>;
+};
+
+/** WS /api/v1/tail: live calls, tracer gaps and cache changes, and stored calls to catch up on. */
+export type TailDeps = Pick<ApiDeps, 'subscribe' | 'subscribeTracer' | 'cache'> & {
+  readonly store: Pick<CallStore, 'listCalls'>;
+};
+
+/** GET /api/v1/tracer, PUT /api/v1/tracer/mode. */
+export type TracerDeps = Pick<ApiDeps, 'tracerStatus' | 'setCaptureMode'>;

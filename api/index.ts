@@ -1,0 +1,4 @@
+/** The HTTP API's public surface, for the daemon: the app builder and the types of what it is given. */
+
+export { buildApp } from './app.js';
+export type { ApiDeps, CacheDeps } from './deps.js';

@@ -1,0 +1,7 @@
+/**
+ * The bpftrace program and the line protocol it prints: the first layer, which every other reads
+ * records and capture modes from.
+ */
+
+export { bpftraceEnv, programText } from './program.js';
+export { type CaptureMode, EXEC_BLOCK_CAP_BYTES, PAYLOAD_CAP_BYTES, type TracerRecord, expectedChunks, parseTracerBytes } from './tracer-protocol.js';

@@ -1,0 +1,13 @@
+/**
+ * The collector's public surface, for store/, api/ and the daemon: the collector itself (bpftrace
+ * supervised, its records assembled into calls), what it publishes (types.ts), the libcni cache
+ * watcher, redaction and the machine checks made before the tracer starts.
+ */
+
+export { CACHE_PROBLEM_KINDS, type CacheEntry, type CacheEvent, type CacheListener, type IpAllocation } from './cache/cache-types.js';
+export { type CacheWatcher, type CacheWatcherStatus, createCacheWatcher } from './cache/cache-watcher.js';
+export { type CollectorStats, type TracerStatus, createCollector } from './collector.js';
+export { type Redactor, createRedactor } from './redact/redact-events.js';
+export { DEFAULT_REDACT_KEYS, DEFAULT_REDACT_KEYS_EXCEPT, REDACTION_MARKER, RedactionRuleError, compileKeyPatterns, compilePointers, splitPatternList } from './redact/redaction-rules.js';
+export { runPreflight } from './tracer/preflight.js';
+export { type CallListener, type CallStatus, type CapturedStream, type CniCall, type CollectorEvent, type HelperProcess, type PodRef, type ProcessOutcome, type TracerEvent, type TracerEventListener, callSucceeded } from './types.js';

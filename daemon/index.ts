@@ -1,0 +1,7 @@
+/**
+ * The daemon's assembly, for the command line: its configuration (one zod table) and `run`, which
+ * wires collector, store, API and the background workers together.
+ */
+
+export { ConfigError, type SettingName, configReference, flagName, loadConfig, settings } from './config.js';
+export { runDaemon } from './run.js';

@@ -1,0 +1,7 @@
+/** The database itself: opening it, its schema and migrations, its size, the store's one error type and write timing. */
+
+export { type DatabaseSize, createSizeMeter } from './db-size.js';
+export { StoreError, type StoreErrorCode, isTransientStoreError, toStoreError } from './errors.js';
+export { MIGRATIONS, type Migration, migrate } from './migrations.js';
+export { type Database, openDatabase, openReadConnection } from './open-database.js';
+export { type WriteKind, type WriteTiming, type WriteTimingStats, writeTimingFor } from './write-timing.js';
