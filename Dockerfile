@@ -1,21 +1,20 @@
-# cnirec node daemon image: Node.js 20 (Debian 12's own nodejs is 18) with Debian 12's bpftrace (0.17).
+# cnirec node daemon image: Node.js 24 LTS (Debian 12's own nodejs is 18) with Debian 12's bpftrace (0.17).
 # Runs as the DaemonSet in deploy/kubernetes/ expects: privileged, hostPID, entrypoint `cnirec run`,
 # configured by flags or CNIREC_* variables.
 #
 #   docker build -t cnirec:0.1.0 .
 
 # ---- build: compile the TypeScript, then keep only the runtime dependencies ----------------------------
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 # better-sqlite3 downloads a prebuilt addon, and compiles one with these when it cannot.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY package.json package-lock.json ./
-# `npm install` rather than `npm ci`: the lockfile has no entries for other platforms' optional packages,
-# which `npm ci` rejects (scripts/setup.sh says more). Scripts are skipped here because `prepare` builds
-# sources not copied yet; better-sqlite3's own install script runs through the rebuild.
-RUN npm install --no-audit --no-fund --ignore-scripts \
+# Scripts are skipped here because `prepare` builds sources not copied yet; better-sqlite3's own install
+# script runs through the rebuild.
+RUN npm ci --no-audit --no-fund --ignore-scripts \
  && npm rebuild better-sqlite3
 COPY tsconfig.json tsconfig.build.json ./
 COPY bpf ./bpf
@@ -28,7 +27,7 @@ RUN npm run build \
  && npm prune --omit=dev --no-audit --no-fund
 
 # ---- runtime --------------------------------------------------------------------------------------------
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 # bpftrace 0.17 and what it loads (LLVM, libbpf, bcc); mount, for mounting tracefs when the node has not.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends bpftrace mount \

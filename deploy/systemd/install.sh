@@ -4,7 +4,7 @@
 #   /usr/local/bin/cnirec            the CLI (tail, calls, show, replay)
 #   /etc/systemd/system/cnirec.service
 #   /etc/default/cnirec              settings (CNIREC_* variables); an existing one is kept
-# then enables and starts it and waits until it records. Run as root. Needs Node.js 20+, npm, bpftrace
+# then enables and starts it and waits until it records. Run as root. Needs Node.js 22+ (24 LTS recommended), npm, bpftrace
 # 0.17+ (Debian/Ubuntu: apt-get install -y bpftrace) and this checkout's dev dependencies (npm install)
 # to build. Safe to run again (upgrades in place). Uninstall:
 #   systemctl disable --now cnirec
@@ -20,7 +20,8 @@ fail() {
 }
 [ "$(id -u)" -eq 0 ] || fail "run as root (sudo bash deploy/systemd/install.sh)"
 node_major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
-[ "$node_major" -ge 20 ] || fail "cnirec needs Node.js 20 or newer (found: $(node --version 2>/dev/null || echo none))"
+[ "$node_major" -ge 20 ] || fail "cnirec needs Node.js 22 or 24 (found: $(node --version 2>/dev/null || echo none))"
+[ "$node_major" -ge 22 ] || echo "install.sh: Node.js $(node --version) reached end of life; cnirec runs on it, but use Node.js 24 (or 22) where you can" >&2
 command -v bpftrace >/dev/null || fail "bpftrace was not found: apt-get install -y bpftrace (0.17 or newer)"
 command -v systemctl >/dev/null || fail "systemctl was not found: this installs a systemd service"
 [ -d node_modules ] || fail "run npm install in $(pwd) first (it builds the daemon)"

@@ -39,7 +39,7 @@ const value = (key: string) => service.filter(([k]) => k === key).map(([, v]) =>
 const execStart = value('ExecStart')[0]!.split(/\s+/);
 
 const systemdAnalyze = spawnSync('systemd-analyze', ['--version'], { encoding: 'utf8' });
-const noSystemd = systemdAnalyze.error ? 'systemd-analyze is not installed (apt-get install -y systemd; scripts/setup.sh does)' : null;
+const noSystemd = systemdAnalyze.error ? 'systemd-analyze is not installed (apt-get install -y systemd; scripts/test.sh does)' : null;
 
 describe('the systemd unit', () => {
   itNeeds(noSystemd, 'passes systemd-analyze verify without a warning', () => {
