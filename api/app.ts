@@ -14,6 +14,7 @@ import { registerCalls } from './routes/calls.js';
 import { registerDocs, registerOpenApi } from './routes/docs.js';
 import { registerHealth } from './routes/health.js';
 import { registerMetrics } from './routes/metrics.js';
+import { registerNodeCni } from './routes/node-cni.js';
 import { registerPods } from './routes/pods.js';
 import { registerReplay } from './routes/replay.js';
 import { registerTail } from './routes/tail.js';
@@ -47,6 +48,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
   registerPods(app, reads);
   registerTracer(app, deps);
   registerCache(app, reads);
+  registerNodeCni(app, deps);
   await registerDocs(app);
 
   // Live side (api/tail/, api/metrics/): the websocket tail and /metrics.

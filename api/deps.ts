@@ -9,7 +9,8 @@
 import type { Logger } from 'pino';
 import type { CaptureMode } from '../bpf/index.js';
 import type { CacheListener, CallListener, CollectorStats, TracerEventListener, TracerStatus } from '../collector/index.js';
-import type { CacheReader, CacheStatus, CallStore, FindingsReader, RetentionStatus, StoreStatus, WriteTiming } from '../store/index.js';
+import type { ConfListener, DoctorReport, RecordKnowledge } from '../collector/index.js';
+import type { CacheReader, CacheStatus, CallStore, ConfHistory, FindingsReader, GcChecks, PluginBinaries, RetentionStatus, StoreStatus, WriteTiming } from '../store/index.js';
 
 /** The libcni cache side; absent (or null) when the daemon watches no cache directory. */
 export interface CacheDeps {
@@ -43,20 +44,49 @@ export interface ApiDeps {
   readonly retentionStatus?: () => RetentionStatus;
   /** How long the store's writes hold the database (and the event loop), for /healthz and /metrics. */
   readonly writeTiming?: WriteTiming;
+  /** The node's CNI setup (doctor report, conf history, binaries, GC); absent: those routes answer 501. */
+  readonly nodeCni?: NodeCniDeps;
+  /** Follows the conf dir watcher (tail `config.changed`). */
+  readonly subscribeConf?: (listener: ConfListener) => () => void;
+}
+
+/** The node setup side's state for /metrics. */
+export interface NodeCniStatus {
+  readonly confDirs: readonly string[];
+  readonly watchedFiles: number;
+  readonly changes: { readonly added: number; readonly changed: number; readonly removed: number };
+  /** Problems of the last report, by severity. */
+  readonly problems: { readonly error: number; readonly warning: number };
+  readonly lastReportAtMs: number | null;
+  readonly binariesHashed: number;
+  readonly binaryQueueDropped: number;
+}
+
+/** The node's CNI setup routes (api/routes/node-cni.ts): the daemon passes its node setup wiring. */
+export interface NodeCniDeps {
+  report(): DoctorReport & { readonly watchedConfDirs: readonly string[] };
+  record(): RecordKnowledge;
+  readonly history: Pick<ConfHistory, 'versions' | 'version' | 'previousOf' | 'versionForCall'>;
+  readonly binaries: Pick<PluginBinaries, 'list' | 'forCall'>;
+  readonly gc: Pick<GcChecks, 'analyse' | 'recent'>;
+  status(): NodeCniStatus;
 }
 
 /** GET /healthz. */
 export type HealthDeps = Pick<ApiDeps, 'tracerStatus' | 'collectorStats' | 'storeStatus' | 'retentionStatus' | 'writeTiming' | 'cache'>;
 
 /** GET /metrics: the daemon's numbers at scrape time, and the calls as they finish. */
-export type MetricsDeps = Pick<ApiDeps, 'tracerStatus' | 'collectorStats' | 'storeStatus' | 'subscribe' | 'retentionStatus' | 'writeTiming' | 'cache'> & {
+export type MetricsDeps = Pick<ApiDeps, 'tracerStatus' | 'collectorStats' | 'storeStatus' | 'subscribe' | 'retentionStatus' | 'writeTiming' | 'cache' | 'nodeCni'> & {
   readonly store: Pick<CallStore, 'databaseSizeBytes'>;
 };
 
 /** WS /api/v1/tail: live calls, tracer gaps and cache changes, and stored calls to catch up on. */
-export type TailDeps = Pick<ApiDeps, 'subscribe' | 'subscribeTracer' | 'cache'> & {
+export type TailDeps = Pick<ApiDeps, 'subscribe' | 'subscribeTracer' | 'cache' | 'subscribeConf'> & {
   readonly store: Pick<CallStore, 'listCalls'>;
 };
+
+/** The node's CNI setup routes, and GET /api/v1/calls/:id/setup. */
+export type NodeCniRouteDeps = Pick<ApiDeps, 'nodeCni'> & { readonly store: Pick<CallStore, 'getCall'> };
 
 /** GET /api/v1/tracer, PUT /api/v1/tracer/mode. */
 export type TracerDeps = Pick<ApiDeps, 'tracerStatus' | 'setCaptureMode'>;

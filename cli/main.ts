@@ -6,13 +6,16 @@
 
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { ConfigError, configReference, flagName, loadConfig, settings, type SettingName, runDaemon } from '../daemon/index.js';
+import { ConfigError, configReference, flagName, isRepeatable, loadConfig, settings, type SettingName, runDaemon } from '../daemon/index.js';
 import { runDemo } from './demo.js';
 import { ClientError, type ClientOptions } from './api-client.js';
 import { findingsCommand } from './findings-command.js';
 import { podCommand } from './pod-command.js';
 import { callsCommand, replayCommand, showCommand } from './query-commands.js';
 import { tailCommand } from './tail-command.js';
+import { configCommand } from './config-command.js';
+import { doctorCommand } from './doctor-command.js';
+import { UsageError } from './usage-error.js';
 
 const USAGE = `usage: cnirec <command> [flags]
 
@@ -31,9 +34,19 @@ commands:
                                     [--uid UID] [--since T] [--until T] [--json]
   replay ID    print a shell script that re-runs the call by hand
   findings     what went wrong on this node: DEL/ADD loops, broken or stale
-               cache files, leaked IPs    [--kind K] [--all] [--limit N] [--json]
+               cache files, leaked IPs, config changes before failures, GC
+               leftovers                  [--kind K] [--all] [--limit N] [--json]
+  doctor       check the node's CNI setup: the conf dirs and bin dirs the
+               runtimes read, the active network and why, JSON errors,
+               cniVersion, missing or broken plugins; exit 1 on a problem.
+               Works without a daemon    [--cni-conf-dir D]... [--cni-bin-dir D]...
+                                         [--json] [--no-daemon]
+  config history [FILE]   the recorded versions of the conf dir files
+  config show ID          one version as stored (after redaction)
+  config diff ID|FILE [ID]  a unified diff: a version against the one before
+                          it, or two versions
 
-tail, calls, show, pod, replay, findings and demo talk to a running daemon: --api URL
+tail, calls, show, pod, replay, findings, config and demo talk to a running daemon (doctor asks it when it answers): --api URL
 (CNIREC_API, default http://127.0.0.1:7070) and --token T (CNIREC_TOKEN).
   config-doc   print the configuration reference (Markdown)
   help         this text
@@ -42,7 +55,7 @@ run flags (each also as a CNIREC_* environment variable):
 ${(Object.keys(settings) as SettingName[]).map((n) => `  --${flagName(n).padEnd(20)} ${settings[n].help}`).join('\n')}
 `;
 
-export class UsageError extends Error {}
+export { UsageError };
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -57,9 +70,20 @@ export async function main(argv: string[]): Promise<number> {
       case 'show':
       case 'pod':
       case 'replay':
-      case 'findings': {
+      case 'findings':
+      case 'doctor':
+      case 'config': {
         const { client, args } = clientOptions(rest);
-        const commands = { tail: tailCommand, calls: callsCommand, show: showCommand, pod: podCommand, replay: replayCommand, findings: findingsCommand };
+        const commands = {
+          tail: tailCommand,
+          calls: callsCommand,
+          show: showCommand,
+          pod: podCommand,
+          replay: replayCommand,
+          findings: findingsCommand,
+          doctor: doctorCommand,
+          config: configCommand,
+        };
         return await commands[command](args, client);
       }
       case 'config-doc':
@@ -97,9 +121,9 @@ async function run(args: string[]): Promise<number> {
 /** `cnirec run`'s flags, as loadConfig takes them (exported so deploy/ manifests can be checked against it). */
 export function parseRunFlags(args: string[]): Partial<Record<SettingName, string>> {
   const options = Object.fromEntries(
-    (Object.keys(settings) as SettingName[]).map((n) => [flagName(n), { type: 'string' as const }]),
+    (Object.keys(settings) as SettingName[]).map((n) => [flagName(n), { type: 'string' as const, multiple: isRepeatable(n) }]),
   );
-  let values: Record<string, string | boolean | undefined>;
+  let values: Record<string, string | string[] | boolean | undefined>;
   try {
     values = parseArgs({ args, options, strict: true, allowPositionals: false }).values;
   } catch (err) {
@@ -109,6 +133,7 @@ export function parseRunFlags(args: string[]): Partial<Record<SettingName, strin
   for (const n of Object.keys(settings) as SettingName[]) {
     const v = values[flagName(n)];
     if (typeof v === 'string') flags[n] = v;
+    else if (Array.isArray(v)) flags[n] = v.join(',');
   }
   return flags;
 }

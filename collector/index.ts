@@ -11,3 +11,20 @@ export { type Redactor, createRedactor } from './redact/redact-events.js';
 export { DEFAULT_REDACT_KEYS, DEFAULT_REDACT_KEYS_EXCEPT, REDACTION_MARKER, RedactionRuleError, compileKeyPatterns, compilePointers, splitPatternList } from './redact/redaction-rules.js';
 export { runPreflight } from './tracer/preflight.js';
 export { type CallListener, type CallStatus, type CapturedStream, type CniCall, type CollectorEvent, type HelperProcess, type PodRef, type ProcessOutcome, type TracerEvent, type TracerEventListener, callSucceeded } from './types.js';
+export {
+  type ConfEvent,
+  type ConfListener,
+  type ConfWatcher,
+  type ConfFileVersion,
+  type BinaryVersion,
+  type DoctorReport,
+  type DoctorProblem,
+  type RecordKnowledge,
+  type Requested,
+  PROBLEM_CODES,
+  createBinaryHasher,
+  createConfWatcher,
+  confDirsToWatch,
+  diagnose,
+  readNode,
+} from './node-setup/index.js';

@@ -122,6 +122,18 @@ export const settings = {
     default: () => '/var/lib/cni/networks',
     help: 'host-local IPAM data directories (`<dir>/<network>/<ip>` files) to follow for IP history and leaks (comma-separated; empty: none).',
   },
+  cniConfDir: {
+    schema: dirList,
+    default: () => '',
+    repeatable: true,
+    help: "CNI conf dir to follow for config history and check with `cnirec doctor` (repeatable, or comma-separated). Empty: the conf dirs the runtimes' own configs name (containerd's config.toml, CRI-O's crio.conf and crio.conf.d, podman's containers.conf), else /etc/cni/net.d.",
+  },
+  cniBinDir: {
+    schema: dirList,
+    default: () => '',
+    repeatable: true,
+    help: "CNI plugin dir the checks look up plugin types in (repeatable, or comma-separated). Empty: the bin dirs of the runtime reading the conf dir, else /opt/cni/bin.",
+  },
   cacheRescanMs: {
     schema: positiveInt(200, 3_600_000),
     default: () => '5000',
@@ -170,6 +182,11 @@ export const settings = {
 } as const;
 
 export type SettingName = keyof typeof settings;
+
+/** Settings given once per value on the command line (`--cni-conf-dir A --cni-conf-dir B`); their values are joined with commas. */
+export function isRepeatable(name: SettingName): boolean {
+  return 'repeatable' in settings[name];
+}
 
 const configSchema = z.object(
   Object.fromEntries(Object.entries(settings).map(([k, s]) => [k, s.schema])) as { [K in SettingName]: (typeof settings)[K]['schema'] },

@@ -3,5 +3,5 @@
  * wires collector, store, API and the background workers together.
  */
 
-export { ConfigError, type SettingName, configReference, flagName, loadConfig, settings } from './config.js';
+export { ConfigError, type SettingName, configReference, flagName, isRepeatable, loadConfig, settings } from './config.js';
 export { runDaemon } from './run.js';

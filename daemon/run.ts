@@ -14,6 +14,7 @@ import { createStoreWiring } from './store-wiring.js';
 import { recordGaps } from './tracer-log.js';
 import { createCacheWiring } from './cache-wiring.js';
 import { createFindingsWiring } from './findings-wiring.js';
+import { createNodeSetupWiring } from './node-setup-wiring.js';
 
 const SHUTDOWN_BUDGET_MS = 5000;
 
@@ -55,6 +56,9 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
     redactor,
   });
   collector.subscribe(writes.listener);
+  // The node's CNI setup: conf dir history, which binary each call ran (hashed off the capture path), doctor checks.
+  const nodeSetup = createNodeSetupWiring(db, config, log.child({ component: 'node-setup' }), redactor);
+  collector.subscribe(nodeSetup.callListener);
   collector.subscribeTracer(recordGaps(writes));
 
   const app = await buildApp({
@@ -71,6 +75,8 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
     findings: findings.reader,
     retentionStatus: () => retention.status(),
     writeTiming: writeTimingFor(db),
+    nodeCni: nodeSetup.api,
+    subscribeConf: (listener) => nodeSetup.subscribeConf(listener),
   });
   const url = await app.listen({ host: config.listen.host, port: config.listen.port });
   log.info({ url, db: config.db, capture: config.capture }, 'cnirec API listening');
@@ -87,6 +93,7 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
       await app.close();
       await collector.stop();
       await cache.stop();
+      await nodeSetup.stop();
       findings.stop();
       await retention.stop(); // Retention: waits for a run to stop between two short steps
       writes.recordTracerEvent('stopped', {});
@@ -112,6 +119,7 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
     writes.recordTracerEvent('started', { mode: config.capture });
     await cache.start(); // CNI cache: never throws; unusable files and directories become findings
     findings.start();
+    await nodeSetup.start(); // never throws: unreadable dirs and files are logged and retried
   } catch (err) {
     log.fatal({ err: err instanceof Error ? err.message : String(err) }, 'the tracer could not start');
     await stop();

@@ -7,3 +7,20 @@ export { createRetentionWorker, type RetentionOptions, type RetentionRun, type R
 export { type CacheEntryFields, cacheEntryFields, createCacheStoreListener, type CacheReader, type FindingsReader, createCacheReader, createFindingsReader, type CacheStore, createCacheStore, type StoredCacheEntry, type StoredIpHolding, type CacheStatus } from './cache/index.js';
 export { CACHE_FINDING_KINDS, type CacheFindingKind, type StoredFinding, createCallLoopDetector } from './findings/index.js';
 export { type StoredTracerEvent, type TracerEventKind, type TracerEventQueue, createTracerEventQueue } from './tracer-events/index.js';
+export {
+  createConfHistory,
+  type ConfHistory,
+  createPluginBinaries,
+  type PluginBinaries,
+  createRecordKnowledge,
+  createConfigFailureDetector,
+  createGcChecks,
+  parseGcStdin,
+  type GcAnalysis,
+  type GcChecks,
+  type GcHolding,
+  type Attachment,
+  type StoredBinary,
+  type StoredConfVersion,
+  type StoredConfVersionWithBytes,
+} from './node-setup/index.js';

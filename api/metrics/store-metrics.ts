@@ -18,6 +18,9 @@ const TABLE_LABELS: Record<keyof RetentionCounts, string> = {
   cacheEntries: 'cache_entries',
   ipHistory: 'ip_history',
   cacheFindings: 'cache_findings',
+  confVersions: 'conf_versions',
+  callBinaries: 'call_binaries',
+  pluginBinaries: 'plugin_binaries',
 };
 
 /** Returns the unsubscribe for the write observer (call it when the app closes). */

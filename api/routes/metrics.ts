@@ -10,6 +10,7 @@ import type { MetricsDeps } from '../deps.js';
 import { createCallMetrics } from '../metrics/call-metrics.js';
 import { registerDaemonMetrics } from '../metrics/daemon-metrics.js';
 import { registerRetentionMetrics, registerWriteMetrics } from '../metrics/store-metrics.js';
+import { registerNodeCniMetrics } from '../metrics/node-cni-metrics.js';
 import { readTailStats } from '../tail/tail-stats.js';
 
 export function registerMetrics(app: FastifyInstance, deps: MetricsDeps): void {
@@ -22,6 +23,8 @@ export function registerMetrics(app: FastifyInstance, deps: MetricsDeps): void {
   const unobserveWrites = deps.writeTiming ? registerWriteMetrics(registry, deps.writeTiming) : undefined;
   app.addHook('onClose', async () => unobserveWrites?.());
   if (deps.retentionStatus) registerRetentionMetrics(registry, deps.retentionStatus);
+  const nodeCni = deps.nodeCni;
+  if (nodeCni) registerNodeCniMetrics(registry, () => nodeCni.status());
 
   app.get('/metrics', async (_request, reply) => {
     const text = await registry.metrics();

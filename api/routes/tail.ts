@@ -27,7 +27,7 @@ export const TAIL_PATH = '/api/v1/tail';
 /** What the OpenAPI document says of the tail (it cannot describe a websocket's messages itself). */
 export const TAIL_DESCRIPTION = [
   'A websocket (a plain GET answers 426). Server messages, one JSON object per text frame: hello, call.started, call.finished, ',
-  'cache.added, cache.removed, replay.done, filter.updated, pong, error. Query (and later {"type":"filter",...} messages): ',
+  'cache.added, cache.removed, tracer.gap, config.changed (a CNI conf dir file added, rewritten or removed; sent to every client), replay.done, filter.updated, pong, error. Query (and later {"type":"filter",...} messages): ',
   'namespace, pod, command, plugin, failed, includeVersion, and since (replay recent calls first).\n\n',
   'Filters mean what they mean on GET /api/v1/calls. namespace and pod match calls and libcni cache entries alike, by the ',
   'pod taken from CNI_ARGS (K8S_POD_NAMESPACE, K8S_POD_NAME): a call or cache entry without that pod field (a plugin run ',
@@ -56,11 +56,13 @@ export async function registerTail(app: FastifyInstance, deps: TailDeps, options
   if (unsubscribe === undefined) app.log.warn('no collector subscription: the live tail can only replay stored calls');
   const unsubscribeCache = deps.cache?.subscribe?.(hub);
   const unsubscribeTracer = deps.subscribeTracer?.(hub);
+  const unsubscribeConf = deps.subscribeConf?.(hub);
   app.decorate(TAIL_STATS_DECORATOR, { read: () => hub.stats() } satisfies TailStatsReader);
   app.addHook('onClose', async () => {
     unsubscribe?.();
     unsubscribeCache?.();
     unsubscribeTracer?.();
+    unsubscribeConf?.();
   });
 
   const sessionOptions = {

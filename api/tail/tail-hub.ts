@@ -8,11 +8,12 @@
 
 import type { CacheListener, CallListener, CollectorEvent, TracerEvent, TracerEventListener } from '../../collector/index.js';
 import { summaryFromLive, type CallSummary } from '../schemas/call-summary.js';
-import { isoFromUs } from '../schemas/iso-time.js';
+import { isoFromMs, isoFromUs } from '../schemas/iso-time.js';
 import { createCacheFeed, matchesCacheFilter, type TailCacheMessage } from './tail-cache.js';
 import { matchesFilter, type TailFilter } from './tail-filter.js';
 import { encodeMessage, type CallEventType, type TailGap } from './tail-messages.js';
 import type { TailStats } from './tail-stats.js';
+import type { ConfEvent, ConfListener } from '../../collector/index.js';
 
 export interface TailSubscriber {
   /** Read at every event, so a client's new filter applies from the next event on. */
@@ -20,11 +21,11 @@ export interface TailSubscriber {
   deliver(type: CallEventType, call: CallSummary, frame: Buffer): void;
   /** Cache messages; a subscriber without this does not get them. */
   deliverCache?(message: TailCacheMessage, frame: Buffer): void;
-  /** `tracer.gap` messages; a subscriber without this does not get them. */
+  /** Node-wide messages every client gets (`tracer.gap`, `config.changed`); a subscriber without this does not get them. */
   deliverTracer?(frame: Buffer): void;
 }
 
-export interface TailHub extends CallListener, CacheListener, TracerEventListener {
+export interface TailHub extends CallListener, CacheListener, TracerEventListener, ConfListener {
   /** Starts delivering to `subscriber`; returns the function that stops it. */
   add(subscriber: TailSubscriber): () => void;
   /** A client was dropped for being too slow, losing `messages` messages. */
@@ -72,7 +73,36 @@ export function createTailHub(options: TailHubOptions = {}): TailHub {
     }
   };
 
+  const toEveryone = (frame: Buffer) => {
+    for (const subscriber of subscribers) {
+      try {
+        subscriber.deliverTracer?.(frame);
+      } catch (err) {
+        options.onSubscriberError?.(err);
+      }
+    }
+  };
+
   return {
+    onConfEvents(events: readonly ConfEvent[]) {
+      if (subscribers.size === 0) return;
+      for (const ev of events) {
+        if (ev.type === 'conf.reconciled') continue;
+        const change =
+          ev.type === 'conf.removed'
+            ? { path: ev.path, dir: ev.dir, change: 'removed' as const, network: null, sha256: null, parseError: null, at: isoFromMs(ev.atMs) }
+            : {
+                path: ev.version.path,
+                dir: ev.version.dir,
+                change: ev.previous ? ('changed' as const) : ('added' as const),
+                network: ev.version.network,
+                sha256: ev.version.sha256,
+                parseError: ev.version.parseError,
+                at: isoFromMs(ev.atMs),
+              };
+        toEveryone(encodeMessage({ type: 'config.changed', change }));
+      }
+    },
     onTracerEvent(event: TracerEvent) {
       if (subscribers.size === 0) return;
       const frame = encodeMessage({ type: 'tracer.gap', gap: tailGap(event) });

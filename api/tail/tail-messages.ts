@@ -41,6 +41,23 @@ export interface TailGap {
   readonly incompleteCalls: number;
 }
 
+/**
+ * A file of a CNI conf dir was added, rewritten or removed. Every client
+ * gets it, whatever its filter (a conf change concerns every pod); the
+ * versions are at GET /api/v1/node/cni/conf-versions?path=….
+ */
+export interface TailConfChange {
+  readonly path: string;
+  readonly dir: string;
+  readonly change: 'added' | 'changed' | 'removed';
+  /** The network it defines now (null when removed or unparsable). */
+  readonly network: string | null;
+  readonly sha256: string | null;
+  /** Why runtimes would refuse the new version; null when it loads (or was removed). */
+  readonly parseError: string | null;
+  readonly at: string;
+}
+
 export type ServerMessage =
   | {
       readonly type: 'hello';
@@ -51,6 +68,7 @@ export type ServerMessage =
   | { readonly type: CallEventType; readonly call: CallSummary }
   | { readonly type: CacheEventType; readonly entry: TailCacheEntry }
   | { readonly type: 'tracer.gap'; readonly gap: TailGap }
+  | { readonly type: 'config.changed'; readonly change: TailConfChange }
   | { readonly type: 'replay.done'; readonly calls: number; readonly capped: boolean; readonly message?: string }
   | { readonly type: 'filter.updated'; readonly filter: TailFilter }
   | { readonly type: 'pong' }

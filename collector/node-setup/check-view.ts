@@ -125,13 +125,17 @@ function fileProblems(v: FileVerdict, f: FileReport, ctx: FileContext): void {
   const stops = ctx.view.loader === 'go-cni' || ctx.view.loader === 'libcni';
   const path = v.file.path;
   if (v.file.read && !v.file.read.ok) {
-    add('error', v.file.read.why === 'too-large' ? 'conf-too-large' : 'conf-unreadable', `${path}: ${v.file.read.detail}${stops ? `; ${who} stops there and loads no network` : ''}`, path);
+    add('error', v.file.read.why === 'too-large' ? 'conf-too-large' : 'conf-unreadable', `${path}: ${v.file.read.detail}${stops ? `; ${who} stops there and loads no network` : `; ${who} skips it`}`, path);
     return;
   }
   if (v.file.kind === 'other') add('warning', 'conf-not-regular-file', `${path} is not a regular file: runtimes cannot read it as a network config; remove it`, path);
   if (!v.parsed) return;
   if (!v.parsed.ok) {
-    const effect = stops ? `${who} stops at it and loads no network: pods get no network` : `${who} skips it${v.parsed ? '' : ''}`;
+    const effect = !stops
+      ? `${who} skips it`
+      : ctx.view.loader === 'libcni'
+        ? 'containerd stops at it and loads no network (pods get none), CRI-O skips it'
+        : `${who} stops at it and loads no network: pods get no network`;
     add(stops ? 'error' : 'warning', v.parsed.code, `${path}: ${v.parsed.error}; ${effect}; fix the file`, path);
     return;
   }

@@ -52,7 +52,7 @@ export function buildViews(runtimes: readonly RuntimeCniPaths[], requested: Requ
       ...r.extraConfDirs.map((x) => ({ ...ofRuntime(r, x.confDir, x.maxConfNum ?? r.maxConfNum), label: `${RUNTIME_LABELS[r.runtime]} (runtime class ${x.handler})` })),
     ]);
     if (views.length > 0) return { views, problems };
-    return { views: [{ readBy: 'default', label: 'runtimes', confDir: DEFAULT_CONF_DIR, binDirs: [DEFAULT_BIN_DIR], loader: 'libcni', maxConfNum: 1, defaultNetwork: null, source: null }], problems };
+    return { views: [{ readBy: 'default', label: 'the runtime', confDir: DEFAULT_CONF_DIR, binDirs: [DEFAULT_BIN_DIR], loader: 'libcni', maxConfNum: 1, defaultNetwork: null, source: null }], problems };
   }
 
   const confDirs = requested.confDirs.length > 0 ? requested.confDirs : reading.length > 0 ? reading.map((r) => r.confDir as string) : [DEFAULT_CONF_DIR];
@@ -69,7 +69,7 @@ export function buildViews(runtimes: readonly RuntimeCniPaths[], requested: Requ
     }
     return r
       ? { ...ofRuntime(r, confDir, r.maxConfNum), binDirs, readBy: requested.confDirs.length > 0 ? 'flag' : r.runtime }
-      : { readBy: requested.confDirs.length > 0 ? 'flag' : 'default', label: 'runtimes', confDir, binDirs, loader: 'libcni', maxConfNum: 1, defaultNetwork: null, source: null };
+      : { readBy: requested.confDirs.length > 0 ? 'flag' : 'default', label: 'the runtime', confDir, binDirs, loader: 'libcni', maxConfNum: 1, defaultNetwork: null, source: null };
   });
   if (requested.confDirs.length > 0) {
     for (const r of reading) {

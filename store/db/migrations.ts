@@ -9,6 +9,7 @@ import type { Database } from 'better-sqlite3';
 import { CREATE_CACHE_ENTRIES, CREATE_CACHE_FINDINGS, CREATE_CACHE_INDEXES, CREATE_IP_HISTORY } from './cache-schema.js';
 import { StoreError } from './errors.js';
 import { QUERY_INDEXES_V3 } from './query-indexes.js';
+import { CREATE_CALL_BINARIES, CREATE_CONF_VERSIONS, CREATE_NODE_SETUP_INDEXES, CREATE_PLUGIN_BINARIES } from './node-setup-schema.js';
 
 export interface Migration {
   readonly version: number;
@@ -194,6 +195,16 @@ export const MIGRATIONS: readonly Migration[] = [
       db.exec('ALTER TABLE calls ADD COLUMN redactions_json TEXT');
       db.exec('ALTER TABLE helpers ADD COLUMN redactions_json TEXT');
       db.exec('ALTER TABLE cache_entries ADD COLUMN redactions_json TEXT');
+    },
+  },
+  {
+    version: 6,
+    name: 'the node\'s CNI setup: conf file versions, plugin binary versions and the binary each call ran',
+    up(db) {
+      db.exec(CREATE_CONF_VERSIONS);
+      db.exec(CREATE_PLUGIN_BINARIES);
+      db.exec(CREATE_CALL_BINARIES);
+      for (const sql of CREATE_NODE_SETUP_INDEXES) db.exec(sql);
     },
   },
 ];

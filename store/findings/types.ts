@@ -15,6 +15,10 @@ export const CACHE_FINDING_KINDS = [
   'del-loop',
   /** From the calls alone: a pod's ADD keeps failing and being retried (stuck in ContainerCreating). */
   'add-loop',
+  /** A network's ADDs started failing after one of its conf files changed (store/node-setup/config-failures.ts). */
+  'config-changed-before-failures',
+  /** A successful CNI GC left host-local reservations of attachments it was told are gone (store/node-setup/gc-check.ts). */
+  'gc-leftover',
 ] as const;
 export type CacheFindingKind = (typeof CACHE_FINDING_KINDS)[number];
 

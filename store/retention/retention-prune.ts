@@ -22,14 +22,18 @@ export interface RetentionCounts {
   cacheEntries: number;
   ipHistory: number;
   cacheFindings: number;
+  confVersions: number;
+  callBinaries: number;
+  pluginBinaries: number;
 }
 
-export type HistoryTable = 'tracerEvents' | 'cacheEntries' | 'ipHistory' | 'cacheFindings';
+export type HistoryTable = 'tracerEvents' | 'cacheEntries' | 'ipHistory' | 'cacheFindings' | 'confVersions' | 'callBinaries' | 'pluginBinaries';
 
-export const HISTORY_TABLES: readonly HistoryTable[] = ['tracerEvents', 'cacheEntries', 'ipHistory', 'cacheFindings'];
+// Binary versions after the links to them, so a version whose calls just went goes in the same run.
+export const HISTORY_TABLES: readonly HistoryTable[] = ['tracerEvents', 'cacheEntries', 'ipHistory', 'cacheFindings', 'confVersions', 'callBinaries', 'pluginBinaries'];
 
 export function zeroCounts(): RetentionCounts {
-  return { calls: 0, helpers: 0, tracerEvents: 0, cacheEntries: 0, ipHistory: 0, cacheFindings: 0 };
+  return { calls: 0, helpers: 0, tracerEvents: 0, cacheEntries: 0, ipHistory: 0, cacheFindings: 0, confVersions: 0, callBinaries: 0, pluginBinaries: 0 };
 }
 
 export function addCounts(into: RetentionCounts, more: Partial<RetentionCounts>): void {
@@ -97,6 +101,16 @@ const HISTORY_SQL: Record<HistoryTable, string> = {
     ORDER BY coalesce(superseded_at_ms, removed_at_ms) LIMIT ?)`,
   ipHistory: 'DELETE FROM ip_history WHERE id IN (SELECT id FROM ip_history WHERE to_ms IS NOT NULL AND to_ms < ? ORDER BY to_ms LIMIT ?)',
   cacheFindings: 'DELETE FROM cache_findings WHERE id IN (SELECT id FROM cache_findings WHERE resolved_at_ms IS NOT NULL AND resolved_at_ms < ? ORDER BY resolved_at_ms LIMIT ?)',
+  // A file's current version describes the node now: only replaced or removed versions go.
+  confVersions: `DELETE FROM conf_versions WHERE id IN (
+    SELECT id FROM conf_versions
+    WHERE (superseded_at_ms IS NOT NULL OR removed_at_ms IS NOT NULL) AND coalesce(superseded_at_ms, removed_at_ms) < ?
+    ORDER BY coalesce(superseded_at_ms, removed_at_ms) LIMIT ?)`,
+  // The links go with their calls: the cutoff is the age limit or the oldest call kept.
+  callBinaries: 'DELETE FROM call_binaries WHERE call_id IN (SELECT call_id FROM call_binaries WHERE started_at_us < ? * 1000 ORDER BY started_at_us LIMIT ?)',
+  pluginBinaries: `DELETE FROM plugin_binaries WHERE id IN (
+    SELECT b.id FROM plugin_binaries b WHERE b.last_seen_ms < ? AND NOT EXISTS (SELECT 1 FROM call_binaries cb WHERE cb.binary_id = b.id)
+    ORDER BY b.last_seen_ms LIMIT ?)`,
 };
 
 interface TreeInfo {

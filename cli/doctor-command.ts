@@ -1,0 +1,64 @@
+/**
+ * `cnirec doctor`: checks the node's CNI setup. It reads the runtimes'
+ * configs, the conf dirs and the bin dirs itself, so it works with no
+ * daemon; when one answers, it adds what the record knows (the versions
+ * plugins reported to VERSION probes, the CNI_PATH calls ran with).
+ * Exit status: 0 when nothing is wrong, 1 when there is a problem, 2 on a
+ * usage error.
+ */
+
+import { parseArgs } from 'node:util';
+import { diagnose, readNode, type RecordKnowledge } from '../collector/index.js';
+import { presentReport, type RecordKnowledgeBody } from '../api/index.js';
+import { ClientError, getJson, type ClientOptions } from './api-client.js';
+import { formatDoctor } from './doctor-format.js';
+
+/** A node's daemon answers in milliseconds; a doctor should not hang on one that does not. */
+const DAEMON_TIMEOUT_MS = 3000;
+
+export async function doctorCommand(args: string[], client: ClientOptions): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      'cni-conf-dir': { type: 'string', multiple: true },
+      'cni-bin-dir': { type: 'string', multiple: true },
+      json: { type: 'boolean' },
+      'no-daemon': { type: 'boolean' },
+    },
+    strict: true,
+  });
+  const dirs = (flag: string[] | undefined, env: string | undefined) =>
+    (flag ?? (env ? [env] : []))
+      .flatMap((d) => d.split(','))
+      .map((d) => d.trim().replace(/(.)\/+$/, '$1'))
+      .filter((d) => d.length > 0);
+  const requested = { confDirs: dirs(values['cni-conf-dir'], process.env.CNIREC_CNI_CONF_DIR), binDirs: dirs(values['cni-bin-dir'], process.env.CNIREC_CNI_BIN_DIR) };
+  for (const d of [...requested.confDirs, ...requested.binDirs]) if (!d.startsWith('/')) throw new ClientError(`--cni-conf-dir and --cni-bin-dir take absolute directories, not "${d}"`);
+
+  let record: RecordKnowledge | null = null;
+  let daemonNote: string | null = null;
+  if (values['no-daemon']) daemonNote = '--no-daemon: the record was not asked';
+  else {
+    try {
+      record = toKnowledge(await withTimeout(getJson<RecordKnowledgeBody>(client, '/api/v1/node/cni/record')));
+    } catch (err) {
+      daemonNote = `no daemon answered at ${client.api} (${err instanceof Error ? err.message : String(err)}): the files were checked without the record (cniVersion is not checked against recorded VERSION probes)`;
+    }
+  }
+  const now = Date.now();
+  const report = presentReport(diagnose(readNode({ requested, env: process.env }), record, now), []);
+  if (values.json) process.stdout.write(`${JSON.stringify({ ...report, daemon: daemonNote === null ? client.api : null }, null, 2)}\n`);
+  else process.stdout.write(`${formatDoctor(report, { daemonNote }).join('\n')}\n`);
+  return report.ok ? 0 : 1;
+}
+
+function toKnowledge(b: RecordKnowledgeBody): RecordKnowledge {
+  return {
+    pluginVersions: b.pluginVersions.map((p) => ({ path: p.path, supportedVersions: p.supportedVersions, probedAtMs: Date.parse(p.probedAt) })),
+    cniPaths: b.cniPaths.map((c) => ({ value: c.value, calls: c.calls, lastAtMs: Date.parse(c.lastAt) })),
+  };
+}
+
+function withTimeout<T>(p: Promise<T>): Promise<T> {
+  return Promise.race([p, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`no answer within ${DAEMON_TIMEOUT_MS / 1000} s`)), DAEMON_TIMEOUT_MS).unref())]);
+}
