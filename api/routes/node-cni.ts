@@ -137,7 +137,8 @@ const callIdParams = z.object({ id: z.string().min(1).max(128).describe('A call 
 function unifiedDiff(from: StoredConfVersionWithBytes | null, to: StoredConfVersionWithBytes): string {
   const text = (v: StoredConfVersionWithBytes | null) => (v?.bytes ? v.bytes.toString('utf8') : '');
   const label = (v: StoredConfVersionWithBytes | null) => (v ? `${v.path} (version ${v.id}, ${new Date(v.validFromMs).toISOString()})` : '/dev/null');
-  return createTwoFilesPatch(label(from), label(to), text(from), text(to), undefined, undefined, { context: 3 });
+  // jsdiff starts with a line of '=' (an Index: separator): the ---/+++ lines say it all.
+  return createTwoFilesPatch(label(from), label(to), text(from), text(to), undefined, undefined, { context: 3 }).replace(/^=+\n/, '');
 }
 
 function isUtf8(b: Buffer): boolean {

@@ -86,6 +86,18 @@ const ALLOWED_FRAGMENTS: Readonly<Record<string, Readonly<Record<string, string>
     pages: 'a page count computed from the size limit',
     budget: 'a byte count computed from the size limit',
   },
+  'conf-history.ts': {
+    COLUMNS: 'a constant column list',
+  },
+  'config-failures.ts': {
+    ERROR_MSG: 'a constant SQL expression',
+    NETWORK: 'a constant SQL expression',
+  },
+  'plugin-binaries.ts': {
+    COLUMNS: 'a constant column list',
+    PROBE: 'constant SQL columns (the latest VERSION probe)',
+    PROBE_JOIN: 'a constant join, its binary bound by the outer row',
+  },
   'open-database.ts': {
     BUSY_TIMEOUT_MS: 'a numeric constant',
     JOURNAL_SIZE_LIMIT_BYTES: 'a numeric constant',
@@ -108,7 +120,7 @@ const ALLOWED_PUSHES: Readonly<Record<string, string>> = {
 };
 
 /** Identifiers passed to prepare/exec that hold whole statements; each is checked where it is built. */
-const STATEMENT_NAMES = new Set(['sql', 'DELETE_HELPERS', 'INSERT_FINISHED', 'INSERT_HELPER', 'INSERT_STARTED', 'MARK_INCOMPLETE', 'UPDATE_FINISHED', 'CREATE_CALLS', 'CREATE_HELPERS', 'CREATE_TRACER_EVENTS', 'CREATE_CACHE_ENTRIES', 'CREATE_IP_HISTORY', 'CREATE_CACHE_FINDINGS', 'ROOTS', 'TREE_INFO', 'DELETE_TREE', 'HISTORY_SQL[t]', 'POD_GRAPH_SQL.podCalls', 'POD_GRAPH_SQL.podCallsOfUid', 'POD_GRAPH_SQL.childIds', 'POD_GRAPH_SQL.byIds', 'POD_GRAPH_SQL.helpers', 'CALL_LOOP_SQL.delLoops', 'CALL_LOOP_SQL.addLoops', 'CALL_LOOP_SQL.lastDelFailure', 'CALL_LOOP_SQL.lastAddFailure']);
+const STATEMENT_NAMES = new Set(['sql', 'DELETE_HELPERS', 'INSERT_FINISHED', 'INSERT_HELPER', 'INSERT_STARTED', 'MARK_INCOMPLETE', 'UPDATE_FINISHED', 'CREATE_CALLS', 'CREATE_HELPERS', 'CREATE_TRACER_EVENTS', 'CREATE_CACHE_ENTRIES', 'CREATE_IP_HISTORY', 'CREATE_CACHE_FINDINGS', 'ROOTS', 'TREE_INFO', 'DELETE_TREE', 'HISTORY_SQL[t]', 'POD_GRAPH_SQL.podCalls', 'POD_GRAPH_SQL.podCallsOfUid', 'POD_GRAPH_SQL.childIds', 'POD_GRAPH_SQL.byIds', 'POD_GRAPH_SQL.helpers', 'CALL_LOOP_SQL.delLoops', 'CALL_LOOP_SQL.addLoops', 'CALL_LOOP_SQL.lastDelFailure', 'CALL_LOOP_SQL.lastAddFailure', 'CREATE_CONF_VERSIONS', 'CREATE_PLUGIN_BINARIES', 'CREATE_CALL_BINARIES', 'CONFIG_FAILURE_SQL.adds']);
 
 const SQL_WORDS = /\b(SELECT|INSERT|UPDATE|DELETE|WHERE|VALUES|PRAGMA|CREATE|ORDER BY|LIMIT|SET|IN)\b/;
 const SINKS = new Set(['prepare', 'exec', 'pragma']);
