@@ -81,7 +81,7 @@ export function checkView(view: CheckView, listing: ConfDirListing | undefined, 
     fileProblems(v, f, { view, who, where, activeName, failed: selection.loadFailure !== null, add, reported });
   }
 
-  duplicateNames(selection.files, add);
+  duplicateNames(selection.files, add, who);
   const active = selection.active;
   if (active && (view.loader === 'libcni' || (view.loader === 'go-cni' && (view.maxConfNum ?? 1) === 1) || (view.loader === 'ocicni' && !view.defaultNetwork))) {
     const newest = [...eligible].filter((v) => v.file.kind === 'file').sort((a, b) => b.file.mtimeMs - a.file.mtimeMs)[0];
@@ -136,7 +136,7 @@ function fileProblems(v: FileVerdict, f: FileReport, ctx: FileContext): void {
       : ctx.view.loader === 'libcni'
         ? 'containerd stops at it and loads no network (pods get none), CRI-O skips it'
         : `${who} stops at it and loads no network: pods get no network`;
-    add(stops ? 'error' : 'warning', v.parsed.code, `${path}: ${v.parsed.error}; ${effect}; fix the file`, path);
+    add('error', v.parsed.code, `${path}: ${v.parsed.error}; ${effect}; fix the file`, path);
     return;
   }
   const conf = v.parsed;
@@ -172,14 +172,28 @@ function newest(versions: readonly string[]): string {
   return [...versions].filter(isVersion).sort(compareVersions).at(-1) ?? versions.at(-1) ?? '?';
 }
 
-function duplicateNames(files: readonly FileVerdict[], add: FileContext['add']): void {
-  const byName = new Map<string, string[]>();
+function duplicateNames(files: readonly FileVerdict[], add: FileContext['add'], who: string): void {
+  const byName = new Map<string, FileVerdict[]>();
   for (const v of files) {
     if (v.status === 'ignored' || v.status === 'not-reached' || !v.parsed?.ok || v.parsed.name === null) continue;
-    byName.set(v.parsed.name, [...(byName.get(v.parsed.name) ?? []), v.file.name]);
+    byName.set(v.parsed.name, [...(byName.get(v.parsed.name) ?? []), v]);
   }
-  for (const [name, names] of byName) {
-    if (names.length < 2) continue;
+  for (const [name, verdicts] of byName) {
+    if (verdicts.length < 2) continue;
+    const [used, ...rest] = verdicts as [FileVerdict, ...FileVerdict[]];
+    // A copy edited after the file in effect: the usual way an edit ends up with no effect.
+    const edited = rest.filter((v) => v.file.mtimeMs > used.file.mtimeMs).sort((a, b) => b.file.mtimeMs - a.file.mtimeMs)[0];
+    if (edited) {
+      add(
+        'warning',
+        'shadowed-edit',
+        `${edited.file.name} was changed last (${new Date(edited.file.mtimeMs).toISOString()}) but defines network "${name}" like ${used.file.name}, which sorts before it and is the one ${who} uses, so the change has no effect: make the change in ${used.file.name}, or remove it`,
+        edited.file.path,
+        name,
+      );
+      continue;
+    }
+    const names = verdicts.map((v) => v.file.name);
     add(
       'warning',
       'duplicate-network-name',

@@ -1,5 +1,7 @@
 /**
- * Follows the CNI conf dirs and publishes every version of every file:
+ * Follows the CNI conf dirs and publishes every version of every conf file
+ * (`.conf`, `.conflist`, `.json`: what any runtime would read; lock files,
+ * backups and editors' temp files are not followed):
  * reads them all at start, then follows creates, rewrites, renames and
  * deletes with the cache watcher's machinery (fs.watch through dir-watches,
  * settled), and rescans every few seconds anyway, as inotify can drop
@@ -13,6 +15,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { createDirWatches } from '../cache/dir-watches.js';
 import { lstatOrNull, statKey } from '../cache/read-bounded.js';
+import { confKindOf } from './conf-file.js';
 import { confFileVersion, sameVersion, type ConfFileVersion, type ConfRedact } from './conf-version.js';
 import { readConfFile } from './read-dirs.js';
 
@@ -79,6 +82,7 @@ export function createConfWatcher(opts: ConfWatcherOptions): ConfWatcher {
   };
 
   const lookAt = (dir: string, path: string) => {
+    if (confKindOf(path.slice(path.lastIndexOf('/') + 1)) === null) return;
     const st = lstatOrNull(path);
     const was = known.get(path);
     if (!st) {

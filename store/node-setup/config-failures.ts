@@ -2,10 +2,13 @@
  * The finding "config changed before failures": a network's ADDs started
  * failing after one of its conf files changed. For every conf version that
  * took effect within the window, the top-level ADDs on its network since
- * then (the network named in each call's stdin): when at least one failed
- * and none succeeded, a finding names the change and the diff to look at.
- * It resolves once an ADD on that network succeeds, a newer version of the
- * file replaces it, or the change leaves the window.
+ * then (the network named in each call's stdin): when the plugin of the
+ * latest failure has not succeeded since that failure, a finding names the
+ * change and the diff to look at. (A list's plugins are top-level calls of
+ * their own: bridge may succeed where the tuning after it fails, so it is
+ * the failing plugin's next success that counts.) It resolves once that
+ * plugin succeeds again, a newer version of the file replaces it, or the
+ * change leaves the window.
  *
  * Only plugins that ran can fail here: a conf libcni refuses before running
  * a plugin (bad JSON, a missing binary) leaves no call; `cnirec doctor`
@@ -53,7 +56,7 @@ export function createConfigFailureDetector(db: Database, opts: { readonly windo
       const calls = adds.all({ fromUs: v.validFromMs * 1000, network: v.network });
       const failed = calls.filter((c) => c.ok === 0);
       const last = failed.at(-1);
-      if (!last || calls.some((c) => c.ok === 1)) continue;
+      if (!last || calls.some((c) => c.ok === 1 && c.plugin === last.plugin && c.started_at_us > last.started_at_us)) continue;
       const before = history.previousOf(v.id);
       const change = before ? `changed (version ${before.id} → ${v.id})` : `appeared (version ${v.id})`;
       const diff = before ? `cnirec config diff ${before.id} ${v.id}` : `cnirec config show ${v.id}`;

@@ -91,7 +91,7 @@ export function createPluginBinaries(db: Database): PluginBinaries {
 
   const link = db.transaction((callId: string, startedAtUs: number, v: BinaryVersion, atMs: number) => {
     const row = upsert.get({ path: v.path, dev: v.dev, ino: v.ino, size: v.sizeBytes, mtime: v.mtimeMs, sha256: v.sha256, problem: v.problem, at: atMs });
-    if (row) linkCall.run(callId, row.id, startedAtUs);
+    if (row) linkCall.run(callId, row.id, Math.floor(startedAtUs));
   });
 
   return {
