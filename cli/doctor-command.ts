@@ -42,7 +42,8 @@ export async function doctorCommand(args: string[], client: ClientOptions): Prom
     try {
       record = toKnowledge(await withTimeout(getJson<RecordKnowledgeBody>(client, '/api/v1/node/cni/record')));
     } catch (err) {
-      daemonNote = `no daemon answered at ${client.api} (${err instanceof Error ? err.message : String(err)}): the files were checked without the record (cniVersion is not checked against recorded VERSION probes)`;
+      const why = err instanceof ClientError && err.message.startsWith('no cnirec daemon answers') ? '' : ` (${err instanceof Error ? err.message : String(err)})`;
+      daemonNote = `no daemon answered at ${client.api}${why}: the files were checked without the record (cniVersion is not checked against recorded VERSION probes)`;
     }
   }
   const now = Date.now();

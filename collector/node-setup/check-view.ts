@@ -70,15 +70,18 @@ export function checkView(view: CheckView, listing: ConfDirListing | undefined, 
       cniVersion: conf?.cniVersion ?? null,
       sizeBytes: v.file.size,
       mtimeMs: v.file.mtimeMs,
-      plugins: conf && v.status !== 'not-reached' ? plugins(conf) : [],
+      plugins: conf ? plugins(conf) : [],
     };
   });
 
   const activeName = selection.active?.parsed?.ok ? (selection.active.parsed.name ?? selection.active.file.name) : null;
   for (const [i, v] of selection.files.entries()) {
     const f = files[i] as FileReport;
-    if (v.status === 'ignored' || v.status === 'not-reached') continue;
-    fileProblems(v, f, { view, who, where, activeName, failed: selection.loadFailure !== null, add, reported });
+    if (v.status === 'ignored') continue;
+    // A file the runtime never reaches breaks nothing today, but will the day it sorts first.
+    const later = v.status === 'not-reached';
+    const addLater: FileContext['add'] = (_severity, code, message, path, network) => add('warning', code, `not in use now, but ${message}`, path, network);
+    fileProblems(v, f, { view, who, where, activeName, failed: selection.loadFailure !== null, add: later ? addLater : add, reported });
   }
 
   duplicateNames(selection.files, add, who);

@@ -78,7 +78,11 @@ export function selectConfFiles(files: readonly ConfDirFile[], opts: SelectionOp
     const verdict = (parsed: ParsedConf | null, status: FileStatus, why: string) => void verdicts.push({ file, parsed, status, why });
     if (file.kind === 'directory') verdict(null, 'ignored', 'a directory');
     else if (kind === null || (onlyLists && kind !== 'conflist')) verdict(null, 'ignored', onlyLists ? `${who} loads only .conflist files` : 'not a .conf, .conflist or .json file');
-    else if (stopped) verdict(null, 'not-reached', max === 1 ? `${who} uses only the first file` : `${who} loads only the first ${max} files (max_conf_num)`);
+    else if (stopped) {
+      // Parsed all the same: what is wrong with it shows up the day it sorts first.
+      const parsed = file.kind === 'file' && file.read?.ok ? parseConf(file.name, file.read.bytes) : null;
+      verdict(parsed, 'not-reached', max === 1 ? `${who} uses only the first file` : `${who} loads only the first ${max} files (max_conf_num)`);
+    }
     else if (file.kind === 'symlink') {
       verdict(null, 'unchecked', `a symbolic link${file.linkTarget ? ` to ${file.linkTarget}` : ''}: runtimes follow it, cnirec does not; check its target by hand`);
       loaded++;
