@@ -17,7 +17,6 @@ import {
   readNode,
   type CallListener,
   type CollectorEvent,
-  type ConfEvent,
   type ConfListener,
   type ConfWatcher,
   type Redactor,
@@ -217,9 +216,9 @@ export function createNodeSetupWiring(
   };
 }
 
+/** Conf files go through the same JSON redaction as payloads: the same stream shape, the same rules. */
 function redactConf(redactor: Redactor, bytes: Buffer): { bytes: Buffer; pointers: readonly string[] } | null {
   const out = redactor.stream({ bytes, totalBytes: bytes.length, truncated: false });
-  return out === undefined || out.bytes === bytes ? null : { bytes: out.bytes, pointers: out.redactions ?? [] };
+  return out.bytes === bytes ? null : { bytes: out.bytes, pointers: out.redactions ?? [] };
 }
 
-export type { ConfEvent };

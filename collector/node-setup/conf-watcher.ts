@@ -95,8 +95,8 @@ export function createConfWatcher(opts: ConfWatcherOptions): ConfWatcher {
     const key = statKey(st);
     if (was?.key === key) return;
     const file = readConfFile(path, path.slice(path.lastIndexOf('/') + 1));
-    if (!file) return lookAt(dir, path);
-    if (file.kind === 'directory') return;
+    // Gone between the lstat and the read: the next event or rescan says so.
+    if (!file || file.kind === 'directory') return;
     const version = confFileVersion(dir, file, opts.redact);
     known.set(path, { key, version });
     if (was && sameVersion(was.version, version)) return;

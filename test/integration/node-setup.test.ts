@@ -7,14 +7,16 @@
  */
 
 import { createHash } from 'node:crypto';
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../api/app.js';
 import type { CniCall, CollectorEvent } from '../../collector/types.js';
+import { createRedactor } from '../../collector/index.js';
 import { createNodeSetupWiring, type NodeSetupWiring } from '../../daemon/node-setup-wiring.js';
+import { defaultRedactionRules } from '../../collector/redact/redaction-rules.js';
 import { createCacheStore } from '../../store/cache/cache-store.js';
 import { createFindingsReader } from '../../store/cache/cache-reader.js';
 import { createConfigFailureDetector, createGcChecks } from '../../store/index.js';
@@ -58,7 +60,8 @@ describe('the node CNI setup, stored and served', () => {
     for (const p of ['bridge', 'host-local']) copyFileSync('/bin/true', join(dir, 'bin', p));
     writeFileSync(confPath(), conflist('10.9.0.0/24'));
     utimesSync(confPath(), V1_MS / 1000, V1_MS / 1000);
-    wiring = createNodeSetupWiring(t.db, { cniConfDir: [join(dir, 'conf')], cniBinDir: [join(dir, 'bin')], cacheRescanMs: 200 }, pino({ level: 'silent' }));
+    const redactor = createRedactor(defaultRedactionRules());
+    wiring = createNodeSetupWiring(t.db, { cniConfDir: [join(dir, 'conf')], cniBinDir: [join(dir, 'bin')], cacheRescanMs: 200 }, pino({ level: 'silent' }), redactor);
     await wiring.start();
     app = await buildApp({
       logger: pino({ level: 'silent' }),
@@ -172,6 +175,23 @@ describe('the node CNI setup, stored and served', () => {
     const [f] = createFindingsReader(t.db).listFindings({ kind: 'gc-leftover' });
     expect(f?.message).toMatch(/host-local still holds 10\.9\.0\.5 on network "net" for container ctr-gone \(eth0\), which the GC at .* did not list as a valid attachment/);
     expect(f).toMatchObject({ ip: '10.9.0.5', callId: gcCall.id });
+  });
+
+  it('stores a conf file with its secrets redacted, never the original bytes', async () => {
+    const secret = join(dir, 'conf', '50-etcd.conflist');
+    writeFileSync(secret, JSON.stringify({ cniVersion: '1.0.0', name: 'etcd-net', plugins: [{ type: 'bridge', etcd_key: 'PRIVATE-KEY-BYTES', etcd_key_file: '/etc/etcd/key.pem' }] }));
+    type Versions = { items: { id: number; redactedPointers: string[]; network: string }[] };
+    const [v] = await until('the version', async () => {
+      const r = await get<Versions>(`/api/v1/node/cni/conf-versions?path=${encodeURIComponent(secret)}`);
+      return r.items.length > 0 ? r.items : null;
+    });
+    expect(v).toMatchObject({ network: 'etcd-net', redactedPointers: ['/plugins/0/etcd_key'] });
+    const full = await get<{ text: string }>(`/api/v1/node/cni/conf-versions/${v?.id}`);
+    expect(full.text).toContain('"etcd_key":"[redacted]"');
+    expect(full.text).toContain('/etc/etcd/key.pem');
+    // Nowhere in the database file or its WAL.
+    for (const f of [t.db.name, `${t.db.name}-wal`]) if (existsSync(f)) expect(readFileSync(f).toString('latin1')).not.toContain('PRIVATE-KEY-BYTES');
+    rmSync(secret);
   });
 
   it('answers the doctor report for the conf dir it follows', async () => {
