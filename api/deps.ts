@@ -44,6 +44,8 @@ export interface ApiDeps {
   readonly retentionStatus?: () => RetentionStatus;
   /** How long the store's writes hold the database (and the event loop), for /healthz and /metrics. */
   readonly writeTiming?: WriteTiming;
+  /** cnirec's version, for cnirec_build_info; absent: "unknown". */
+  readonly version?: string;
   /** The node's CNI setup (doctor report, conf history, binaries, GC); absent: those routes answer 501. */
   readonly nodeCni?: NodeCniDeps;
   /** Follows the conf dir watcher (tail `config.changed`). */
@@ -76,13 +78,13 @@ export interface NodeCniDeps {
 export type HealthDeps = Pick<ApiDeps, 'tracerStatus' | 'collectorStats' | 'storeStatus' | 'retentionStatus' | 'writeTiming' | 'cache'>;
 
 /** GET /metrics: the daemon's numbers at scrape time, and the calls as they finish. */
-export type MetricsDeps = Pick<ApiDeps, 'tracerStatus' | 'collectorStats' | 'storeStatus' | 'subscribe' | 'retentionStatus' | 'writeTiming' | 'cache' | 'nodeCni'> & {
+export type MetricsDeps = Pick<ApiDeps, 'tracerStatus' | 'collectorStats' | 'storeStatus' | 'subscribe' | 'retentionStatus' | 'writeTiming' | 'cache' | 'nodeCni' | 'version'> & {
   readonly store: Pick<CallStore, 'databaseSizeBytes'>;
 };
 
 /** WS /api/v1/tail: live calls, tracer gaps and cache changes, and stored calls to catch up on. */
 export type TailDeps = Pick<ApiDeps, 'subscribe' | 'subscribeTracer' | 'cache' | 'subscribeConf'> & {
-  readonly store: Pick<CallStore, 'listCalls'>;
+  readonly store: Pick<CallStore, 'listCalls' | 'failureTexts'>;
 };
 
 /** The node's CNI setup routes, and GET /api/v1/calls/:id/setup. */

@@ -7,29 +7,22 @@
  */
 
 import { z } from 'zod';
-import type { CacheReader, FindingsReader, CallStore, PodCallScope } from '../store/index.js';
+import { kindsOfSeverity, type CacheReader, type CallFilter, type FindingsReader, type CallStore, type PodCallScope } from '../store/index.js';
 import { ApiError, apiErrors } from './errors.js';
 import { presentCallDetail } from './present/call-detail.js';
 import { encodePodStory } from './present/fast-json.js';
 import { buildPodStory } from './present/pod-story.js';
 import { replayScript } from './present/replay-script.js';
-import {
-  cacheListSchema,
-  findingListSchema,
-  ipHistorySchema,
-  presentCacheEntry,
-  presentFinding,
-  presentIpHolding,
-  type cacheQuerySchema,
-  type findingsQuerySchema,
-} from './schemas/cache.js';
+import { presentFindingPage } from './present/finding.js';
+import { cacheListSchema, ipHistorySchema, presentCacheEntry, presentIpHolding, type cacheQuerySchema } from './schemas/cache.js';
+import { findingPageSchema, type FindingsQuery } from './schemas/findings.js';
 import { callDetailSchema } from './schemas/call-detail.js';
 import { toCallFilter, type CallListQuery } from './schemas/call-query.js';
-import { summaryFromStored } from './schemas/call-summary.js';
+import { presentStoredSummaries } from './present/call-error.js';
 
 /** The store's read side, as the read routes use it. */
 export interface ReadSources {
-  readonly store: Pick<CallStore, 'listCalls' | 'getCall' | 'childrenOf' | 'podCallGraph'>;
+  readonly store: Pick<CallStore, 'listCalls' | 'getCall' | 'childrenOf' | 'podCallGraph' | 'failureTexts' | 'resolveContainerId'>;
   /** Null when the daemon does not watch CNI cache directories. */
   readonly cache: CacheReader | null;
   /** The findings log (call loops need no cache); null: the cache reader's. */
@@ -37,7 +30,6 @@ export interface ReadSources {
 }
 
 export type CacheQuery = z.output<typeof cacheQuerySchema>;
-export type FindingsQuery = z.output<typeof findingsQuerySchema>;
 
 export interface PodStoryRequest {
   readonly namespace: string;
@@ -71,11 +63,24 @@ export function createReadOps({ store, cache, findings }: ReadSources): ReadOps 
   };
   const findingsReader = (): FindingsReader => findings ?? cacheReader();
 
+  // A container id as people copy it from `cnirec` (its first 12 characters) names the one container it starts.
+  const withContainerPrefix = (filter: CallFilter): CallFilter => {
+    if (filter.containerId === undefined) return filter;
+    const match = store.resolveContainerId(filter.containerId);
+    if (match.kind === 'ambiguous') {
+      const shown = match.candidates.slice(0, 3).join(', ');
+      throw apiErrors.badRequest(`Invalid query: containerId "${filter.containerId}" starts several containers (${shown}…): give more of it`, [
+        { path: 'containerId', message: 'Ambiguous prefix' },
+      ]);
+    }
+    return match.kind === 'prefix' ? { ...filter, containerId: match.containerId } : filter;
+  };
+
   return {
     callPage(query) {
-      const page = store.listCalls(toCallFilter(query), query.limit, query.cursor ?? null);
+      const page = store.listCalls(withContainerPrefix(toCallFilter(query)), query.limit, query.cursor ?? null);
       // Up to 1,000 summaries: plain JSON.stringify, not zod's encode (see present/fast-json.ts).
-      return json({ items: page.items.map(summaryFromStored), nextCursor: page.nextCursor });
+      return json({ items: presentStoredSummaries(page.items, store), nextCursor: page.nextCursor });
     },
 
     callDetail(id) {
@@ -83,7 +88,7 @@ export function createReadOps({ store, cache, findings }: ReadSources): ReadOps 
       if (call === null) throw apiErrors.callNotFound(id);
       const cacheEntries = cache && call.containerId ? cache.entriesForContainer(call.containerId) : [];
       // Small bodies go through their response schema, as fastify-type-provider-zod's serializer would.
-      return json(z.encode(callDetailSchema, presentCallDetail(call, store.childrenOf(call.id), cacheEntries)));
+      return json(z.encode(callDetailSchema, presentCallDetail(call, presentStoredSummaries(store.childrenOf(call.id), store), cacheEntries)));
     },
 
     replayScript(id) {
@@ -117,8 +122,20 @@ export function createReadOps({ store, cache, findings }: ReadSources): ReadOps 
     },
 
     findings(q) {
-      const items = findingsReader().listFindings({ includeResolved: q.includeResolved ?? false, limit: q.limit, ...(q.kind ? { kind: q.kind } : {}) });
-      return json(z.encode(findingListSchema, { items: items.map(presentFinding) }));
+      const [podNamespace, podName] = q.pod === undefined ? [] : (q.pod.split('/') as [string, string]);
+      // A severity narrows to its kinds, and together with kind= to the kinds both name.
+      const severityKinds = q.severity === undefined ? undefined : kindsOfSeverity(q.severity);
+      const kinds = severityKinds === undefined ? q.kind : q.kind === undefined ? severityKinds : q.kind.filter((k) => severityKinds.includes(k));
+      if (kinds !== undefined && kinds.length === 0) return json({ items: [], total: 0, byKind: [], nextCursor: null });
+      const page = findingsReader().findingGroups({
+        ...(kinds !== undefined ? { kinds } : {}),
+        ...(podName !== undefined ? { pod: { namespace: podNamespace!, name: podName } } : {}),
+        ...(q.containerId !== undefined ? { containerId: q.containerId } : {}),
+        includeResolved: q.includeResolved ?? false,
+        limit: q.limit,
+        cursor: q.cursor ?? null,
+      });
+      return json(z.encode(findingPageSchema, presentFindingPage(page)));
     },
   };
 }

@@ -28,7 +28,7 @@ import { createReadOps } from '../api/read-ops.js';
 import { callDetailSchema } from '../api/schemas/call-detail.js';
 import { callPageSchema } from '../api/schemas/call-list.js';
 import { callListQuerySchema, toCallFilter, type CallListQuery } from '../api/schemas/call-query.js';
-import { summaryFromStored } from '../api/schemas/call-summary.js';
+import { presentStoredSummaries } from '../api/present/call-error.js';
 import { podStorySchema } from '../api/schemas/pod-story.js';
 import { createCacheReader } from '../store/cache/cache-reader.js';
 import { SUMMARY_COLUMNS } from '../store/calls/call-decode.js';
@@ -108,7 +108,7 @@ export function diagnoseStore(
 
     // A list as the route gets it: the query string's parameters through the route's schema.
     const listQueryOf = (params: Record<string, string>): CallListQuery => callListQuerySchema.parse(params);
-    const pageBody = (page: CallPage) => () => ({ items: page.items.map(summaryFromStored), nextCursor: page.nextCursor });
+    const pageBody = (page: CallPage) => () => ({ items: presentStoredSummaries(page.items, store), nextCursor: page.nextCursor });
     const listQuery = (params: Record<string, string>): Query => {
       const q = listQueryOf(params);
       return {
@@ -157,7 +157,7 @@ export function diagnoseStore(
           {
             store: () => {
               const graph = store.podCallGraph(p.namespace, p.name, p.scope);
-              return { rows: graph.calls.length + graph.delegated.length, body: () => buildPodStory({ podCallGraph: () => graph }, p.namespace, p.name, p.scope, storySources) };
+              return { rows: graph.calls.length + graph.delegated.length, body: () => buildPodStory({ podCallGraph: () => graph, failureTexts: (ids) => store.failureTexts(ids) }, p.namespace, p.name, p.scope, storySources) };
             },
             route: () => ops.podStory({ namespace: p.namespace, name: p.name, ...p.scope }),
           },
@@ -258,7 +258,7 @@ export function diagnoseStore(
                 const call = store.getCall(id);
                 const children = call ? store.childrenOf(id) : [];
                 const entries = call?.containerId ? cache.entriesForContainer(call.containerId) : [];
-                return { rows: call ? 1 + children.length : 0, body: () => (call ? presentCallDetail(call, children, entries) : null) };
+                return { rows: call ? 1 + children.length : 0, body: () => (call ? presentCallDetail(call, presentStoredSummaries(children, store), entries) : null) };
               },
               route: () => ops.callDetail(id),
             },

@@ -9,6 +9,7 @@ export { type CacheWatcher, type CacheWatcherStatus, createCacheWatcher } from '
 export { type CollectorStats, type TracerStatus, createCollector } from './collector.js';
 export { type Redactor, createRedactor } from './redact/redact-events.js';
 export { DEFAULT_REDACT_KEYS, DEFAULT_REDACT_KEYS_EXCEPT, REDACTION_MARKER, RedactionRuleError, compileKeyPatterns, compilePointers, splitPatternList } from './redact/redaction-rules.js';
+export { isInCniPath } from './assemble/cni-env.js';
 export { runPreflight } from './tracer/preflight.js';
 export { type CallListener, type CallStatus, type CapturedStream, type CniCall, type CollectorEvent, type HelperProcess, type PodRef, type ProcessOutcome, type TracerEvent, type TracerEventListener, callSucceeded } from './types.js';
 export {

@@ -15,6 +15,7 @@ import { recordGaps } from './tracer-log.js';
 import { createCacheWiring } from './cache-wiring.js';
 import { createFindingsWiring } from './findings-wiring.js';
 import { createNodeSetupWiring } from './node-setup-wiring.js';
+import { buildInfo } from './build-info.js';
 
 const SHUTDOWN_BUDGET_MS = 5000;
 
@@ -77,6 +78,7 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
     writeTiming: writeTimingFor(db),
     nodeCni: nodeSetup.api,
     subscribeConf: (listener) => nodeSetup.subscribeConf(listener),
+    version: buildInfo().version,
   });
   const url = await app.listen({ host: config.listen.host, port: config.listen.port });
   log.info({ url, db: config.db, capture: config.capture }, 'cnirec API listening');

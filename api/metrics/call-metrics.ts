@@ -6,7 +6,7 @@
 
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { type CallListener, type CniCall, callSucceeded } from '../../collector/index.js';
-import { commandLabel, createPluginLabeler } from './metric-labels.js';
+import { commandLabel, createPluginLabeler, isPluginCall, OTHER } from './metric-labels.js';
 
 /**
  * CNI calls range from a few ms (VERSION, host-local) through hundreds of ms
@@ -50,7 +50,7 @@ export function createCallMetrics(registry: Registry): CallListener {
       for (const event of events) {
         if (event.type !== 'call.finished') continue;
         const call = event.call;
-        const labels = { command: commandLabel(call.command), plugin: pluginLabel(call.plugin) };
+        const labels = { command: commandLabel(call.command), plugin: pluginLabel(isPluginCall(call) ? call.plugin : OTHER) };
         const outcome = outcomeLabel(call);
         calls.inc({ ...labels, outcome });
         // An incomplete call's end is a guess (exit unseen, process found gone): not a duration.

@@ -6,9 +6,9 @@
 
 import { Gauge, type Registry } from 'prom-client';
 import type { TailStats } from '../tail/tail-stats.js';
-import type { CacheStatus } from '../../store/index.js';
+import { FINDING_SEVERITY, type CacheStatus } from '../../store/index.js';
 import type { MetricsDeps } from '../deps.js';
-import { FINDING_KINDS } from '../schemas/cache.js';
+import { FINDING_KINDS } from '../schemas/findings.js';
 import { scrapedMetrics, type ScrapedMetric } from './scraped-metrics.js';
 
 type DaemonDeps = Pick<MetricsDeps, 'tracerStatus' | 'collectorStats' | 'storeStatus' | 'store' | 'cache'>;
@@ -56,20 +56,27 @@ function registerCacheMetrics(registry: Registry, status: () => CacheStatus, gau
   gauge('cnirec_cache_entries', 'Live libcni cache files the watcher knows', () => status().entries);
   gauge('cnirec_cache_ip_allocations', 'Live host-local reservations the watcher knows', () => status().allocations);
   gauge('cnirec_cache_problems', 'Cache and host-local files or directories the watcher cannot use now', () => status().problems);
-  gauge('cnirec_cache_last_rescan_age_seconds', 'Seconds since the last full rescan finished (-1 before the first)', () => {
-    const at = status().lastRescanAt;
-    return at === null ? -1 : (Date.now() - Date.parse(at)) / 1000;
+  // No sample before the first rescan (rather than a -1 an alert would read as "just now").
+  new Gauge({
+    name: 'cnirec_cache_last_rescan_age_seconds',
+    help: 'Seconds since the last full rescan finished; absent before the first',
+    registers: [registry],
+    collect() {
+      this.reset();
+      const at = status().lastRescanAt;
+      if (at !== null) this.set((Date.now() - Date.parse(at)) / 1000);
+    },
   });
   new Gauge({
     name: 'cnirec_cache_open_findings',
-    help: 'Open findings (corrupt cache files, stale entries, leaked IPs, ADDs without cache) by kind',
-    labelNames: ['kind'],
+    help: 'Open findings by kind and severity (critical: DEL/ADD loops; warning: broken cache files, stale entries, leaked IPs; info: ADDs without a cache file)',
+    labelNames: ['kind', 'severity'],
     registers: [registry],
     collect() {
       this.reset();
       // Every kind always, so a finding resolved to zero reads 0 rather than vanishing.
       const open = status().openFindings;
-      for (const kind of FINDING_KINDS) this.set({ kind }, open[kind] ?? 0);
+      for (const kind of FINDING_KINDS) this.set({ kind, severity: FINDING_SEVERITY[kind] }, open[kind] ?? 0);
     },
   });
 }

@@ -7,7 +7,8 @@
 import type { StoredCacheEntry, StoredCall, StoredCallSummary } from '../../store/index.js';
 import { presentCacheEntry } from '../schemas/cache.js';
 import type { CallDetail } from '../schemas/call-detail.js';
-import { summaryFromStored } from '../schemas/call-summary.js';
+import { summaryFromStored, type CallSummary } from '../schemas/call-summary.js';
+import { failureFromStreams } from './call-error.js';
 import { cacheEntryForCall, networkOfConfig } from './call-cache.js';
 import { presentHelper } from './helper.js';
 import { jsonOrNull, presentPayload } from './payload.js';
@@ -18,14 +19,17 @@ export function summaryOfStoredCall(call: StoredCall): StoredCallSummary {
   return { ...call, stdin: size(call.stdin), stdout: size(call.stdout), stderr: size(call.stderr) };
 }
 
-/** `cacheEntries`: every stored version for the call's container (empty when caches are not watched). */
-export function presentCallDetail(call: StoredCall, children: readonly StoredCallSummary[], cacheEntries: readonly StoredCacheEntry[] = []): CallDetail {
+/**
+ * `children`: its delegated calls as summaries (api/present/call-error.ts presentStoredSummaries);
+ * `cacheEntries`: every stored version for the call's container (empty when caches are not watched).
+ */
+export function presentCallDetail(call: StoredCall, children: readonly CallSummary[], cacheEntries: readonly StoredCacheEntry[] = []): CallDetail {
   const stdin = presentPayload(call.stdin);
   const stdout = presentPayload(call.stdout);
   const config = jsonOrNull(stdin.text);
   const cache = cacheEntryForCall(call, networkOfConfig(config), cacheEntries);
   return {
-    ...summaryFromStored(summaryOfStoredCall(call)),
+    ...summaryFromStored(summaryOfStoredCall(call), failureFromStreams(call.stdout.bytes, call.stderr.bytes)),
     argv: [...call.argv],
     env: { ...call.env },
     cniArgs: call.cniArgs,
@@ -34,7 +38,7 @@ export function presentCallDetail(call: StoredCall, children: readonly StoredCal
     stderr: presentPayload(call.stderr),
     config,
     result: jsonOrNull(stdout.text),
-    children: children.map(summaryFromStored),
+    children: [...children],
     helpers: call.helpers.map(presentHelper),
     cache: cache === null ? null : presentCacheEntry(cache),
   };

@@ -7,13 +7,15 @@
  */
 
 import { type CacheReader, type FindingsReader, byStartThenId, type CallStore, type PodCallScope, type StoredCallSummary } from '../../store/index.js';
-import { presentCacheEntry, presentFinding } from '../schemas/cache.js';
+import { presentCacheEntry } from '../schemas/cache.js';
+import { presentFinding } from './finding.js';
 import { summaryFromStored } from '../schemas/call-summary.js';
+import { failureMessage } from './call-error.js';
 import type { CallTree, PodStory, Sandbox } from '../schemas/pod-story.js';
 import { presentHelperSummary } from './helper.js';
 import { msFromUs } from './time.js';
 
-export type PodStoryReader = Pick<CallStore, 'podCallGraph'>;
+export type PodStoryReader = Pick<CallStore, 'podCallGraph' | 'failureTexts'>;
 export type PodCacheReader = Pick<CacheReader, 'entriesByContainer'>;
 export type PodFindingsReader = Pick<FindingsReader, 'openFindingsByContainer'>;
 
@@ -51,13 +53,19 @@ export function buildPodStory(reader: PodStoryReader, namespace: string, name: s
   // A top-level call is the runtime's; a call whose parent is not among the
   // pod's calls is shown as top-level too, so nothing recorded goes missing.
   const ids = new Set(calls.map((c) => c.id));
+  // What each failed call said, in one query for all of them.
+  const failures = reader.failureTexts([...graph.calls, ...graph.delegated].filter((c) => c.ok === false).map((c) => c.id));
+  const errorOf = (id: string) => {
+    const t = failures.get(id);
+    return t === undefined ? null : failureMessage(t);
+  };
   const roots = calls.filter((c) => c.parentId === null || !ids.has(c.parentId));
   const visited = new Set<string>();
   const toTree = (call: StoredCallSummary, depth: number): CallTree => {
     visited.add(call.id);
     const children = depth >= MAX_DEPTH ? [] : (childrenOf.get(call.id) ?? []).filter((c) => !visited.has(c.id));
     // Object.assign onto the summary, not a spread of it: see callFields in store/calls/call-decode.ts.
-    return Object.assign(summaryFromStored(call), {
+    return Object.assign(summaryFromStored(call, errorOf(call.id)), {
       children: children.map((c) => toTree(c, depth + 1)),
       helpers: graph.helpers.get(call.id)?.map(presentHelperSummary) ?? [],
     });

@@ -26,6 +26,7 @@ export function registerCalls(app: FastifyInstance, reads: Pick<ReadOps, 'callPa
     {
       schema: {
         tags: ['calls'],
+        operationId: 'listCalls',
         summary: 'List recorded calls, newest first',
         description:
           'Every filter narrows the list; VERSION probes are hidden unless includeVersion=true or command=VERSION. ' +
@@ -44,6 +45,7 @@ export function registerCalls(app: FastifyInstance, reads: Pick<ReadOps, 'callPa
     {
       schema: {
         tags: ['calls'],
+        operationId: 'getCall',
         summary: 'One call in full: payloads, environment, delegated calls, helpers',
         params: callIdParamsSchema,
         response: { 200: callDetailSchema, ...errorResponses(400, 401, 404) },

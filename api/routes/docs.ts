@@ -21,19 +21,32 @@ export async function registerOpenApi(app: FastifyInstance, opts: { readonly aut
       info: {
         title: 'cnirec',
         version: '1',
+        license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
         description:
           'Every CNI plugin call on this node: what the runtime asked, what the plugin answered, what it ran. ' +
           'Contract v1: fields may be added, never renamed.',
       },
+      // Relative: the daemon that served this document, whatever address it was reached at.
+      servers: [{ url: '/', description: 'The cnirec daemon that served this document' }],
       tags: [
         { name: 'calls', description: 'Recorded plugin calls' },
         { name: 'pods', description: 'Calls per pod' },
+        { name: 'cache', description: "libcni's result cache and host-local's IP reservations" },
+        { name: 'findings', description: 'Known CNI failure modes found on this node' },
+        { name: 'tail', description: 'Calls and cache changes as they happen' },
         { name: 'tracer', description: 'The bpftrace tracer' },
+        { name: 'health', description: 'Whether the daemon records' },
+        { name: 'metrics', description: 'Prometheus' },
       ],
-      components: {
-        securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'Required on every route but /healthz when the daemon has a token' } },
-      },
-      ...(opts.authRequired ? { security: [{ bearer: [] }] } : {}),
+      // With a token every operation but /healthz (security: [] on its route) needs it; without one, none does.
+      ...(opts.authRequired
+        ? {
+            components: {
+              securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'The daemon\'s --token (or --token-file): "Authorization: Bearer <token>"' } },
+            },
+            security: [{ bearer: [] }],
+          }
+        : { security: [] }),
     },
     transform: createJsonSchemaTransform({ skipList: [] }),
     transformObject: (documentObject) => pruneUnusedComponents(jsonSchemaTransformObject(documentObject)),

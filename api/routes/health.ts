@@ -14,38 +14,68 @@
  */
 
 import type { FastifyInstance } from 'fastify';
-import { z } from 'zod';
+import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { TracerStatus } from '../../collector/index.js';
 import type { StoreStatus } from '../../store/index.js';
 import type { HealthDeps } from '../deps.js';
-import { apiErrors } from '../errors.js';
+import { plainJsonSerializer } from '../present/fast-json.js';
+import { createLossWindow, LOSS_WINDOW_MS } from '../present/loss-window.js';
+import { errorResponses } from '../schemas/error.js';
+import { healthQuerySchema, healthSchema, type Health } from '../schemas/health.js';
 
-const healthQuerySchema = z.object({ probe: z.enum(['liveness', 'readiness']).optional() });
+/** How often the tracer's lost-record total is sampled for the window, between probes. */
+const LOSS_SAMPLE_MS = 5_000;
 
 export function registerHealth(app: FastifyInstance, deps: HealthDeps): void {
-  app.get('/healthz', async (request, reply) => {
-    const query = healthQuerySchema.safeParse(request.query);
-    if (!query.success) throw apiErrors.badRequest('Invalid query: probe must be "liveness" or "readiness".', [{ path: 'probe', message: 'must be "liveness" or "readiness"' }]);
-    const tracer = deps.tracerStatus();
-    const store = deps.storeStatus();
-    const stats = deps.collectorStats();
-    const recording = tracer.running && tracer.ready;
-    if (query.data.probe === 'readiness' && !recording) void reply.code(503);
-    const problems = healthProblems(tracer, store);
-    const lastRecordAgeMs = tracer.lastRecordAt === null ? null : Date.now() - Date.parse(tracer.lastRecordAt);
-    // The CNI cache. Problems and findings are the node's, not the daemon's: they do not make it degraded.
-    const cache = deps.cache?.status?.() ?? null;
-    return {
-      status: problems.length === 0 ? 'ok' : 'degraded',
-      problems,
-      tracer: { ...tracer, lastEventAgeMs: lastRecordAgeMs },
-      calls: { ...stats, oldestRunningAgeMs: stats.oldestRunningStartUs === null ? null : Math.max(0, Math.round(Date.now() - stats.oldestRunningStartUs / 1000)) },
-      store,
-      cache: cache === null ? null : { ...cache, lastRescanAgeMs: cache.lastRescanAt === null ? null : Date.now() - Date.parse(cache.lastRescanAt) },
-      // Retention: the limits, the last run and the longest write stall. Being over the limit is the operator's to fix, not "degraded".
-      retention: retentionView(deps),
-    };
-  });
+  const losses = createLossWindow(Date.now());
+  const sampleLosses = () => losses.observe(deps.tracerStatus().lostEvents, Date.now());
+  const sampler = setInterval(sampleLosses, LOSS_SAMPLE_MS).unref();
+  app.addHook('onClose', async () => clearInterval(sampler));
+
+  app.withTypeProvider<ZodTypeProvider>().get(
+    '/healthz',
+    {
+      schema: {
+        tags: ['health'],
+        operationId: 'getHealth',
+        summary: 'Whether the daemon records and stores: ok or degraded, why, and the numbers behind it',
+        description:
+          'Always 200 while the daemon answers (a liveness probe), degraded or not; with probe=readiness, 503 (same body) while the tracer is not recording. ' +
+          'Degraded while the tracer is not recording, the database refuses writes, or the tracer lost records within the last 10 minutes. Needs no token.',
+        querystring: healthQuerySchema,
+        response: { 200: healthSchema, 503: healthSchema, ...errorResponses(400) },
+        security: [],
+      },
+      // Documented by the schema (a test checks the body against it); sent as built, nested status objects whole.
+      serializerCompiler: plainJsonSerializer,
+      // Its own, so the route validates the same wherever it is registered.
+      validatorCompiler,
+    },
+    async (request, reply): Promise<Health> => {
+      const nowMs = Date.now();
+      const tracer = deps.tracerStatus();
+      const store = deps.storeStatus();
+      const stats = deps.collectorStats();
+      losses.observe(tracer.lostEvents, nowMs);
+      const recentLostEvents = losses.recent(nowMs);
+      const recording = tracer.running && tracer.ready;
+      if (request.query.probe === 'readiness' && !recording) void reply.code(503);
+      const problems = healthProblems(tracer, store, recentLostEvents);
+      const lastRecordAgeMs = tracer.lastRecordAt === null ? null : nowMs - Date.parse(tracer.lastRecordAt);
+      // The CNI cache. Problems and findings are the node's, not the daemon's: they do not make it degraded.
+      const cache = deps.cache?.status?.() ?? null;
+      return {
+        status: problems.length === 0 ? 'ok' : 'degraded',
+        problems,
+        tracer: { ...tracer, lastEventAgeMs: lastRecordAgeMs, recentLostEvents, lostEventsWindowMs: LOSS_WINDOW_MS },
+        calls: { ...stats, oldestRunningAgeMs: stats.oldestRunningStartUs === null ? null : Math.max(0, Math.round(Date.now() - stats.oldestRunningStartUs / 1000)) },
+        store: { ...store },
+        cache: cache === null ? null : { ...cache, lastRescanAgeMs: cache.lastRescanAt === null ? null : Date.now() - Date.parse(cache.lastRescanAt) },
+        // Retention: the limits, the last run and the longest write stall. Being over the limit is the operator's to fix, not "degraded".
+        retention: retentionView(deps),
+      };
+    },
+  );
 }
 
 function retentionView(deps: HealthDeps) {
@@ -70,8 +100,8 @@ function retentionView(deps: HealthDeps) {
   };
 }
 
-/** Why the daemon is degraded; empty when it records and stores. */
-export function healthProblems(tracer: TracerStatus, store: StoreStatus): string[] {
+/** Why the daemon is degraded; empty when it records and stores. `recentLostEvents`: records lost within the loss window. */
+export function healthProblems(tracer: TracerStatus, store: StoreStatus, recentLostEvents = 0): string[] {
   const problems: string[] = [];
   if (!tracer.running || !tracer.ready) {
     const gap = tracer.lastGap?.endedAt === null ? tracer.lastGap : null;
@@ -79,6 +109,13 @@ export function healthProblems(tracer: TracerStatus, store: StoreStatus): string
       gap
         ? `The tracer is not recording since ${gap.startedAt} (${gap.reason}); it is being restarted. Calls made meanwhile are not recorded.`
         : `The tracer is not recording${tracer.lastError ? ` (${tracer.lastError})` : ''}. Calls made meanwhile are not recorded.`,
+    );
+  }
+  if (recentLostEvents > 0) {
+    problems.push(
+      `The tracer lost ${recentLostEvents.toLocaleString('en-US')} records in the last ${LOSS_WINDOW_MS / 60_000} minutes (${tracer.lostEvents.toLocaleString('en-US')} since the daemon started): ` +
+        'bpftrace could not keep up, so calls may be missing or incomplete (those it could tell are marked lostRecords). ' +
+        'Raise --perf-buffer-pages, give the daemon more CPU, or use --capture light on a node this busy.',
     );
   }
   if (!store.writable) {

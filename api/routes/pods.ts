@@ -18,7 +18,7 @@ const podParamsSchema = z.object({
 });
 
 const podQuerySchema = z
-  .object({
+  .strictObject({
     podUid: z.string().min(1).max(MAX_NAME_LENGTH).optional().describe('Only the calls of this pod UID, when the name was used by more than one pod'),
     since: timeParam('Only calls started at or after (with everything they delegated)').optional(),
     until: timeParam('Only calls started before (exclusive)').optional(),
@@ -31,6 +31,7 @@ export function registerPods(app: FastifyInstance, reads: Pick<ReadOps, 'podStor
     {
       schema: {
         tags: ['pods'],
+        operationId: 'getPodStory',
         summary: "A pod's story: its CNI calls oldest first, as trees, grouped by sandbox with libcni's cache entries, with time per command",
         params: podParamsSchema,
         querystring: podQuerySchema,

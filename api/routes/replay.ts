@@ -16,6 +16,7 @@ export function registerReplay(app: FastifyInstance, reads: Pick<ReadOps, 'repla
     {
       schema: {
         tags: ['calls'],
+        operationId: 'getCallReplayScript',
         summary: 'A shell script that re-runs the call by hand (it changes this node’s network)',
         description:
           'The same plugin binary, exactly the recorded CNI_* variables plus PATH (env -i), and exactly the recorded stdin bytes (base64 in the script).',

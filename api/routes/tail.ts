@@ -14,10 +14,13 @@ import type { FastifyInstance } from 'fastify';
 import { WebSocket } from 'ws';
 import type { TailDeps } from '../deps.js';
 import { badQueryReason, CLOSE_CODES } from '../tail/tail-close.js';
+import { plainJsonSerializer } from '../present/fast-json.js';
+import { errorBodySchema, errorResponses } from '../schemas/error.js';
+import { tailServerMessageSchema } from '../schemas/tail.js';
 import { tailQueryFrom, tailQuerySchema } from '../tail/tail-filter.js';
 import { DEFAULT_HEARTBEAT_MS } from '../tail/tail-heartbeat.js';
 import { createTailHub } from '../tail/tail-hub.js';
-import { encodeMessage, issuesOf } from '../tail/tail-messages.js';
+import { describeIssues, encodeMessage, issuesOf } from '../tail/tail-messages.js';
 import { DEFAULT_OUTBOX_LIMITS, type OutboxLimits } from '../tail/tail-outbox.js';
 import { runTailSession } from '../tail/tail-session.js';
 import { TAIL_STATS_DECORATOR, type TailStatsReader } from '../tail/tail-stats.js';
@@ -26,9 +29,12 @@ export const TAIL_PATH = '/api/v1/tail';
 
 /** What the OpenAPI document says of the tail (it cannot describe a websocket's messages itself). */
 export const TAIL_DESCRIPTION = [
-  'A websocket (a plain GET answers 426). Server messages, one JSON object per text frame: hello, call.started, call.finished, ',
-  'cache.added, cache.removed, tracer.gap, config.changed (a CNI conf dir file added, rewritten or removed; sent to every client), replay.done, filter.updated, pong, error. Query (and later {"type":"filter",...} messages): ',
-  'namespace, pod, command, plugin, failed, includeVersion, and since (replay recent calls first).\n\n',
+  'A websocket (a plain GET answers 426). Server messages, one JSON object per text frame (TailServerMessage): hello, ',
+  'call.started, call.finished, cache.added, cache.removed, tracer.gap, config.changed (a CNI conf dir file added, rewritten or ',
+  'removed; sent to every client), replay.done, filter.updated, pong, error. Query (and later {"type":"filter",...} messages): ',
+  'namespace, pod, command, plugin, failed, includeVersion, and since (replay recent calls first, then replay.done marks where ',
+  'the live calls begin). An unknown or invalid parameter is answered, after the upgrade, by an error message naming it and ',
+  'close code 4400.\n\n',
   'Filters mean what they mean on GET /api/v1/calls. namespace and pod match calls and libcni cache entries alike, by the ',
   'pod taken from CNI_ARGS (K8S_POD_NAMESPACE, K8S_POD_NAME): a call or cache entry without that pod field (a plugin run ',
   'without Kubernetes pod arguments, podman\'s cache files) does not match a filter on it, so with namespace or pod set ',
@@ -93,8 +99,25 @@ export async function registerTail(app: FastifyInstance, deps: TailDeps, options
     scope.route({
       method: 'GET',
       url: TAIL_PATH,
-      // Documentation only: the query is validated in wsHandler, so a bad one is reported over the socket.
-      schema: { tags: ['tail'], summary: 'Live tail of calls and libcni cache changes (websocket)', description: TAIL_DESCRIPTION },
+      // The query is documented here but validated in wsHandler, so a bad one is reported over the socket.
+      schema: {
+        tags: ['tail'],
+        operationId: 'tail',
+        summary: 'Live tail of calls and libcni cache changes (websocket)',
+        description: TAIL_DESCRIPTION,
+        querystring: tailQuerySchema,
+        response: {
+          101: {
+            description: 'The websocket: server messages (TailServerMessage) as JSON text frames; client messages are TailClientMessage',
+            content: { 'application/json': { schema: tailServerMessageSchema } },
+          },
+          426: errorBodySchema,
+          ...errorResponses(401),
+        },
+      },
+      validatorCompiler: () => (data: unknown) => ({ value: data }),
+      // Only the 426 body is ever serialized here (plain JSON); the 101 schema describes the socket's messages.
+      serializerCompiler: plainJsonSerializer,
       handler: async (_request, reply) =>
         reply
           .code(426)
@@ -104,7 +127,7 @@ export async function registerTail(app: FastifyInstance, deps: TailDeps, options
         const parsed = tailQuerySchema.safeParse(request.query);
         if (!parsed.success) {
           const issues = issuesOf(parsed.error);
-          socket.send(encodeMessage({ type: 'error', error: { code: 'bad_request', message: 'Invalid tail query; see issues', issues } }));
+          socket.send(encodeMessage({ type: 'error', error: { code: 'bad_request', message: describeIssues('Invalid tail query', issues), issues } }));
           socket.close(CLOSE_CODES.badQuery, badQueryReason(issues));
           return;
         }

@@ -16,6 +16,7 @@ export function registerTracer(app: FastifyInstance, deps: TracerDeps): void {
     {
       schema: {
         tags: ['tracer'],
+        operationId: 'getTracerStatus',
         summary: 'What the tracer is doing: running, ready, capture mode, restarts, lost events',
         response: { 200: tracerStatusSchema, ...errorResponses(401) },
       },
@@ -28,6 +29,7 @@ export function registerTracer(app: FastifyInstance, deps: TracerDeps): void {
     {
       schema: {
         tags: ['tracer'],
+        operationId: 'setCaptureMode',
         summary: 'Switch the capture mode; answers once the new tracer records',
         body: captureModeBodySchema,
         response: { 200: tracerStatusSchema, ...errorResponses(400, 401, 500, 501) },

@@ -1,10 +1,9 @@
 /**
- * Schemas of the cache routes: libcni's cached entries, IP history and
- * findings, as JSON (times ISO 8601, like the call routes).
+ * Schemas of the cache routes: libcni's cached entries and IP history, as JSON (times ISO 8601, like the call routes).
  */
 
 import { z } from 'zod';
-import { type CacheEntryFields, CACHE_FINDING_KINDS, type StoredCacheEntry, type StoredFinding, type StoredIpHolding } from '../../store/index.js';
+import type { CacheEntryFields, StoredCacheEntry, StoredIpHolding } from '../../store/index.js';
 import { isoFromMs } from './iso-time.js';
 import { component } from './registry.js';
 
@@ -20,7 +19,7 @@ const booleanParam = (what: string) =>
 const iso = isoFromMs;
 const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
 
-export const cacheQuerySchema = z.object({
+export const cacheQuerySchema = z.strictObject({
   containerId: z.string().min(1).max(MAX_NAME_LENGTH).optional().describe('The container (CNI_CONTAINERID) the entry is for'),
   network: z.string().min(1).max(MAX_NAME_LENGTH).optional().describe('The network (conf/conflist "name")'),
   pod: z
@@ -35,14 +34,6 @@ export const cacheQuerySchema = z.object({
 
 export const ipParamsSchema = z.object({
   ip: z.union([z.ipv4(), z.ipv6()]).describe('An IPv4 or IPv6 address, without prefix length'),
-});
-
-export const FINDING_KINDS = CACHE_FINDING_KINDS;
-
-export const findingsQuerySchema = z.object({
-  kind: z.enum(FINDING_KINDS).optional(),
-  includeResolved: booleanParam('Also findings whose condition has ended (default: open ones only)').optional(),
-  limit: z.coerce.number().int().min(1).max(MAX_PAGE).default(100).describe(`Rows, 1 to ${MAX_PAGE}`),
 });
 
 export const cacheEntrySchema = component(
@@ -92,25 +83,6 @@ export const ipHoldingSchema = component(
 
 export const ipHistorySchema = z.object({ ip: z.string(), history: z.array(ipHoldingSchema).describe('Oldest first') });
 
-export const findingSchema = component(
-  'Finding',
-  z.object({
-    id: z.number().int(),
-    kind: z.enum(FINDING_KINDS),
-    message: z.string(),
-    path: z.string().nullable(),
-    containerId: z.string().nullable(),
-    network: z.string().nullable(),
-    ip: z.string().nullable(),
-    callId: z.string().nullable(),
-    firstSeen: z.string(),
-    lastSeen: z.string(),
-    resolvedAt: z.string().nullable(),
-  }),
-);
-
-export const findingListSchema = z.object({ items: z.array(findingSchema) });
-
 type CacheFileFields = 'path' | 'format' | 'containerId' | 'networkName' | 'ifName' | 'netns' | 'podNamespace' | 'podName' | 'podUid' | 'ips';
 
 /** What every view of a cache entry (REST and the live tail) shows of the file: where it is and what it attaches. */
@@ -158,21 +130,5 @@ export function presentIpHolding(h: StoredIpHolding): z.input<typeof ipHoldingSc
     path: h.path,
     from: iso(h.fromMs),
     to: isoOrNull(h.toMs),
-  };
-}
-
-export function presentFinding(f: StoredFinding): z.input<typeof findingSchema> {
-  return {
-    id: f.id,
-    kind: f.kind,
-    message: f.message,
-    path: f.path,
-    containerId: f.containerId,
-    network: f.network,
-    ip: f.ip,
-    callId: f.callId,
-    firstSeen: iso(f.firstSeenMs),
-    lastSeen: iso(f.lastSeenMs),
-    resolvedAt: isoOrNull(f.resolvedAtMs),
   };
 }

@@ -1,9 +1,9 @@
 /**
  * The query of GET /api/v1/calls and its translation to the store's
- * CallFilter (milliseconds → microseconds, "true" → true). Not strict, like
- * the tail's connect query: proxies and auth layers may add parameters of
- * their own. A repeated parameter arrives as an array and is refused by the
- * string schemas, naming the field.
+ * CallFilter (milliseconds → microseconds, "true" → true). Strict, like the
+ * tail's connect query: an unknown parameter (`namepsace=prod`) is a 400
+ * naming it, never an unfiltered list. A repeated parameter arrives as an
+ * array and is refused by the string schemas, naming the field.
  */
 
 import { z } from 'zod';
@@ -28,11 +28,11 @@ const booleanParam = (what: string) =>
     .describe(what);
 
 export const callListQuerySchema = z
-  .object({
+  .strictObject({
     namespace: name('Pod namespace (K8S_POD_NAMESPACE)').optional(),
     pod: name('Pod name (K8S_POD_NAME)').optional(),
     podUid: name('Pod UID (K8S_POD_UID)').optional(),
-    containerId: name('CNI_CONTAINERID: the sandbox').optional(),
+    containerId: name('CNI_CONTAINERID: the sandbox; an unambiguous prefix of one (as `cnirec` prints it, 12 characters) matches it too').optional(),
     command: z.enum(CNI_COMMANDS).optional().describe('CNI_COMMAND'),
     plugin: name('Plugin binary name (bridge, host-local…)').optional(),
     failed: booleanParam('true: calls that ended badly (non-zero exit or a signal); false: calls that succeeded').optional(),

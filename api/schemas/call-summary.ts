@@ -52,10 +52,14 @@ export const callSummarySchema = z
     ok: z.boolean().nullable().describe('Exit 0 and no signal; null while running or when the end was not seen'),
     status: z.enum(['running', 'finished', 'incomplete']),
     incomplete: z.boolean(),
-    incompleteReason: z.string().nullable(),
+    incompleteReason: z.string().nullable().describe('Why an incomplete call has no outcome (the tracer restarted, its exit was never seen…)'),
+    error: z
+      .string()
+      .nullable()
+      .describe("A failed call's error in one line: the CNI error's msg (and details) from stdout, else the first line of its output; null unless it failed"),
     isVersionProbe: z.boolean(),
     captureMode: z.enum(['full', 'light']),
-    lostRecords: z.boolean(),
+    lostRecords: z.boolean().describe('The tracer lost records while this call ran: some of its payload, helpers or children may be missing'),
     payload: z.object({ stdin: streamSizeSchema, stdout: streamSizeSchema, stderr: streamSizeSchema }),
   })
   .describe('CallSummary');
@@ -77,7 +81,8 @@ function sizeOfLive(s: CapturedStream): CallSummary['payload']['stdin'] {
   return { bytes: s.bytes.length, totalBytes: s.totalBytes, truncated: s.truncated };
 }
 
-export function summaryFromStored(c: StoredCallSummary): CallSummary {
+/** `error`: the failure's message (api/present/call-error.ts), for a call that failed. */
+export function summaryFromStored(c: StoredCallSummary, error: string | null): CallSummary {
   return {
     id: c.id,
     command: c.command,
@@ -103,6 +108,7 @@ export function summaryFromStored(c: StoredCallSummary): CallSummary {
     status: c.status,
     incomplete: c.status === 'incomplete',
     incompleteReason: c.incompleteReason,
+    error: c.ok === false ? error : null,
     isVersionProbe: c.isVersionProbe,
     captureMode: c.captureMode,
     lostRecords: c.lostRecords,
@@ -110,8 +116,10 @@ export function summaryFromStored(c: StoredCallSummary): CallSummary {
   };
 }
 
-export function summaryFromLive(c: CniCall): CallSummary {
+/** `error`: the failure's message (api/present/call-error.ts), for a call that failed. */
+export function summaryFromLive(c: CniCall, error: string | null): CallSummary {
   const outcome = c.outcome;
+  const ok = outcome ? outcome.exitCode === 0 && outcome.signal === null : null;
   return {
     id: c.id,
     command: c.command,
@@ -133,10 +141,11 @@ export function summaryFromLive(c: CniCall): CallSummary {
     exitCode: outcome?.exitCode ?? null,
     signal: outcome?.signal ?? null,
     coreDumped: outcome ? outcome.coreDumped : null,
-    ok: outcome ? outcome.exitCode === 0 && outcome.signal === null : null,
+    ok,
     status: c.status,
     incomplete: c.status === 'incomplete',
     incompleteReason: c.incompleteReason,
+    error: ok === false ? error : null,
     isVersionProbe: c.isVersionProbe,
     captureMode: c.captureMode,
     lostRecords: c.lostRecords,

@@ -5,7 +5,8 @@
  */
 
 import { z } from 'zod';
-import { cacheEntrySchema, findingSchema } from './cache.js';
+import { cacheEntrySchema } from './cache.js';
+import { findingSchema } from './findings.js';
 import { callSummarySchema, podRefSchema, type CallSummary } from './call-summary.js';
 import { helperSummarySchema, type HelperSummary } from './helper.js';
 import { component } from './registry.js';
@@ -46,7 +47,7 @@ export const sandboxSchema = component(
       .describe("libcni's cache entries for this sandbox, every version seen (rewritten and removed ones too), oldest first; empty when caches are not watched"),
     findings: z
       .array(findingSchema)
-      .describe('Open findings about this sandbox (its DEL or ADD looping, a stale cache entry, a leaked IP…), oldest first; the same as GET /api/v1/findings lists'),
+      .describe('Open findings about this sandbox (its DEL or ADD looping, a stale cache entry, a leaked IP…), worst first, then oldest; the same as GET /api/v1/findings lists'),
   }),
 );
 

@@ -12,27 +12,12 @@ import type { CacheEntry, CacheEvent } from '../../collector/index.js';
 import { cacheEntryFields } from '../../store/index.js';
 import { presentCacheFile } from '../schemas/cache.js';
 import { isoFromMs } from '../schemas/iso-time.js';
+import type { TailCacheEntry } from '../schemas/tail.js';
 import type { TailFilter } from './tail-filter.js';
 
 export type CacheEventType = 'cache.added' | 'cache.removed';
 
-export interface TailCacheEntry {
-  readonly path: string;
-  readonly dir: string;
-  /** Null in a removal of a file the feed never saw (gone before the API started following). */
-  readonly format: 'cniCacheV1' | 'legacy' | null;
-  readonly containerId: string | null;
-  readonly networkName: string | null;
-  readonly ifName: string | null;
-  readonly netns: string | null;
-  readonly pod: { readonly namespace: string | null; readonly name: string; readonly uid: string | null } | null;
-  readonly ips: readonly string[];
-  readonly result: unknown;
-  /** The file's mtime (when libcni wrote it), ISO 8601. */
-  readonly writtenAt: string | null;
-  /** When the watcher saw the change, ISO 8601. */
-  readonly at: string;
-}
+export type { TailCacheEntry };
 
 export interface TailCacheMessage {
   readonly type: CacheEventType;

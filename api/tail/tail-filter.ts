@@ -5,66 +5,18 @@
  * store as a CallFilter for the `?since=` replay.
  */
 
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { CallFilter } from '../../store/index.js';
 import type { CallSummary } from '../schemas/call-summary.js';
+import { tailFilterSchema, tailQuerySchema, type TailFilterFields } from '../schemas/tail.js';
 import { parseTimeParam } from '../schemas/time-param.js';
 
-/** Kubernetes names and plugin binaries stay well below this; it only stops abuse. */
-const MAX_NAME_LENGTH = 253;
-
-const name = z.string().min(1).max(MAX_NAME_LENGTH);
-const command = z.string().min(1).max(32);
-
 /** Fields shared by the connect query and the `filter` message; every one narrows, absent ones do not filter. */
-export interface TailFilter {
-  readonly namespace?: string;
-  readonly pod?: string;
-  readonly command?: string;
-  readonly plugin?: string;
-  /** true: calls that ended badly; false: calls that succeeded. Either way only ended calls match. */
-  readonly failed?: boolean;
-  /** VERSION probes are hidden unless true (or `command` is VERSION), as in the REST lists. */
-  readonly includeVersion?: boolean;
-}
+export type TailFilter = Readonly<TailFilterFields>;
 
-/**
- * The filter in a client's `filter` message: JSON booleans, and strict, so a
- * typo in a field name is reported instead of silently widening the tail.
- */
-export const filterMessageFieldsSchema = z.strictObject({
-  namespace: name.optional(),
-  pod: name.optional(),
-  command: command.optional(),
-  plugin: name.optional(),
-  failed: z.boolean().optional(),
-  includeVersion: z.boolean().optional(),
-});
-
-/**
- * The connect query. Not strict: other layers (auth, proxies) may put their
- * own parameters on the URL. A repeated parameter arrives as an array and is
- * refused by the string schemas, naming the field.
- */
-export const tailQuerySchema = z.object({
-  namespace: name.optional(),
-  pod: name.optional(),
-  command: command.optional(),
-  plugin: name.optional(),
-  failed: z.stringbool().optional(),
-  includeVersion: z.stringbool().optional(),
-  since: z
-    .string()
-    .transform((text, ctx) => {
-      const us = parseSince(text);
-      if (us === null) {
-        ctx.issues.push({ code: 'custom', input: text, message: 'Expected an ISO 8601 date-time or epoch milliseconds' });
-        return z.NEVER;
-      }
-      return us;
-    })
-    .optional(),
-});
+/** The filter of a client's `filter` message (api/schemas/tail.ts). */
+export const filterMessageFieldsSchema = tailFilterSchema;
+export { tailQuerySchema };
 
 export interface TailQuery {
   readonly filter: TailFilter;
@@ -82,8 +34,8 @@ export function withoutUndefined<T extends object>(value: T): T {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
 }
 
-/** `since` parses exactly as on the REST routes (epoch ms or ISO 8601), so both sides agree. */
-export const parseSince = parseTimeParam;
+/** `since` parses exactly as on the REST routes (see time-param.ts), so both sides agree. */
+export const parseSince = (text: string, nowMs?: number): number | null => parseTimeParam(text, nowMs);
 
 export function matchesFilter(call: CallSummary, f: TailFilter): boolean {
   if (f.namespace !== undefined && call.pod?.namespace !== f.namespace) return false;

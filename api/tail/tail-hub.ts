@@ -6,7 +6,8 @@
  * the collector's publish never waits on a socket, however slow.
  */
 
-import type { CacheListener, CallListener, CollectorEvent, TracerEvent, TracerEventListener } from '../../collector/index.js';
+import type { CacheListener, CallListener, CniCall, CollectorEvent, TracerEvent, TracerEventListener } from '../../collector/index.js';
+import { failureFromStreams } from '../present/call-error.js';
 import { summaryFromLive, type CallSummary } from '../schemas/call-summary.js';
 import { isoFromMs, isoFromUs } from '../schemas/iso-time.js';
 import { createCacheFeed, matchesCacheFilter, type TailCacheMessage } from './tail-cache.js';
@@ -38,13 +39,19 @@ export interface TailHubOptions {
   readonly onSubscriberError?: (err: unknown) => void;
 }
 
+/** A finished call that failed: what it said (only those are parsed). */
+function liveFailure(c: CniCall): string | null {
+  const failed = c.outcome !== null && (c.outcome.exitCode !== 0 || c.outcome.signal !== null);
+  return failed ? failureFromStreams(c.stdout.bytes, c.stderr.bytes) : null;
+}
+
 export function createTailHub(options: TailHubOptions = {}): TailHub {
   const subscribers = new Set<TailSubscriber>();
   let droppedClients = 0;
   let droppedMessages = 0;
 
   const fanOut = (event: CollectorEvent) => {
-    const call = summaryFromLive(event.call);
+    const call = summaryFromLive(event.call, liveFailure(event.call));
     // Encoded lazily: an event no client wants costs one summary, not a JSON string.
     let frame: Buffer | null = null;
     for (const subscriber of subscribers) {

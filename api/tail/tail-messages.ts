@@ -6,89 +6,42 @@
  */
 
 import type { RawData } from 'ws';
-import { z } from 'zod';
-import type { CallSummary } from '../schemas/call-summary.js';
-import type { CacheEventType, TailCacheEntry } from './tail-cache.js';
-import { filterMessageFieldsSchema, withoutUndefined, type TailFilter } from './tail-filter.js';
+import type { z } from 'zod';
+import type { Issue } from '../schemas/error.js';
+import { tailClientMessageSchema, type TailConfChange, type TailError, type TailGap, type TailServerMessage } from '../schemas/tail.js';
+import { withoutUndefined, type TailFilter } from './tail-filter.js';
 
 export const TAIL_PROTOCOL_VERSION = 1;
 
-export interface TailIssue {
-  /** Dotted path of the offending field ("failed", "since"); "" for the message as a whole. */
-  readonly path: string;
-  readonly message: string;
-}
-
-export interface TailError {
-  readonly code: 'bad_request' | 'replay_failed';
-  readonly message: string;
-  readonly issues?: readonly TailIssue[];
-}
+/** One offending field: its dotted path ("failed", "since"; "" for the message as a whole) and what is wrong. */
+export type TailIssue = Issue;
+export type { TailConfChange, TailError, TailGap };
 
 export type CallEventType = 'call.started' | 'call.finished';
 
-/**
- * A stretch with no recording tracer: sent when bpftrace goes away
- * (`endedAt` null) and again when a new one records. Every client gets it,
- * whatever its filter: calls it would have wanted may be missing.
- */
-export interface TailGap {
-  readonly startedAt: string;
-  readonly endedAt: string | null;
-  readonly durationMs: number | null;
-  readonly reason: string;
-  /** Calls in flight when the tracer went away; each also comes as a `call.finished` with status incomplete. */
-  readonly incompleteCalls: number;
-}
-
-/**
- * A file of a CNI conf dir was added, rewritten or removed. Every client
- * gets it, whatever its filter (a conf change concerns every pod); the
- * versions are at GET /api/v1/node/cni/conf-versions?path=….
- */
-export interface TailConfChange {
-  readonly path: string;
-  readonly dir: string;
-  readonly change: 'added' | 'changed' | 'removed';
-  /** The network it defines now (null when removed or unparsable). */
-  readonly network: string | null;
-  readonly sha256: string | null;
-  /** Why runtimes would refuse the new version; null when it loads (or was removed). */
-  readonly parseError: string | null;
-  readonly at: string;
-}
-
-export type ServerMessage =
-  | {
-      readonly type: 'hello';
-      readonly protocol: number;
-      readonly filter: TailFilter;
-      readonly replay: { readonly since: string; readonly limit: number } | null;
-    }
-  | { readonly type: CallEventType; readonly call: CallSummary }
-  | { readonly type: CacheEventType; readonly entry: TailCacheEntry }
-  | { readonly type: 'tracer.gap'; readonly gap: TailGap }
-  | { readonly type: 'config.changed'; readonly change: TailConfChange }
-  | { readonly type: 'replay.done'; readonly calls: number; readonly capped: boolean; readonly message?: string }
-  | { readonly type: 'filter.updated'; readonly filter: TailFilter }
-  | { readonly type: 'pong' }
-  | { readonly type: 'error'; readonly error: TailError };
+/** What the server sends (api/schemas/tail.ts). */
+export type ServerMessage = TailServerMessage;
 
 export function encodeMessage(message: ServerMessage): Buffer {
   return Buffer.from(JSON.stringify(message), 'utf8');
 }
 
-const clientMessageSchema = z.discriminatedUnion('type', [
-  filterMessageFieldsSchema.extend({ type: z.literal('filter') }),
-  z.strictObject({ type: z.literal('ping') }),
-]);
-
 export type ClientMessage = { readonly type: 'filter'; readonly filter: TailFilter } | { readonly type: 'ping' };
 
 export type ParsedClientMessage = { readonly ok: true; readonly message: ClientMessage } | { readonly ok: false; readonly error: TailError };
 
+/** One issue per offending field, an unknown field named as the REST routes name it. */
 export function issuesOf(error: z.ZodError): TailIssue[] {
-  return error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message }));
+  return error.issues.flatMap((i) => {
+    const path = i.path.map(String).join('.');
+    if (i.code === 'unrecognized_keys') return i.keys.map((k) => ({ path: path ? `${path}.${k}` : k, message: 'Unknown field' }));
+    return [{ path, message: i.message }];
+  });
+}
+
+/** The issues in one sentence, as the REST routes' messages say them ("Invalid query: since: …"). */
+export function describeIssues(what: string, issues: readonly TailIssue[]): string {
+  return `${what}: ${issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join('; ')}`;
 }
 
 export function parseClientMessage(data: RawData, isBinary: boolean): ParsedClientMessage {
@@ -99,8 +52,11 @@ export function parseClientMessage(data: RawData, isBinary: boolean): ParsedClie
   } catch {
     return bad('The message is not valid JSON');
   }
-  const parsed = clientMessageSchema.safeParse(json);
-  if (!parsed.success) return bad('Invalid message (known types: "filter", "ping"); see issues', issuesOf(parsed.error));
+  const parsed = tailClientMessageSchema.safeParse(json);
+  if (!parsed.success) {
+    const issues = issuesOf(parsed.error);
+    return bad(describeIssues('Invalid message (known types: "filter", "ping")', issues), issues);
+  }
   if (parsed.data.type === 'ping') return { ok: true, message: { type: 'ping' } };
   const { type: _type, ...filter } = parsed.data;
   return { ok: true, message: { type: 'filter', filter: withoutUndefined(filter) } };

@@ -13,7 +13,8 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { CallStore } from '../../store/index.js';
-import { iso, summaryFromStored, type CallSummary } from '../schemas/call-summary.js';
+import { presentStoredSummaries } from '../present/call-error.js';
+import { iso, type CallSummary } from '../schemas/call-summary.js';
 import { CLOSE_CODES, tooSlowReason } from './tail-close.js';
 import { matchesCacheFilter, type TailCacheMessage } from './tail-cache.js';
 import { matchesFilter, toCallFilter, type TailFilter, type TailQuery } from './tail-filter.js';
@@ -26,7 +27,7 @@ import { readReplay, type ReplayRead } from './tail-replay.js';
 
 export interface TailSessionOptions {
   readonly hub: TailHub;
-  readonly store: Pick<CallStore, 'listCalls'>;
+  readonly store: Pick<CallStore, 'listCalls' | 'failureTexts'>;
   readonly outbox: OutboxLimits;
   /** Most calls a `?since=` replay sends. */
   readonly replayLimit: number;
@@ -122,10 +123,11 @@ export function runTailSession(socket: WebSocket, query: TailQuery, opts: TailSe
     }
 
     const ledger = createHandoffLedger();
-    for (const row of replay.calls) {
+    const summaries = presentStoredSummaries(replay.calls, opts.store);
+    for (const [i, row] of replay.calls.entries()) {
       if (!open) return;
       const type: CallEventType = row.status === 'running' ? 'call.started' : 'call.finished';
-      send({ type, call: summaryFromStored(row) });
+      send({ type, call: summaries[i]! });
       ledger.sent(row.id, type);
       if (!outbox.idle) await outbox.whenIdle();
     }

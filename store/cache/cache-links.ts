@@ -33,6 +33,10 @@ export interface CacheLinker {
 const NETWORK_OF_STDIN = "CASE WHEN length(c.stdin) > 0 AND json_valid(CAST(c.stdin AS TEXT)) THEN json_extract(CAST(c.stdin AS TEXT), '$.name') END";
 // Same network, or no stdin to tell (light capture).
 const SAME_NETWORK = `(length(c.stdin) = 0 OR ${NETWORK_OF_STDIN} = @network)`;
+/** A successful top-level DEL of call c's attachment, after it: the attachment is gone (calls_by_container). */
+const DEL_SUCCEEDED_AFTER = `SELECT 1 FROM calls d
+  WHERE d.container_id = c.container_id AND d.ifname = c.ifname AND d.parent_id IS NULL AND d.command = 'DEL' AND d.ok = 1
+    AND d.started_at_us > c.started_at_us`;
 const TOP_LEVEL = 'c.parent_id IS NULL AND c.is_version_probe = 0 AND c.container_id = @containerId AND c.ifname = @ifName';
 /**
  * How long after a file appears (or goes) before it is linked: longer than the collector can take to publish
@@ -98,8 +102,11 @@ export function createCacheLinker(db: Database, opts: CacheLinkOptions = {}): Ca
   const setDel = db.prepare('UPDATE cache_entries SET del_call_id = ? WHERE id = ?');
 
   // Entries still live although a DEL of theirs succeeded a while ago.
-  const staleEntries = db.prepare<{ beforeUs: number }, { path: string; container_id: string; network_name: string | null; del_id: string }>(`
-    SELECT e.path, e.container_id, e.network_name,
+  const staleEntries = db.prepare<
+    { beforeUs: number },
+    { path: string; container_id: string; network_name: string | null; pod_namespace: string | null; pod_name: string | null; del_id: string }
+  >(`
+    SELECT e.path, e.container_id, e.network_name, e.pod_namespace, e.pod_name,
       (SELECT c.id FROM calls c
         WHERE c.parent_id IS NULL AND c.is_version_probe = 0 AND c.container_id = e.container_id AND c.ifname = e.if_name
           AND c.command = 'DEL' AND c.ok = 1 AND c.started_at_us > e.file_mtime_ms * 1000 AND c.ended_at_us <= @beforeUs
@@ -108,15 +115,23 @@ export function createCacheLinker(db: Database, opts: CacheLinkOptions = {}): Ca
     FROM cache_entries e
     WHERE e.superseded_at_ms IS NULL AND e.removed_at_ms IS NULL AND e.container_id IS NOT NULL AND del_id IS NOT NULL`);
   // host-local reservations whose container has no live cache entry.
-  const leakedIps = db.prepare<{ before: number }, { path: string; ip: string; network: string | null; container_id: string | null }>(`
-    SELECT h.path, h.ip, h.network, h.container_id FROM ip_history h
+  const leakedIps = db.prepare<
+    { before: number },
+    { path: string; ip: string; network: string | null; container_id: string | null; pod_namespace: string | null; pod_name: string | null }
+  >(`
+    SELECT h.path, h.ip, h.network, h.container_id, p.pod_namespace, p.pod_name FROM ip_history h
+    -- host-local's file names no pod: the calls of its container do (calls_by_container).
+    LEFT JOIN calls p ON p.id = (SELECT c.id FROM calls c WHERE c.container_id = h.container_id AND c.pod_name IS NOT NULL ORDER BY c.started_at_us DESC LIMIT 1)
     WHERE h.source = 'host-local' AND h.to_ms IS NULL AND h.from_ms <= @before
       AND NOT EXISTS (SELECT 1 FROM cache_entries e
         WHERE e.superseded_at_ms IS NULL AND e.removed_at_ms IS NULL AND e.container_id = h.container_id
           AND (h.if_name IS NULL OR e.if_name IS NULL OR e.if_name = h.if_name))`);
   // Successful top-level ADDs (no delegated ones: those never cache) after which no entry appeared.
-  const addsWithoutCache = db.prepare<{ fromUs: number; toUs: number }, { id: string; container_id: string; ifname: string; network: string | null }>(`
-    SELECT c.id, c.container_id, c.ifname, ${NETWORK_OF_STDIN} AS network FROM calls c
+  const addsWithoutCache = db.prepare<
+    { fromUs: number; toUs: number },
+    { id: string; container_id: string; ifname: string; network: string | null; pod_namespace: string | null; pod_name: string | null }
+  >(`
+    SELECT c.id, c.container_id, c.ifname, ${NETWORK_OF_STDIN} AS network, c.pod_namespace, c.pod_name FROM calls c
     WHERE c.parent_id IS NULL AND c.is_version_probe = 0 AND c.command = 'ADD' AND c.ok = 1
       AND c.container_id IS NOT NULL AND c.container_id != '' AND c.ifname IS NOT NULL
       AND c.ended_at_us >= @fromUs AND c.ended_at_us <= @toUs
@@ -128,10 +143,15 @@ export function createCacheLinker(db: Database, opts: CacheLinkOptions = {}): Ca
           AND f.started_at_us >= c.started_at_us AND f.started_at_us <= c.ended_at_us + 10000000)
       AND NOT EXISTS (SELECT 1 FROM cache_entries e
         WHERE e.container_id = c.container_id AND e.if_name = c.ifname
-          AND (e.file_mtime_ms * 1000 >= c.started_at_us - ${SLACK_US} OR e.first_seen_ms * 1000 >= c.started_at_us))`);
-  const addHasCacheNow = db.prepare<[string], { n: number }>(`
-    SELECT count(*) AS n FROM calls c JOIN cache_entries e ON e.container_id = c.container_id AND e.if_name = c.ifname
-    WHERE c.id = ? AND (e.file_mtime_ms * 1000 >= c.started_at_us - ${SLACK_US} OR e.first_seen_ms * 1000 >= c.started_at_us)`);
+          AND (e.file_mtime_ms * 1000 >= c.started_at_us - ${SLACK_US} OR e.first_seen_ms * 1000 >= c.started_at_us))
+      AND NOT EXISTS (${DEL_SUCCEEDED_AFTER})`);
+  // The condition ends when a cache file shows up after all, or when the attachment is gone (its DEL succeeded),
+  // or when retention deleted the ADD: none of these leaves anything to act on.
+  const addWithoutCacheEnded = db.prepare<{ id: string }, { ended: number }>(`
+    SELECT NOT EXISTS (SELECT 1 FROM calls c WHERE c.id = @id)
+      OR EXISTS (SELECT 1 FROM calls c JOIN cache_entries e ON e.container_id = c.container_id AND e.if_name = c.ifname
+        WHERE c.id = @id AND (e.file_mtime_ms * 1000 >= c.started_at_us - ${SLACK_US} OR e.first_seen_ms * 1000 >= c.started_at_us))
+      OR EXISTS (SELECT 1 FROM calls c WHERE c.id = @id AND EXISTS (${DEL_SUCCEEDED_AFTER})) AS ended`);
 
   const link = db.transaction((nowMs: number) => {
     const settled = nowMs - SETTLE_MS;
@@ -162,6 +182,8 @@ export function createCacheLinker(db: Database, opts: CacheLinkOptions = {}): Ca
           containerId: s.container_id,
           network: s.network_name,
           callId: s.del_id,
+          podNamespace: s.pod_namespace,
+          podName: s.pod_name,
         },
         nowMs,
       );
@@ -182,6 +204,8 @@ export function createCacheLinker(db: Database, opts: CacheLinkOptions = {}): Ca
             ip: l.ip,
             network: l.network,
             containerId: l.container_id,
+            podNamespace: l.pod_namespace,
+            podName: l.pod_name,
           },
           nowMs,
         );
@@ -200,12 +224,14 @@ export function createCacheLinker(db: Database, opts: CacheLinkOptions = {}): Ca
             containerId: a.container_id,
             network: a.network,
             callId: a.id,
+            podNamespace: a.pod_namespace,
+            podName: a.pod_name,
           },
           nowMs,
         );
       }
       for (const subject of findings.openSubjects('add-without-cache')) {
-        if ((addHasCacheNow.get(subject)?.n ?? 0) > 0) findings.resolve('add-without-cache', subject, nowMs);
+        if (addWithoutCacheEnded.get({ id: subject })?.ended === 1) findings.resolve('add-without-cache', subject, nowMs);
       }
     }
   });

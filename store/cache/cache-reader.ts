@@ -1,7 +1,7 @@
 /** The read side for cache entries, IP history and findings (the API's queries). */
 
 import type { Database } from 'better-sqlite3';
-import type { CacheFindingKind, FindingFilter, StoredFinding } from '../findings/index.js';
+import { createFindingsReader, type FindingsReader } from '../findings/index.js';
 import type { CacheEntryFilter, StoredCacheEntry, StoredIpHolding } from './cache-types.js';
 
 export const MAX_CACHE_PAGE = 1000;
@@ -88,16 +88,6 @@ export interface CacheReader extends FindingsReader {
   ipHistory(ip: string): StoredIpHolding[];
 }
 
-/** The findings log's read side: cache findings and the call loops (store/findings/call-loops.ts) alike. */
-export interface FindingsReader {
-  /** Most recently seen first. */
-  listFindings(filter: FindingFilter): StoredFinding[];
-  /** Open findings by kind (kinds with none are absent), for /healthz and /metrics. */
-  countOpenFindings(): Partial<Record<CacheFindingKind, number>>;
-  /** Open findings about these containers (a pod's sandboxes), oldest first, by container id. */
-  openFindingsByContainer(containerIds: readonly string[]): Map<string, StoredFinding[]>;
-}
-
 export function createCacheReader(db: Database): CacheReader {
   const ipStmt = db.prepare<
     [string],
@@ -113,7 +103,16 @@ export function createCacheReader(db: Database): CacheReader {
       from_ms: number;
       to_ms: number | null;
     }
-  >('SELECT ip, network, container_id, if_name, pod_namespace, pod_name, source, path, from_ms, to_ms FROM ip_history WHERE ip = ? ORDER BY from_ms, id');
+  >(
+    // host-local's reservation files name no pod: the calls of the container that reserved it do (calls_by_container).
+    `SELECT h.ip, h.network, h.container_id, h.if_name,
+       CASE WHEN h.pod_name IS NULL THEN p.pod_namespace ELSE h.pod_namespace END AS pod_namespace,
+       coalesce(h.pod_name, p.pod_name) AS pod_name, h.source, h.path, h.from_ms, h.to_ms
+     FROM ip_history h
+     LEFT JOIN calls p ON h.pod_name IS NULL AND p.id = (
+       SELECT c.id FROM calls c WHERE c.container_id = h.container_id AND c.pod_name IS NOT NULL ORDER BY c.started_at_us DESC LIMIT 1)
+     WHERE h.ip = ? ORDER BY h.from_ms, h.id`,
+  );
 
   // The limit is written into the SQL, not bound: with a bound LIMIT SQLite
   // sets up its sorter for the general case, and this lookup, made once per
@@ -170,59 +169,5 @@ export function createCacheReader(db: Database): CacheReader {
         fromMs: r.from_ms,
         toMs: r.to_ms,
       })),
-  };
-}
-
-interface FindingRow {
-  id: number;
-  kind: CacheFindingKind;
-  message: string;
-  path: string | null;
-  container_id: string | null;
-  network: string | null;
-  ip: string | null;
-  call_id: string | null;
-  first_seen_ms: number;
-  last_seen_ms: number;
-  resolved_at_ms: number | null;
-}
-
-const FINDING_COLUMNS = 'id, kind, message, path, container_id, network, ip, call_id, first_seen_ms, last_seen_ms, resolved_at_ms';
-
-function toFinding(r: FindingRow): StoredFinding {
-  return {
-    id: r.id,
-    kind: r.kind,
-    message: r.message,
-    path: r.path,
-    containerId: r.container_id,
-    network: r.network,
-    ip: r.ip,
-    callId: r.call_id,
-    firstSeenMs: r.first_seen_ms,
-    lastSeenMs: r.last_seen_ms,
-    resolvedAtMs: r.resolved_at_ms,
-  };
-}
-
-export function createFindingsReader(db: Database): FindingsReader {
-  const findingsStmt = db.prepare<{ includeResolved: number; kind: string | null; limit: number }, FindingRow>(`
-    SELECT ${FINDING_COLUMNS} FROM cache_findings
-    WHERE (@includeResolved = 1 OR resolved_at_ms IS NULL) AND (@kind IS NULL OR kind = @kind)
-    ORDER BY last_seen_ms DESC, id DESC LIMIT @limit`);
-  const openCountsStmt = db.prepare<[], { kind: CacheFindingKind; n: number }>(
-    'SELECT kind, count(*) AS n FROM cache_findings WHERE resolved_at_ms IS NULL GROUP BY kind',
-  );
-  // Open findings are few (the node's current troubles): the ids go in as one JSON array, one query per story.
-  const openByContainerStmt = db.prepare<[string], FindingRow>(`
-    SELECT ${FINDING_COLUMNS} FROM cache_findings
-    WHERE resolved_at_ms IS NULL AND container_id IN (SELECT value FROM json_each(?))
-    ORDER BY first_seen_ms, id`);
-  return {
-    countOpenFindings: () => Object.fromEntries(openCountsStmt.all().map((r) => [r.kind, r.n])),
-    listFindings: (f) =>
-      findingsStmt.all({ includeResolved: f.includeResolved ? 1 : 0, kind: f.kind ?? null, limit: Math.min(f.limit ?? MAX_CACHE_PAGE, MAX_CACHE_PAGE) }).map(toFinding),
-    openFindingsByContainer: (containerIds) =>
-      containerIds.length === 0 ? new Map() : byContainer(openByContainerStmt.all(JSON.stringify(containerIds)), toFinding),
   };
 }

@@ -2,7 +2,7 @@
 
 export { type CacheEntryFields, cacheEntryFields } from './cache-entry-fields.js';
 export { createCacheStoreListener } from './cache-listener.js';
-export { type CacheReader, type FindingsReader, createCacheReader, createFindingsReader } from './cache-reader.js';
+export { type CacheReader, createCacheReader } from './cache-reader.js';
 export { type CacheStore, createCacheStore } from './cache-store.js';
 export { type StoredCacheEntry, type StoredIpHolding } from './cache-types.js';
 export type { CacheStatus } from './cache-status.js';

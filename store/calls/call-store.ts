@@ -5,6 +5,7 @@
  */
 
 import type { Database } from 'better-sqlite3';
+import { createCallLookups } from './call-lookups.js';
 import { createCallReader } from './call-reader.js';
 import { createCallWriter } from './call-writer.js';
 import { createTracerEventLog } from '../tracer-events/index.js';
@@ -18,6 +19,7 @@ export function createCallStore(db: Database): CallStore {
   const writer = createCallWriter(db);
   const reader = createCallReader(db);
   const tracer = createTracerEventLog(db);
+  const lookups = createCallLookups(db);
   const timing = writeTimingFor(db);
   const pageCount = db.prepare<[], { page_count: number }>('PRAGMA page_count');
   const pageSize = db.prepare<[], { page_size: number }>('PRAGMA page_size');
@@ -32,6 +34,8 @@ export function createCallStore(db: Database): CallStore {
     podCallGraph: (namespace, name, scope) => reader.podCallGraph(namespace, name, scope),
     childrenOf: (id) => reader.childrenOf(id),
     countCalls: () => reader.countCalls(),
+    resolveContainerId: (prefix) => lookups.resolveContainerId(prefix),
+    failureTexts: (ids) => lookups.failureTexts(ids),
     databaseSizeBytes: () => (pageCount.get()?.page_count ?? 0) * (pageSize.get()?.page_size ?? 0),
 
     close() {

@@ -132,6 +132,23 @@ export interface CallPage {
   readonly nextCursor: string | null;
 }
 
+/** What a container id given by a client names. */
+export type ContainerIdMatch =
+  | { readonly kind: 'exact'; readonly containerId: string }
+  /** The one container id starting with the text given. */
+  | { readonly kind: 'prefix'; readonly containerId: string }
+  /** Several start with it (the first few). */
+  | { readonly kind: 'ambiguous'; readonly candidates: readonly string[] }
+  | { readonly kind: 'none' };
+
+/** Where a failed call's error is: the CNI error on stdout (when JSON), and the first bytes of both streams. */
+export interface FailureText {
+  readonly msg: string | null;
+  readonly details: string | null;
+  readonly stdoutHead: Buffer;
+  readonly stderrHead: Buffer;
+}
+
 export interface CallStore {
   /** Writes a batch in one transaction: all of it lands or none of it does. */
   writeEvents(events: readonly CollectorEvent[]): void;
@@ -147,6 +164,10 @@ export interface CallStore {
   /** Calls delegated by `id` (host-local under bridge…), oldest first. */
   childrenOf(id: string): StoredCallSummary[];
   countCalls(): number;
+  /** What a container id (or a prefix of one, as the CLI prints it) names. */
+  resolveContainerId(prefix: string): ContainerIdMatch;
+  /** For the failed calls among `ids` (others are absent): what their error is, to show on their line. */
+  failureTexts(ids: readonly string[]): Map<string, FailureText>;
   /** Size of the main database file's pages (not counting the WAL). */
   databaseSizeBytes(): number;
   close(): void;

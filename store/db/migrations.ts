@@ -207,6 +207,20 @@ export const MIGRATIONS: readonly Migration[] = [
       for (const sql of CREATE_NODE_SETUP_INDEXES) db.exec(sql);
     },
   },
+  {
+    version: 7,
+    name: 'findings name their pod and count',
+    up(db) {
+      // The pod a finding is about (from the calls or the cache entry) and a count where one means something
+      // (a loop's failures), as fields a client can filter on and show rather than words inside the message.
+      db.exec('ALTER TABLE cache_findings ADD COLUMN pod_namespace TEXT');
+      db.exec('ALTER TABLE cache_findings ADD COLUMN pod_name TEXT');
+      db.exec('ALTER TABLE cache_findings ADD COLUMN count INTEGER');
+      db.exec('CREATE INDEX cache_findings_by_pod ON cache_findings (pod_namespace, pod_name) WHERE pod_name IS NOT NULL');
+      // A finding's history (its occurrences), for the grouped lists.
+      db.exec('CREATE INDEX cache_findings_by_subject ON cache_findings (kind, subject, last_seen_ms)');
+    },
+  },
 ];
 
 export function latestVersion(migrations: readonly Migration[] = MIGRATIONS): number {

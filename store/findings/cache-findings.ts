@@ -16,6 +16,11 @@ export interface FindingFields {
   readonly network?: string | null;
   readonly ip?: string | null;
   readonly callId?: string | null;
+  /** The pod it is about, when known (from the calls' CNI_ARGS or the cache entry). */
+  readonly podNamespace?: string | null;
+  readonly podName?: string | null;
+  /** How many times it happened, where that means something (a loop's failures). */
+  readonly count?: number | null;
 }
 
 /** The problem kinds the watcher reports about a file or directory itself. */
@@ -36,10 +41,11 @@ export interface FindingsLog {
 
 export function createFindingsLog(db: Database): FindingsLog {
   const upsert = db.prepare(`
-    INSERT INTO cache_findings (kind, subject, message, path, container_id, network, ip, call_id, first_seen_ms, last_seen_ms)
-    VALUES (@kind, @subject, @message, @path, @containerId, @network, @ip, @callId, @at, @at)
+    INSERT INTO cache_findings (kind, subject, message, path, container_id, network, ip, call_id, pod_namespace, pod_name, count, first_seen_ms, last_seen_ms)
+    VALUES (@kind, @subject, @message, @path, @containerId, @network, @ip, @callId, @podNamespace, @podName, @count, @at, @at)
     ON CONFLICT (kind, subject) WHERE resolved_at_ms IS NULL
-    DO UPDATE SET last_seen_ms = excluded.last_seen_ms, message = excluded.message`);
+    DO UPDATE SET last_seen_ms = excluded.last_seen_ms, message = excluded.message, call_id = excluded.call_id, count = excluded.count,
+      pod_namespace = coalesce(excluded.pod_namespace, pod_namespace), pod_name = coalesce(excluded.pod_name, pod_name)`);
   const resolve = db.prepare('UPDATE cache_findings SET resolved_at_ms = ? WHERE kind = ? AND subject = ? AND resolved_at_ms IS NULL');
   const resolveFile = db.prepare(`UPDATE cache_findings SET resolved_at_ms = ? WHERE subject = ? AND resolved_at_ms IS NULL AND kind IN (${FILE_KINDS_SQL})`);
   const openOf = db.prepare<[string], { subject: string }>('SELECT subject FROM cache_findings WHERE kind = ? AND resolved_at_ms IS NULL');
@@ -59,6 +65,9 @@ export function createFindingsLog(db: Database): FindingsLog {
         network: f.network ?? null,
         ip: f.ip ?? null,
         callId: f.callId ?? null,
+        podNamespace: f.podName ? (f.podNamespace ?? null) : null,
+        podName: f.podName ?? null,
+        count: f.count ?? null,
         at: atMs,
       });
     },

@@ -116,6 +116,9 @@ export function createCallLoopDetector(db: Database, opts: CallLoopOptions = {})
           `the runtime keeps retrying it, the sandbox cannot be removed and its address stays held. Last failure: call ${last.id}, ${failureOf(last)}`,
         containerId: row.container_id,
         callId: last.id,
+        podNamespace: last.pod_namespace,
+        podName: last.pod_name,
+        count: row.failures,
       });
     }
     reconcile('del-loop', dels, nowMs);
@@ -130,6 +133,9 @@ export function createCallLoopDetector(db: Database, opts: CallLoopOptions = {})
           `the pod stays in ContainerCreating while the runtime retries with a new sandbox each time. Last failure: call ${last.id}, ${failureOf(last)}`,
         containerId: last.container_id,
         callId: last.id,
+        podNamespace: row.pod_namespace,
+        podName: row.pod_name,
+        count: row.failures,
       });
     }
     reconcile('add-loop', adds, nowMs);

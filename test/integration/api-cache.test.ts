@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerErrorHandling } from '../../api/errors.js';
 import { createReadOps } from '../../api/read-ops.js';
 import { registerCache } from '../../api/routes/cache.js';
-import { createFindingsReader, type FindingsReader } from '../../store/cache/cache-reader.js';
+import { createFindingsReader, type FindingsReader } from '../../store/findings/findings-reader.js';
 import { createCacheStore } from '../../store/cache/cache-store.js';
 import { createCallLoopDetector } from '../../store/findings/call-loops.js';
 import { createCallStore, openDatabase, type CallStore } from '../../store/index.js';

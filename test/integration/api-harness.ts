@@ -13,7 +13,7 @@ import type { TracerStatus } from '../../collector/collector.js';
 import type { CacheEntry } from '../../collector/cache/cache-types.js';
 import type { CaptureMode } from '../../bpf/tracer-protocol.js';
 import type { CniCall } from '../../collector/types.js';
-import { createFindingsReader } from '../../store/cache/cache-reader.js';
+import { createFindingsReader } from '../../store/findings/findings-reader.js';
 import { createCacheStore, type CacheStore } from '../../store/cache/cache-store.js';
 import type { CallStore, Database } from '../../store/index.js';
 import { callFixtures, COLLECTOR_STATS, finished, STORE_STATUS, TRACER_STATUS as HEALTHY_TRACER, tempStore } from './harness.js';

@@ -99,13 +99,13 @@ describe('the cache watcher on /healthz and /metrics', () => {
   it('metrics gauge the same numbers, every finding kind included', async () => {
     await startApp(true);
     await wiring.start();
-    await until('finding stored', async () => (await metric('cnirec_cache_open_findings{kind="empty-file"}')) === 1);
+    await until('finding stored', async () => (await metric('cnirec_cache_open_findings{kind="empty-file",severity="warning"}')) === 1);
     expect(await metric('cnirec_cache_watcher_up')).toBe(1);
     expect(await metric('cnirec_cache_watched_dirs')).toBe(3);
     expect(await metric('cnirec_cache_entries')).toBe(1);
     expect(await metric('cnirec_cache_ip_allocations')).toBe(1);
     expect(await metric('cnirec_cache_problems')).toBe(1);
-    expect(await metric('cnirec_cache_open_findings{kind="leaked-ip"}')).toBe(0);
+    expect(await metric('cnirec_cache_open_findings{kind="leaked-ip",severity="warning"}')).toBe(0);
     const age = await metric('cnirec_cache_last_rescan_age_seconds');
     expect(age).toBeGreaterThanOrEqual(0);
     expect(age).toBeLessThan(5);

@@ -18,7 +18,7 @@ import { createRedactor } from '../../collector/index.js';
 import { createNodeSetupWiring, type NodeSetupWiring } from '../../daemon/node-setup-wiring.js';
 import { defaultRedactionRules } from '../../collector/redact/redaction-rules.js';
 import { createCacheStore } from '../../store/cache/cache-store.js';
-import { createFindingsReader } from '../../store/cache/cache-reader.js';
+import { createFindingsReader } from '../../store/findings/findings-reader.js';
 import { createConfigFailureDetector, createGcChecks } from '../../store/index.js';
 import { finished, makeCall, stream, TRACER_STATUS } from './api-harness.js';
 import { COLLECTOR_STATS, STORE_STATUS, tempStore, type TempStore } from './harness.js';

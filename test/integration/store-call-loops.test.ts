@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CniCall } from '../../collector/types.js';
-import { createFindingsReader, type FindingsReader } from '../../store/cache/cache-reader.js';
+import { createFindingsReader, type FindingsReader } from '../../store/findings/findings-reader.js';
 import { createCallLoopDetector, type CallLoopDetector } from '../../store/findings/call-loops.js';
 import { delegatedIpam, finished, makeCall, stream, T0_MS } from './api-harness.js';
 import { tempStore, type TempStore } from './harness.js';

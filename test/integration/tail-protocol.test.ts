@@ -47,7 +47,7 @@ describe('a bad client message', () => {
     ['not JSON', 'hello?', 'not valid JSON', undefined],
     ['an unknown type', { type: 'subscribe' }, 'known types', 'type'],
     ['a filter field of the wrong type', { type: 'filter', failed: 'yes' }, 'known types', 'failed'],
-    ['a misspelt filter field', { type: 'filter', namespce: 'demo' }, 'known types', ''],
+    ['a misspelt filter field', { type: 'filter', namespce: 'demo' }, 'namespce: Unknown field', 'namespce'],
   ])('(%s) is answered with a bad_request error and the connection stays open', async (_what, message, text, issuePath) => {
     const app = await tail.start();
     const client = await tail.connect();

@@ -30,15 +30,25 @@ const ALLOWED_FRAGMENTS: Readonly<Record<string, Readonly<Record<string, string>
     TOP_LEVEL: 'a constant SQL condition',
     SLACK_US: 'a numeric constant',
     COARSE_MTIME_US: 'a numeric constant',
+    DEL_SUCCEEDED_AFTER: 'a constant SQL subquery over the outer call c',
   },
   'cache-writer.ts': {
     FILE_KINDS_SQL: 'the fixed list of file-problem kinds, quoted once at load',
   },
   'cache-reader.ts': {
     MAX_CACHE_PAGE: 'a numeric constant',
-    FINDING_COLUMNS: 'a constant column list',
     "where.join(' AND ')": 'fixed conditions with @named parameters (checked below)',
     "where.length ? `WHERE ${where.join(' AND ')}` : ''": 'the same, with WHERE',
+  },
+  'call-lookups.ts': {
+    HEAD_BYTES: 'a numeric constant',
+  },
+  'findings-reader.ts': {
+    COLUMNS: 'a constant column list',
+    SEVERITY_RANK_SQL: 'a CASE built at load from the constant severity table',
+    GROUPS_SQL: 'a constant query over the findings log, its filters bound to @named parameters',
+    kind: 'a kind from the constant FINDING_SEVERITY table',
+    'severityRankOf(severity)': 'a number from the constant FINDING_SEVERITIES list',
   },
   'call-loops.ts': {
     TOP_LEVEL_FAILED: 'a constant SQL condition, its time bound to @sinceUs',

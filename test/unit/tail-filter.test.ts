@@ -17,20 +17,31 @@ describe('parseSince', () => {
     expect(parseSince('2025-11-21')).toBe(Date.parse('2025-11-21') * 1000);
   });
 
-  it.each(['', 'yesterday', '5m', '-1', '1.5', 'March 7, 2025', '2025-13-45T00:00:00Z', '99999999999999999'])('refuses %j', (text) => {
+  it('reads a duration as that long before now, as the REST routes do', () => {
+    expect(parseSince('5m', 1_763_750_000_000)).toBe((1_763_750_000_000 - 300_000) * 1000);
+  });
+
+  it.each(['', 'yesterday', '-1', '1.5', 'March 7, 2025', '2025-13-45T00:00:00Z', '99999999999999999', '1000'])('refuses %j', (text) => {
     expect(parseSince(text)).toBeNull();
   });
 });
 
 describe('the connect query', () => {
   it('turns booleans and since into values and leaves out absent fields', () => {
-    const parsed = tailQuerySchema.parse({ pod: 'web-0', failed: 'false', includeVersion: '1', since: '1000' });
-    expect(tailQueryFrom(parsed)).toEqual({ filter: { pod: 'web-0', failed: false, includeVersion: true }, sinceUs: 1_000_000 });
+    const parsed = tailQuerySchema.parse({ pod: 'web-0', failed: 'false', includeVersion: 'true', since: '1763750000000' });
+    expect(tailQueryFrom(parsed)).toEqual({ filter: { pod: 'web-0', failed: false, includeVersion: true }, sinceUs: 1_763_750_000_000_000 });
     expect(tailQueryFrom(tailQuerySchema.parse({}))).toEqual({ filter: {}, sinceUs: null });
   });
 
-  it('ignores parameters it does not know, which other layers may add', () => {
-    expect(tailQuerySchema.safeParse({ access_token: 'x', pod: 'a' }).success).toBe(true);
+  it('refuses a parameter it does not know (a typo would widen the tail), as the REST routes do', () => {
+    const result = tailQuerySchema.safeParse({ namepsace: 'prod', pod: 'a' });
+    expect(result.success).toBe(false);
+    expect(JSON.stringify(result.error?.issues)).toContain('namepsace');
+  });
+
+  it('takes the commands the REST routes take, and refuses a lower-case one as they do', () => {
+    expect(tailQuerySchema.safeParse({ command: 'ADD' }).success).toBe(true);
+    expect(tailQuerySchema.safeParse({ command: 'add' }).success).toBe(false);
   });
 
   it('refuses an empty name, a repeated parameter and a word for a boolean, naming each field', () => {
@@ -41,21 +52,21 @@ describe('the connect query', () => {
 });
 
 describe('matchesFilter', () => {
-  const call = summaryFromLive(makeCall({ namespace: 'demo', podName: 'web-0', command: 'ADD', plugin: 'bridge', exit: 0 }));
+  const call = summaryFromLive(makeCall({ namespace: 'demo', podName: 'web-0', command: 'ADD', plugin: 'bridge', exit: 0 }), null);
 
   it('lets everything but VERSION probes through an empty filter', () => {
     expect(matchesFilter(call, {})).toBe(true);
-    expect(matchesFilter(summaryFromLive(makeCall({ command: 'VERSION' })), {})).toBe(false);
+    expect(matchesFilter(summaryFromLive(makeCall({ command: 'VERSION' }), null), {})).toBe(false);
   });
 
   it('lets a VERSION probe through when asked for by includeVersion or by command', () => {
-    const probe = summaryFromLive(makeCall({ command: 'VERSION' }));
+    const probe = summaryFromLive(makeCall({ command: 'VERSION' }), null);
     expect(matchesFilter(probe, { includeVersion: true })).toBe(true);
     expect(matchesFilter(probe, { command: 'VERSION' })).toBe(true);
   });
 
   it('never matches a running call with failed=true or failed=false: its outcome is unknown', () => {
-    const running = summaryFromLive(asRunning(makeCall()));
+    const running = summaryFromLive(asRunning(makeCall()), null);
     expect(matchesFilter(running, { failed: true })).toBe(false);
     expect(matchesFilter(running, { failed: false })).toBe(false);
   });
@@ -100,7 +111,7 @@ describe('a tail filter and the store’s list filter', () => {
       const all = store.listCalls({ includeVersion: true }, 1_000).items;
       for (const filter of filters) {
         const fromStore = store.listCalls(toCallFilter(filter, T0), 1_000).items.map((c) => c.id);
-        const fromTail = all.filter((c) => matchesFilter(summaryFromStored(c), filter)).map((c) => c.id);
+        const fromTail = all.filter((c) => matchesFilter(summaryFromStored(c, null), filter)).map((c) => c.id);
         expect(fromTail, JSON.stringify(filter)).toEqual(fromStore);
       }
     } finally {
