@@ -1,5 +1,23 @@
-/** The HTTP API's public surface, for the daemon: the app builder and the types of what it is given. */
+/**
+ * The HTTP API's public surface: for the daemon, the app builder and the types of what it is given; for
+ * clients (the CLI), the contract's types, inferred from the same zod schemas that validate requests,
+ * shape responses and feed the OpenAPI document (and the doctor report's presenter, which `cnirec doctor`
+ * runs itself when no daemon answers).
+ */
 
 export { buildApp } from './app.js';
 export type { ApiDeps, CacheDeps, NodeCniDeps, NodeCniStatus } from './deps.js';
 export { presentReport, type ConfDiffBody, type ConfVersionBody, type DoctorReportBody, type RecordKnowledgeBody } from './schemas/node-cni.js';
+
+export type { CacheEntry, CacheList, IpHistory, IpHolding } from './schemas/cache.js';
+export type { CallDetail } from './schemas/call-detail.js';
+export type { CallPageBody as CallPage } from './schemas/call-list.js';
+export type { CallSummary } from './schemas/call-summary.js';
+export type { ErrorBody } from './schemas/error.js';
+export type { Finding, FindingPage } from './schemas/findings.js';
+export type { Health } from './schemas/health.js';
+export type { Helper, HelperSummary } from './schemas/helper.js';
+export type { Payload } from './schemas/payload.js';
+export type { CallTree, PodStory, Sandbox } from './schemas/pod-story.js';
+export type { TailCacheEntry, TailGap, TailServerMessage } from './schemas/tail.js';
+export type { TracerStatusBody as TracerStatus } from './schemas/tracer.js';

@@ -68,8 +68,8 @@ export function createReadOps({ store, cache, findings }: ReadSources): ReadOps 
     if (filter.containerId === undefined) return filter;
     const match = store.resolveContainerId(filter.containerId);
     if (match.kind === 'ambiguous') {
-      const shown = match.candidates.slice(0, 3).join(', ');
-      throw apiErrors.badRequest(`Invalid query: containerId "${filter.containerId}" starts several containers (${shown}…): give more of it`, [
+      const shown = `${match.candidates.slice(0, 3).join(', ')}${match.candidates.length > 3 ? ', …' : ''}`;
+      throw apiErrors.badRequest(`Invalid query: containerId "${filter.containerId}" starts several containers (${shown}): give more of it`, [
         { path: 'containerId', message: 'Ambiguous prefix' },
       ]);
     }

@@ -1,98 +1,79 @@
 /**
- * The CLI's side of the v1 contract: small typed calls to a running daemon.
- * The daemon's address and token come from flags or CNIREC_API / CNIREC_TOKEN.
+ * The CLI's side of the v1 contract: small typed requests to a running
+ * daemon. The types are the API's own (api/index.ts, inferred from the
+ * schemas that shape its answers), so the CLI cannot drift from what the
+ * daemon sends. Every failure ends as one ClientError saying what to do:
+ * no daemon at that address, no answer in time, a refusal (its message
+ * already names the offending field), or a server that is not cnirec.
  */
+
+import { ClientError } from './errors.js';
+
+export type * from '../api/index.js';
 
 export interface ClientOptions {
   /** Base URL, e.g. http://127.0.0.1:7070 */
   readonly api: string;
   readonly token: string | null;
+  /** How long a request may take before the CLI gives up (ms). */
+  readonly timeoutMs: number;
 }
 
-/** The daemon answered with an error, or could not be reached: a message for the terminal. */
-export class ClientError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ClientError';
-  }
-}
+export const DEFAULT_API = 'http://127.0.0.1:7070';
+export const DEFAULT_TIMEOUT_MS = 30_000;
 
-export interface CallSummaryView {
-  id: string;
-  command: string | null;
-  plugin: string;
-  pid: number;
-  parentId: string | null;
-  parentProcess: { pid: number; comm: string | null } | null;
-  containerId: string | null;
-  netns: string | null;
-  ifname: string | null;
-  pod: { namespace: string; name: string; uid: string | null } | null;
-  startedAt: string;
-  endedAt: string | null;
-  durationMs: number | null;
-  exitCode: number | null;
-  signal: number | null;
-  ok: boolean | null;
-  status: string;
-  incompleteReason: string | null;
-  isVersionProbe: boolean;
-}
-
-export interface PayloadView {
-  text: string | null;
-  base64: string;
-  bytes: number;
-  truncated: boolean;
-  /** Absent from daemons that predate redaction. */
-  redacted?: boolean;
-  redactedPointers?: string[];
-}
-
-export interface HelperView {
-  pid: number;
-  path: string;
-  argv: string[];
-  durationMs: number | null;
-  exitCode: number | null;
-  signal: number | null;
-  stderr?: PayloadView;
-}
-
-export interface CallDetailView extends CallSummaryView {
-  argv: string[];
-  env: Record<string, string>;
-  stdin: PayloadView;
-  stdout: PayloadView;
-  stderr: PayloadView;
-  children: CallSummaryView[];
-  helpers: HelperView[];
-}
-
-export function headers(opts: ClientOptions): Record<string, string> {
+export function headers(opts: Pick<ClientOptions, 'token'>): Record<string, string> {
   return opts.token ? { authorization: `Bearer ${opts.token}` } : {};
 }
 
 export async function getJson<T>(opts: ClientOptions, path: string): Promise<T> {
   const res = await request(opts, path);
-  return (await res.json()) as T;
+  if (!isJson(res)) throw notCnirec(opts, res);
+  try {
+    return (await res.json()) as T;
+  } catch {
+    throw notCnirec(opts, res);
+  }
 }
 
 export async function getText(opts: ClientOptions, path: string): Promise<string> {
   return (await request(opts, path)).text();
 }
 
+/** `path` with its query, leaving out absent values. */
+export function route(path: string, query: Record<string, string | number | boolean | undefined | null> = {}): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== null && v !== false) q.set(k, String(v));
+  return q.size > 0 ? `${path}?${q}` : path;
+}
+
 async function request(opts: ClientOptions, path: string): Promise<Response> {
   let res: Response;
   try {
-    res = await fetch(new URL(path, opts.api), { headers: headers(opts) });
-  } catch {
-    throw new ClientError(`no cnirec daemon answers at ${opts.api}: start it (sudo npx cnirec run) or pass --api URL`);
+    res = await fetch(new URL(path, opts.api), { headers: headers(opts), signal: AbortSignal.timeout(opts.timeoutMs) });
+  } catch (err) {
+    throw unreachable(opts, err);
   }
-  if (!res.ok) {
-    const body = (await res.json().catch(() => null)) as { error?: { message?: string; issues?: Array<{ path: string; message: string }> } } | null;
-    const issues = body?.error?.issues?.map((i) => `${i.path}: ${i.message}`).join('; ');
-    throw new ClientError(`${res.status} ${body?.error?.message ?? res.statusText}${issues ? ` (${issues})` : ''}`);
+  if (res.ok) return res;
+  const body = isJson(res) ? ((await res.json().catch(() => null)) as { error?: { message?: unknown } } | null) : null;
+  const message = typeof body?.error?.message === 'string' ? body.error.message : null;
+  if (message === null) throw notCnirec(opts, res);
+  throw new ClientError(res.status === 401 ? `${message} (pass --token or set CNIREC_TOKEN)` : message);
+}
+
+const isJson = (res: Response): boolean => /^application\/(?:[\w.+-]+\+)?json\b/i.test(res.headers.get('content-type') ?? '');
+
+function notCnirec(opts: ClientOptions, res: Response): ClientError {
+  const type = res.headers.get('content-type') ?? 'no content type';
+  return new ClientError(`the server at ${opts.api} answered HTTP ${res.status} (${type}), not as a cnirec daemon does: is --api the daemon's address?`);
+}
+
+/** Why fetch failed, in the words of its cause (connection refused, no such host, timed out). */
+export function unreachable(opts: ClientOptions, err: unknown): ClientError {
+  const e = err as { name?: string; cause?: { code?: string; message?: string } };
+  if (e?.name === 'TimeoutError') {
+    return new ClientError(`the daemon at ${opts.api} did not answer within ${opts.timeoutMs / 1000}s (--timeout): it may be overloaded, or the address may lead elsewhere`);
   }
-  return res;
+  const why = e?.cause?.code ?? e?.cause?.message ?? (err instanceof Error ? err.message : String(err));
+  return new ClientError(`no cnirec daemon answers at ${opts.api} (${why}): start it (sudo cnirec run) or pass --api URL`);
 }

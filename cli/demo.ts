@@ -12,8 +12,10 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { runPlugin } from './plugin-runner.js';
-import { getJson, type ClientOptions } from './api-client.js';
-import { countStoryCalls, formatPodStory, type PodStoryView } from './pod-command.js';
+import type { PodStory } from '../api/index.js';
+import { DEFAULT_API, getJson, unreachable, type ClientOptions } from './api-client.js';
+import { stdout } from './output.js';
+import { countStoryCalls, formatPodStory } from './pod-command.js';
 
 export class DemoError extends Error {
   constructor(message: string) {
@@ -63,23 +65,25 @@ export async function runDemo(client: ClientOptions): Promise<number> {
 
   await new Promise((r) => setTimeout(r, 1000));
   const route = `/api/v1/pods/${encodeURIComponent(pod.namespace)}/${encodeURIComponent(pod.name)}`;
-  const story = await getJson<PodStoryView>(client, route);
+  const story = await getJson<PodStory>(client, route);
   say(`\ncnirec recorded ${countStoryCalls(story)} calls for this pod:\n`);
-  for (const line of formatPodStory(story)) say(line);
-  say(`\nsee them again: cnirec pod ${pod.namespace}/${pod.name}, or curl '${client.api}${route}'`);
+  stdout.lines(formatPodStory(story));
+  // The way back to this daemon, whichever it was.
+  const api = client.api === DEFAULT_API ? '' : ` --api ${client.api}`;
+  say(`\nsee them again: cnirec pod ${pod.namespace}/${pod.name}${api}, or curl '${client.api}${route}'`);
   return 0;
 }
 
 async function requireDaemon(client: ClientOptions): Promise<void> {
   const api = client.api;
+  let health: { tracer?: { ready?: boolean } } | null;
   try {
-    const res = await fetch(`${api}/healthz`);
-    const health = (await res.json()) as { tracer?: { ready?: boolean } };
-    if (!health.tracer?.ready) throw new DemoError(`the cnirec daemon at ${api} is not recording yet (see its /healthz)`);
+    const res = await fetch(`${api}/healthz`, { signal: AbortSignal.timeout(client.timeoutMs) });
+    health = (await res.json().catch(() => null)) as typeof health;
   } catch (err) {
-    if (err instanceof DemoError) throw err;
-    throw new DemoError(`no cnirec daemon answers at ${api}: start it first (sudo npx cnirec run), or pass --api URL`);
+    throw new DemoError(unreachable(client, err).message);
   }
+  if (!health?.tracer?.ready) throw new DemoError(`the cnirec daemon at ${api} is not recording yet (see its /healthz)`);
 }
 
 async function step<T extends { exitCode: number | null; stdout: Buffer; stderr: Buffer }>(name: string, run: () => Promise<T>): Promise<T> {
@@ -96,5 +100,5 @@ function sh(cmd: string, args: string[]): void {
 }
 
 function say(line: string): void {
-  process.stdout.write(`${line}\n`);
+  stdout.line(line);
 }

@@ -7,33 +7,37 @@
  * usage error.
  */
 
-import { parseArgs } from 'node:util';
 import { diagnose, readNode, type RecordKnowledge } from '../collector/index.js';
 import { presentReport, type RecordKnowledgeBody } from '../api/index.js';
-import { ClientError, getJson, type ClientOptions } from './api-client.js';
+import { getJson, type ClientOptions } from './api-client.js';
 import { formatDoctor } from './doctor-format.js';
+import { ClientError, UsageError } from './errors.js';
+import { parseCommand } from './flags.js';
+import { stdout } from './output.js';
+
+const DOCTOR_USAGE = 'usage: cnirec doctor [--cni-conf-dir D]... [--cni-bin-dir D]... [--json] [--no-daemon]';
 
 /** A node's daemon answers in milliseconds; a doctor should not hang on one that does not. */
 const DAEMON_TIMEOUT_MS = 3000;
 
 export async function doctorCommand(args: string[], client: ClientOptions): Promise<number> {
-  const { values } = parseArgs({
+  const { values } = parseCommand(
     args,
-    options: {
+    {
       'cni-conf-dir': { type: 'string', multiple: true },
       'cni-bin-dir': { type: 'string', multiple: true },
       json: { type: 'boolean' },
       'no-daemon': { type: 'boolean' },
     },
-    strict: true,
-  });
+    DOCTOR_USAGE,
+  );
   const dirs = (flag: string[] | undefined, env: string | undefined) =>
     (flag ?? (env ? [env] : []))
       .flatMap((d) => d.split(','))
       .map((d) => d.trim().replace(/(.)\/+$/, '$1'))
       .filter((d) => d.length > 0);
   const requested = { confDirs: dirs(values['cni-conf-dir'], process.env.CNIREC_CNI_CONF_DIR), binDirs: dirs(values['cni-bin-dir'], process.env.CNIREC_CNI_BIN_DIR) };
-  for (const d of [...requested.confDirs, ...requested.binDirs]) if (!d.startsWith('/')) throw new ClientError(`--cni-conf-dir and --cni-bin-dir take absolute directories, not "${d}"`);
+  for (const d of [...requested.confDirs, ...requested.binDirs]) if (!d.startsWith('/')) throw new UsageError(`--cni-conf-dir and --cni-bin-dir take absolute directories, not "${d}"`, DOCTOR_USAGE);
 
   let record: RecordKnowledge | null = null;
   let daemonNote: string | null = null;
@@ -48,8 +52,8 @@ export async function doctorCommand(args: string[], client: ClientOptions): Prom
   }
   const now = Date.now();
   const report = presentReport(diagnose(readNode({ requested, env: process.env }), record, now), []);
-  if (values.json) process.stdout.write(`${JSON.stringify({ ...report, daemon: daemonNote === null ? client.api : null }, null, 2)}\n`);
-  else process.stdout.write(`${formatDoctor(report, { daemonNote }).join('\n')}\n`);
+  if (values.json) stdout.raw(`${JSON.stringify({ ...report, daemon: daemonNote === null ? client.api : null }, null, 2)}\n`);
+  else stdout.lines(formatDoctor(report, { daemonNote }));
   return report.ok ? 0 : 1;
 }
 

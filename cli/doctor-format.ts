@@ -7,7 +7,7 @@
  */
 
 import type { DoctorReportBody } from '../api/index.js';
-import { bold, dim, green, red, yellow } from './format.js';
+import { bold, dim, green, red, yellow } from './output.js';
 
 type View = DoctorReportBody['views'][number];
 type File = View['files'][number];

@@ -1,41 +1,87 @@
 /**
- * How calls look on a terminal: one line a call, coloured only when stdout
- * is a TTY (and NO_COLOR is unset).
+ * How calls look on a terminal: one line a call, in columns. Recorded text
+ * (pod names, plugin names, errors) is neutralised as each field is made,
+ * so columns are measured on what is printed; the output writer does it
+ * again for the whole line (output.ts). What went wrong is on the line: a
+ * failed call's error, an incomplete call's reason, records the tracer lost.
  */
 
-import type { CallSummaryView } from './api-client.js';
+import type { CallSummary } from '../api/index.js';
+import { bold, clip, dim, green, padEnd, padStart, red, yellow } from './output.js';
+import { safe } from './terminal-text.js';
+import { ageOf, durationText } from './time-text.js';
 
-const useColor = process.stdout.isTTY === true && !process.env.NO_COLOR;
-const paint = (code: number) => (s: string) => (useColor ? `\u001b[${code}m${s}\u001b[0m` : s);
-export const red = paint(31);
-export const green = paint(32);
-export const yellow = paint(33);
-export const dim = paint(2);
-export const bold = paint(1);
+export { durationText } from './time-text.js';
 
-export function outcomeText(c: Pick<CallSummaryView, 'status' | 'exitCode' | 'signal'>): string {
+export type TimeStyle = 'age' | 'absolute';
+
+export interface CallLineOptions {
+  /** Where the time column shows an age (`12s`) or the time itself (ISO 8601, UTC). */
+  readonly time: TimeStyle;
+  /** Said already (a pod's story): not on every line. */
+  readonly showPod?: boolean;
+  /** Before the command: a tree's depth. */
+  readonly indent?: string;
+  readonly nowMs?: number;
+  /** How much of an error to show (the call's own page has all of it). */
+  readonly errorWidth?: number;
+  /** Also who ran it and the container (-o wide). */
+  readonly wide?: boolean;
+  /** What went wrong, at the end of the line (default); a call's own page says it below instead. */
+  readonly notes?: boolean;
+}
+
+type Outcome = Pick<CallSummary, 'status' | 'exitCode' | 'signal'>;
+
+export function outcomeText(c: Outcome): string {
   if (c.status === 'running') return yellow('running');
   if (c.status === 'incomplete') return yellow('incomplete');
   if (c.signal !== null) return red(`signal ${c.signal}`);
-  return c.exitCode === 0 ? green('exit 0') : red(`exit ${c.exitCode}`);
+  return c.exitCode === 0 ? green('exit 0') : red(`exit ${c.exitCode ?? '?'}`);
 }
 
-export function durationText(ms: number | null): string {
-  if (ms === null) return '-';
-  return ms >= 1000 ? `${(ms / 1000).toFixed(2)}s` : `${ms.toFixed(1)}ms`;
+/** What went wrong with the call, for the end of its line; '' when nothing did. */
+export function callNotes(c: Pick<CallSummary, 'error' | 'status' | 'incompleteReason' | 'lostRecords' | 'ok'>, errorWidth = 120): string {
+  const notes: string[] = [];
+  if (c.ok === false) notes.push(red(c.error ? `error: ${clip(safe(c.error), errorWidth)}` : 'failed without an error message'));
+  if (c.status === 'incomplete') notes.push(yellow(`incomplete: ${safe(c.incompleteReason ?? 'reason unknown')}`));
+  if (c.lostRecords) notes.push(yellow('the tracer lost records during this call: parts may be missing'));
+  return notes.join('  ');
 }
 
-/** One call; `showPod: false` where the pod is said already (a pod's story). A running call shows how long it has run so far (`12.50s+`). */
-export function callLine(c: CallSummaryView, indent = '', { showPod = true, nowMs = Date.now() } = {}): string {
-  const pod = !showPod ? null : c.pod ? `${c.pod.namespace}/${c.pod.name}` : c.containerId ? `ctr ${c.containerId.slice(0, 12)}` : '';
-  const caller = c.parentProcess?.comm ? dim(` by ${c.parentProcess.comm}`) : '';
-  return [
-    dim(c.startedAt.replace('T', ' ').replace('Z', '')),
-    `${indent}${bold((c.command ?? '?').padEnd(7))}`,
-    c.plugin.padEnd(12),
-    outcomeText(c).padEnd(useColor ? 19 : 10),
-    (c.status === 'running' ? `${durationText(Math.max(0, nowMs - Date.parse(c.startedAt)))}+` : durationText(c.durationMs)).padStart(9),
-    ...(pod === null ? [] : [pod]),
-    dim(c.id) + caller,
-  ].join('  ');
+const TIME_WIDTH = { age: 6, absolute: 24 } as const;
+
+/** The header row of a list of call lines made with the same options. */
+export function callHeader(opts: CallLineOptions): string {
+  const cells = [padEnd(opts.time === 'age' ? 'AGE' : 'STARTED (UTC)', TIME_WIDTH[opts.time]), padEnd('COMMAND', 7), padEnd('PLUGIN', 12), padEnd('OUTCOME', 10), padStart('DURATION', 9)];
+  if (opts.showPod !== false) cells.push(padEnd('POD', 24));
+  cells.push(padEnd('ID', 17));
+  if (opts.wide) cells.push(padEnd('CALLER', 12), padEnd('CONTAINER', 12));
+  return bold([...cells, 'NOTES'].join('  '));
+}
+
+/** One call. A running call shows how long it has run so far (`12.50s+`): a hung plugin stands out. */
+export function callLine(c: CallSummary, opts: CallLineOptions): string {
+  const nowMs = opts.nowMs ?? Date.now();
+  const time = opts.time === 'age' ? ageOf(c.startedAt, nowMs) : c.startedAt;
+  const duration = c.status === 'running' ? `${durationText(Math.max(0, nowMs - Date.parse(c.startedAt)))}+` : durationText(c.durationMs);
+  const cells = [
+    dim(padEnd(time, TIME_WIDTH[opts.time])),
+    bold(padEnd(`${opts.indent ?? ''}${safe(c.command ?? '?')}`, 7)),
+    padEnd(safe(c.plugin), 12),
+    padEnd(outcomeText(c), 10),
+    padStart(duration, 9),
+  ];
+  if (opts.showPod !== false) cells.push(padEnd(podText(c), 24));
+  const notes = opts.notes === false ? '' : callNotes(c, opts.errorWidth);
+  const more = opts.wide === true || notes !== '';
+  cells.push(dim(more ? padEnd(c.id, 17) : c.id));
+  if (opts.wide) cells.push(padEnd(safe(c.parentProcess?.comm ?? (c.parentId ? '(delegated)' : '-')), 12), padEnd(c.containerId ? safe(c.containerId.slice(0, 12)) : '-', 12));
+  return `${cells.join('  ')}${notes ? `  ${notes}` : ''}`;
+}
+
+/** `namespace/name`, or the container's short id for a call without a pod. */
+export function podText(c: Pick<CallSummary, 'pod' | 'containerId'>): string {
+  if (c.pod) return safe(`${c.pod.namespace}/${c.pod.name}`);
+  return c.containerId ? `ctr ${safe(c.containerId.slice(0, 12))}` : '-';
 }

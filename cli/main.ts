@@ -1,21 +1,29 @@
 /**
  * Process entry: parses the command line, sets up logging and runs a
- * command. User errors end in one line on stderr and a non-zero exit, never
- * a stack trace.
+ * command. Exit codes: 0 done, 1 a failure (no daemon, a refusal or "not
+ * found" from it), 2 a usage error in the command line (or, for `run`, a
+ * configuration or host problem a restart will not fix). Every error ends in
+ * one message on stderr, never a stack trace; a reader that goes away
+ * (`| head`) ends the command quietly.
  */
 
-import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { ConfigError, configReference, flagName, isRepeatable, loadConfig, settings, type SettingName, runDaemon } from '../daemon/index.js';
-import { runDemo } from './demo.js';
-import { ClientError, type ClientOptions } from './api-client.js';
-import { findingsCommand } from './findings-command.js';
-import { podCommand } from './pod-command.js';
-import { callsCommand, replayCommand, showCommand } from './query-commands.js';
-import { tailCommand } from './tail-command.js';
+import { buildInfo, ConfigError, configReference, flagName, isRepeatable, loadConfig, settings, type SettingName, runDaemon } from '../daemon/index.js';
+import { DEFAULT_API, DEFAULT_TIMEOUT_MS, type ClientOptions } from './api-client.js';
+import { cacheCommand } from './cache-command.js';
+import { callsCommand } from './calls-command.js';
 import { configCommand } from './config-command.js';
+import { runDemo } from './demo.js';
 import { doctorCommand } from './doctor-command.js';
-import { UsageError } from './usage-error.js';
+import { ClientError, UsageError } from './errors.js';
+import { findingsCommand } from './findings-command.js';
+import { parseCommand } from './flags.js';
+import { ipCommand } from './ip-command.js';
+import { endQuietlyOnClosedPipe, stderr, stdout } from './output.js';
+import { podCommand } from './pod-command.js';
+import { replayCommand, showCommand } from './show-command.js';
+import { tailCommand } from './tail-command.js';
+import { readTimeout } from './timeout-flag.js';
 
 const USAGE = `usage: cnirec <command> [flags]
 
@@ -23,19 +31,20 @@ commands:
   run          record every CNI plugin call on this node (needs root)
   demo         run real reference plugins in a throwaway network namespace
                and show what the running daemon recorded
-  tail         follow calls live    [--pod NS/NAME] [--failed] [--command C]
-                                    [--plugin P] [--since T] [--json]
-  calls        list recorded calls  [--pod NS/NAME] [--container ID] [--command C]
-                                    [--plugin P] [--failed] [--slow MS] [--running]
-                                    [--since T] [--until T] [--limit N] [--all] [--json]
-  show ID      one call in full: env, stdin, stdout, stderr, children, helpers
-  pod NS/NAME  a pod's story: its sandboxes, each with its calls as trees
-               (delegated calls and helpers nested), times and cache entries
-                                    [--uid UID] [--since T] [--until T] [--json]
+  calls        list recorded calls, newest first
+                 [--pod NS/NAME] [--container ID] [--command C] [--plugin P] [--failed]
+                 [--slow MS] [--running] [--since T] [--until T] [--limit N | --all] [-o wide|json]
+  show ID      one call in full: its error, env, stdin, stdout, stderr, children, helpers
+                 [-o json] [--raw stdin|stdout|stderr]
+  pod NS/NAME  a pod's story: its sandboxes, findings, cache entries and calls as trees
+                 [--uid UID] [--since T] [--until T] [-o json]
+  tail         follow calls live  [--pod NS/NAME] [--command C] [--plugin P] [--failed] [--since T] [--json]
+  findings     what went wrong on this node, worst first: DEL/ADD loops, broken or stale
+               cache files, leaked IPs   [--kind K] [--severity S] [--pod NS/NAME] [--resolved]
+                 [--limit N | --all] [-o wide|json]
+  ip ADDRESS   who held an IP address, and when   [-o wide|json]
+  cache        libcni's cached results   [--pod NS/NAME] [--container ID] [--network N] [--removed]
   replay ID    print a shell script that re-runs the call by hand
-  findings     what went wrong on this node: DEL/ADD loops, broken or stale
-               cache files, leaked IPs, config changes before failures, GC
-               leftovers                  [--kind K] [--all] [--limit N] [--json]
   doctor       check the node's CNI setup: the conf dirs and bin dirs the
                runtimes read, the active network and why, JSON errors,
                cniVersion, missing or broken plugins; exit 1 on a problem.
@@ -45,71 +54,94 @@ commands:
   config show ID          one version as stored (after redaction)
   config diff ID|FILE [ID]  a unified diff: a version against the one before
                           it, or two versions
-
-tail, calls, show, pod, replay, findings, config and demo talk to a running daemon (doctor asks it when it answers): --api URL
-(CNIREC_API, default http://127.0.0.1:7070) and --token T (CNIREC_TOKEN).
   config-doc   print the configuration reference (Markdown)
+  version      print cnirec's version
   help         this text
+
+Every command but run talks to a running daemon (doctor asks it when it answers): --api URL (CNIREC_API, default ${DEFAULT_API}),
+--token T (CNIREC_TOKEN), --timeout DURATION per request (CNIREC_TIMEOUT, default 30s).
+
+Times: ISO 8601 (2025-11-21T18:30:00Z; without an offset it is UTC), a duration before now (10m, 1h30m,
+2d) or epoch milliseconds. Times printed are UTC; lists show ages, -o wide the times themselves.
 
 run flags (each also as a CNIREC_* environment variable):
 ${(Object.keys(settings) as SettingName[]).map((n) => `  --${flagName(n).padEnd(20)} ${settings[n].help}`).join('\n')}
 `;
 
-export { UsageError };
+type Command = (args: string[], client: ClientOptions) => Promise<number>;
+
+const CLIENT_COMMANDS: Readonly<Record<string, Command>> = {
+  calls: callsCommand,
+  show: showCommand,
+  pod: podCommand,
+  tail: tailCommand,
+  findings: findingsCommand,
+  ip: ipCommand,
+  cache: cacheCommand,
+  replay: replayCommand,
+  doctor: doctorCommand,
+  config: configCommand,
+  demo: (args, client) => {
+    parseCommand(args, {}, 'usage: cnirec demo [--api URL]');
+    return runDemo(client);
+  },
+};
 
 export async function main(argv: string[]): Promise<number> {
+  endQuietlyOnClosedPipe();
   const [command, ...rest] = argv;
   try {
+    if (command !== undefined && Object.hasOwn(CLIENT_COMMANDS, command)) {
+      const { client, args } = clientOptions(rest, process.env);
+      return await CLIENT_COMMANDS[command]!(args, client);
+    }
     switch (command) {
       case 'run':
         return await run(rest);
-      case 'demo':
-        return await runDemo(clientOptions(rest).client);
-      case 'tail':
-      case 'calls':
-      case 'show':
-      case 'pod':
-      case 'replay':
-      case 'findings':
-      case 'doctor':
-      case 'config': {
-        const { client, args } = clientOptions(rest);
-        const commands = {
-          tail: tailCommand,
-          calls: callsCommand,
-          show: showCommand,
-          pod: podCommand,
-          replay: replayCommand,
-          findings: findingsCommand,
-          doctor: doctorCommand,
-          config: configCommand,
-        };
-        return await commands[command](args, client);
-      }
       case 'config-doc':
-        process.stdout.write(`${configReference()}\n`);
+        stdout.raw(`${configReference()}\n`);
         return 0;
-      case undefined:
+      case 'version':
+      case '--version':
+        stdout.raw(`cnirec ${buildInfo().version}\n`);
+        return 0;
       case 'help':
       case '--help':
       case '-h':
-        process.stdout.write(USAGE);
-        return command === undefined ? 2 : 0;
+        stdout.raw(USAGE);
+        return 0;
+      case undefined:
+        stderr.raw(USAGE);
+        return 2;
       default:
-        throw new UsageError(`unknown command "${command}"`);
+        throw new UsageError(`unknown command "${command}" (cnirec help lists them)`);
     }
   } catch (err) {
-    if (err instanceof Error && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS')) {
-      process.stderr.write(`cnirec: ${err.message}\n`);
-      return 2;
-    }
-    if (err instanceof UsageError || err instanceof ConfigError || err instanceof ClientError || isUserFacing(err)) {
-      process.stderr.write(`cnirec: ${(err as Error).message}\n`);
-      if (err instanceof UsageError) process.stderr.write(USAGE);
-      return 2;
-    }
-    throw err;
+    return reportError(err);
   }
+}
+
+/** One message per error on stderr, and the exit code it means. Anything unexpected is a bug: its stack is worth having. */
+function reportError(err: unknown): number {
+  if (err instanceof UsageError) {
+    stderr.line(`cnirec: ${err.message}`);
+    if (err.usage) stderr.line(err.usage);
+    return 2;
+  }
+  if (err instanceof ConfigError) {
+    stderr.line(`cnirec: ${err.message}`);
+    return 2;
+  }
+  if (err instanceof ClientError || (err instanceof Error && err.name === 'DemoError')) {
+    stderr.line(`cnirec: ${err.message}`);
+    return 1;
+  }
+  // `run`: the database or the tracer cannot be used on this host; systemd does not restart on 2.
+  if (isUserFacing(err)) {
+    stderr.line(`cnirec: ${(err as Error).message}`);
+    return 2;
+  }
+  throw err;
 }
 
 async function run(args: string[]): Promise<number> {
@@ -120,45 +152,58 @@ async function run(args: string[]): Promise<number> {
 
 /** `cnirec run`'s flags, as loadConfig takes them (exported so deploy/ manifests can be checked against it). */
 export function parseRunFlags(args: string[]): Partial<Record<SettingName, string>> {
-  const options = Object.fromEntries(
-    (Object.keys(settings) as SettingName[]).map((n) => [flagName(n), { type: 'string' as const, multiple: isRepeatable(n) }]),
-  );
-  let values: Record<string, string | string[] | boolean | undefined>;
-  try {
-    values = parseArgs({ args, options, strict: true, allowPositionals: false }).values;
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
+  const options = Object.fromEntries((Object.keys(settings) as SettingName[]).map((n) => [flagName(n), { type: 'string' as const, multiple: isRepeatable(n) }]));
+  const { values } = parseCommand(args, options, 'usage: cnirec run [flags] (cnirec help lists them)');
   const flags: Partial<Record<SettingName, string>> = {};
   for (const n of Object.keys(settings) as SettingName[]) {
-    const v = values[flagName(n)];
+    const v = values[flagName(n)] as string | string[] | boolean | undefined;
     if (typeof v === 'string') flags[n] = v;
     else if (Array.isArray(v)) flags[n] = v.join(',');
   }
   return flags;
 }
 
-/** Takes --api and --token out of the arguments (the rest belong to the command). */
-function clientOptions(args: string[]): { client: ClientOptions; args: string[] } {
+const GLOBAL_FLAGS = ['--api', '--token', '--timeout'] as const;
+
+/** Takes --api, --token and --timeout out of the arguments, wherever they are (the rest belong to the command). */
+export function clientOptions(args: readonly string[], env: NodeJS.ProcessEnv): { client: ClientOptions; args: string[] } {
   const rest: string[] = [];
-  let api = process.env.CNIREC_API ?? 'http://127.0.0.1:7070';
-  let token = process.env.CNIREC_TOKEN ?? null;
+  const given: Partial<Record<(typeof GLOBAL_FLAGS)[number], string>> = {};
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
-    const [flag, inline] = arg.split('=', 2) as [string, string | undefined];
-    if (flag === '--api' || flag === '--token') {
-      const value = inline ?? args[++i];
-      if (value === undefined) throw new UsageError(`${flag} needs a value`);
-      if (flag === '--api') api = value.replace(/\/+$/, '');
-      else token = value;
-    } else {
-      rest.push(arg);
+    if (arg === '--') {
+      rest.push(...args.slice(i));
+      break;
     }
+    const eq = arg.indexOf('=');
+    const flag = (eq === -1 ? arg : arg.slice(0, eq)) as (typeof GLOBAL_FLAGS)[number];
+    if (!(GLOBAL_FLAGS as readonly string[]).includes(flag)) {
+      rest.push(arg);
+      continue;
+    }
+    const value = eq === -1 ? args[++i] : arg.slice(eq + 1);
+    if (value === undefined || value === '') throw new UsageError(`${flag} needs a value`);
+    given[flag] = value;
   }
-  return { client: { api, token }, args: rest };
+  const api = apiUrl(given['--api'] ?? env.CNIREC_API ?? DEFAULT_API, given['--api'] === undefined && env.CNIREC_API !== undefined ? 'CNIREC_API' : '--api');
+  const timeoutMs = readTimeout(given['--timeout'] ?? env.CNIREC_TIMEOUT, given['--timeout'] === undefined ? 'CNIREC_TIMEOUT' : '--timeout') ?? DEFAULT_TIMEOUT_MS;
+  return { client: { api, token: given['--token'] ?? env.CNIREC_TOKEN ?? null, timeoutMs }, args: rest };
+}
+
+/** The daemon's base URL; `host:port` alone means http://host:port. Anything that is no http(s) URL is a usage error. */
+export function apiUrl(value: string, flag: string): string {
+  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(value) ? value : `http://${value}`;
+  let url: URL;
+  try {
+    url = new URL(withScheme);
+  } catch {
+    throw new UsageError(`${flag} takes the daemon's URL (http://127.0.0.1:7070), not "${value}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`${flag} takes an http:// or https:// URL, not "${value}"`);
+  return url.href.replace(/\/+$/, '');
 }
 
 /** Errors whose message is meant for the person at the terminal (typed errors of the layers below). */
 function isUserFacing(err: unknown): boolean {
-  return err instanceof Error && ['StoreError', 'TracerStartError', 'DemoError'].includes(err.name);
+  return err instanceof Error && ['StoreError', 'TracerStartError'].includes(err.name);
 }

@@ -1,110 +1,98 @@
 /**
  * `cnirec pod NS/NAME`: a pod's story on a terminal, the first question
  * people bring ("what happened to pod X?"): its sandboxes in order, each
- * with its calls as trees (delegated calls indented under their parent,
- * helpers under the call that ran them), the time each command took and
- * libcni's cache entries. `--json` prints the API's answer as it is.
+ * with what is wrong with it now (open findings), libcni's cache entries
+ * and its calls as trees (delegated calls indented under their parent,
+ * helpers under the call that ran them), each failure with its error. The
+ * totals say how long each command took and how many calls failed.
+ * `-o json` prints the API's answer as it is.
  */
 
-import { parseArgs } from 'node:util';
-import { getJson, type CallSummaryView, type ClientOptions } from './api-client.js';
-import type { FindingView } from './findings-command.js';
-import { bold, callLine, dim, durationText, outcomeText, yellow } from './format.js';
+import type { CallTree, PodStory } from '../api/index.js';
+import { getJson, route, type ClientOptions } from './api-client.js';
+import { UsageError } from './errors.js';
+import { OUTPUT_FLAGS, outputMode, parseCommand, podFlag } from './flags.js';
+import { callLine, durationText, outcomeText } from './format.js';
+import { bold, dim, red, stdout, yellow } from './output.js';
+import { safe, safeBlock } from './terminal-text.js';
 
-interface HelperSummaryView {
-  argv: string[];
-  durationMs: number | null;
-  exitCode: number | null;
-  signal: number | null;
-}
-
-interface CallTreeView extends CallSummaryView {
-  children: CallTreeView[];
-  helpers: HelperSummaryView[];
-}
-
-interface CacheEntryView {
-  networkName: string | null;
-  ifName: string | null;
-  ips: string[];
-  removedAt: string | null;
-}
-
-interface SandboxView {
-  containerId: string | null;
-  podUid: string | null;
-  startedAt: string;
-  calls: CallTreeView[];
-  totals: Record<string, number>;
-  cache: CacheEntryView[];
-  /** Absent from daemons older than the field. */
-  findings?: Array<Pick<FindingView, 'kind' | 'message'>>;
-}
-
-export interface PodStoryView {
-  pod: { namespace: string; name: string; uid: string | null; uids: string[] };
-  sandboxes: SandboxView[];
-  totals: Record<string, number>;
-  truncated?: boolean;
-}
-
-const USAGE = 'usage: cnirec pod NAMESPACE/NAME [--uid UID] [--since TIME] [--until TIME] [--json]';
+export const POD_USAGE = 'usage: cnirec pod NAMESPACE/NAME [--uid UID] [--since T] [--until T] [-o json]';
 
 export async function podCommand(args: string[], client: ClientOptions): Promise<number> {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseCommand(
     args,
-    options: { uid: { type: 'string' }, since: { type: 'string' }, until: { type: 'string' }, json: { type: 'boolean' } },
-    allowPositionals: true,
-    strict: true,
-  });
-  const [namespace, name, extra] = (positionals[0] ?? '').split('/');
-  if (!namespace || !name || extra !== undefined || positionals.length !== 1) throw new Error(USAGE);
-  const q = new URLSearchParams();
-  if (values.uid) q.set('podUid', values.uid);
-  if (values.since) q.set('since', values.since);
-  if (values.until) q.set('until', values.until);
-  const path = `/api/v1/pods/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}${q.size > 0 ? `?${q}` : ''}`;
-  const story: PodStoryView = await getJson(client, path);
-  process.stdout.write(values.json ? `${JSON.stringify(story, null, 2)}\n` : `${formatPodStory(story).join('\n')}\n`);
+    { uid: { type: 'string' }, since: { type: 'string' }, until: { type: 'string' }, ...OUTPUT_FLAGS },
+    POD_USAGE,
+    true,
+  );
+  const mode = outputMode(values, POD_USAGE);
+  if (positionals.length !== 1) throw new UsageError(positionals.length === 0 ? 'which pod? give NAMESPACE/NAME' : `one pod, not ${positionals.length}`, POD_USAGE);
+  const { namespace, name } = podFlag(positionals[0]!, 'the pod', POD_USAGE);
+  const path = route(`/api/v1/pods/${encodeURIComponent(namespace!)}/${encodeURIComponent(name)}`, { podUid: values.uid, since: values.since, until: values.until });
+  const story: PodStory = await getJson(client, path);
+  if (mode === 'json') stdout.raw(`${JSON.stringify(story, null, 2)}\n`);
+  else stdout.lines(formatPodStory(story));
   return 0;
 }
 
 /** The story as terminal lines. Pure, for tests. */
-export function formatPodStory(story: PodStoryView): string[] {
+export function formatPodStory(story: PodStory, nowMs = Date.now()): string[] {
   const { pod } = story;
   const uids = pod.uids.length > 1 ? dim(` (${pod.uids.length} pods have had this name; --uid picks one)`) : '';
-  const out = [`${bold(`pod ${pod.namespace}/${pod.name}`)}  ${pod.uid ? `uid ${pod.uid}` : 'no uid'}${uids}  ${totalsText(story.totals)}`];
-  if (story.truncated) out.push(yellow('more than 10,000 calls: only the newest are shown (cnirec calls --pod … --all lists every one)'));
+  const out = [`${bold(`pod ${safe(pod.namespace)}/${safe(pod.name)}`)}  ${pod.uid ? `uid ${safe(pod.uid)}` : 'no uid'}${uids}  ${totalsText(story.calls)}`];
+  if (story.truncated) out.push(yellow(`more than 10,000 calls: only the newest are shown (cnirec calls --pod ${safe(pod.namespace)}/${safe(pod.name)} --all lists every one)`));
   for (const sb of story.sandboxes) {
-    out.push('', `${bold(`sandbox ${sb.containerId === null ? '(no container id)' : sb.containerId.slice(0, 12)}`)}  ${dim(sb.startedAt)}  ${totalsText(sb.totals)}`);
-    for (const f of sb.findings ?? []) out.push(yellow(`  finding ${f.kind}: ${f.message}`));
-    for (const entry of sb.cache) {
-      const where = [entry.networkName, entry.ifName].filter(Boolean).join(' ');
-      out.push(dim(`  cache: ${where} ${entry.ips.join(', ') || 'no IPs'}${entry.removedAt ? ` (removed ${entry.removedAt})` : ''}`));
+    out.push('', `${bold(`sandbox ${sb.containerId === null ? '(no container id)' : safe(sb.containerId.slice(0, 12))}`)}  ${dim(sb.startedAt)}  ${totalsText(sb.calls)}`);
+    // What is wrong with it right now, before its calls.
+    for (const f of sb.findings) {
+      const paint = f.severity === 'critical' ? red : yellow;
+      out.push(paint(`  finding ${f.kind} (${f.severity}): ${safeBlock(f.message)}`));
     }
-    for (const call of sb.calls) tree(call, 0, out);
+    for (const entry of sb.cache) {
+      const where = [entry.networkName, entry.ifName].filter(Boolean).map((s) => safe(s)).join(' ');
+      out.push(dim(`  cache: ${where} ${entry.ips.map(safe).join(', ') || 'no IPs'}${entry.removedAt ? ` (removed ${entry.removedAt})` : ''}`));
+    }
+    for (const call of sb.calls) tree(call, 0, out, nowMs);
   }
   return out;
 }
 
 /** Every call in the story: top-level ones and all they delegated. */
-export function countStoryCalls(story: PodStoryView): number {
-  const count = (calls: readonly CallTreeView[]): number => calls.reduce((n, c) => n + 1 + count(c.children), 0);
+export function countStoryCalls(story: Pick<PodStory, 'sandboxes'>): number {
+  const count = (calls: readonly CallTree[]): number => calls.reduce((n, c) => n + 1 + count(c.children), 0);
   return story.sandboxes.reduce((n, sb) => n + count(sb.calls), 0);
 }
 
-function tree(call: CallTreeView, depth: number, out: string[]): void {
+function tree(call: CallTree, depth: number, out: string[], nowMs: number): void {
   const indent = '  '.repeat(depth + 1);
-  out.push(callLine(call, indent, { showPod: false }));
+  out.push(callLine(call, { time: 'absolute', showPod: false, indent, nowMs }));
   for (const h of call.helpers) {
     const outcome = outcomeText({ status: h.exitCode === null && h.signal === null ? 'running' : 'finished', exitCode: h.exitCode, signal: h.signal });
-    out.push(dim(`${indent}  helper ${durationText(h.durationMs)} `) + `${outcome}  ${h.argv.join(' ')}`);
+    // Under the call's command, past the time column.
+    out.push(dim(`${' '.repeat(26)}${indent}  helper ${durationText(h.durationMs)} `) + `${outcome}  ${h.argv.map(safe).join(' ')}`);
   }
-  for (const child of call.children) tree(child, depth + 1, out);
+  for (const child of call.children) tree(child, depth + 1, out, nowMs);
 }
 
-function totalsText(totals: Record<string, number>): string {
-  return Object.entries(totals)
-    .map(([command, ms]) => `${command} ${durationText(ms)}`)
+/**
+ * Per command over top-level calls (a delegated call's time is inside its parent's): the time the
+ * ended ones took, and how many there were and failed, so six failed DELs never read as one slow one.
+ */
+export function totalsText(calls: readonly Pick<CallTree, 'command' | 'durationMs' | 'ok'>[]): string {
+  const byCommand = new Map<string, { ms: number; calls: number; failed: number }>();
+  for (const c of calls) {
+    if (c.command === null) continue;
+    const t = byCommand.get(c.command) ?? { ms: 0, calls: 0, failed: 0 };
+    t.calls += 1;
+    if (c.durationMs !== null) t.ms += c.durationMs;
+    if (c.ok === false) t.failed += 1;
+    byCommand.set(c.command, t);
+  }
+  return [...byCommand]
+    .map(([command, t]) => {
+      const count = t.calls > 1 ? ` ×${t.calls}` : '';
+      const failed = t.failed === 0 ? '' : red(t.failed === t.calls ? (t.calls > 1 ? ' all failed' : ' failed') : ` ${t.failed} failed`);
+      return `${safe(command)} ${durationText(t.ms)}${count}${failed}`;
+    })
     .join('  ');
 }

@@ -1,79 +1,173 @@
 /**
  * `cnirec tail`: CNI calls (and libcni cache writes and removals) as they
- * happen, from the daemon's websocket.
- * Human lines by default, NDJSON with --json.
+ * happen, from the daemon's websocket. Human lines by default, the
+ * daemon's messages as NDJSON with --json.
+ *
+ * A delegated call (host-local under bridge) ends before the call that ran
+ * it, so its line is held briefly and printed under its parent's when that
+ * one ends; a parent still running after HOLD_MS lets it through, marked
+ * with whose it is. With --since, the replayed calls come first and a line
+ * on stderr says where the live ones begin.
  */
 
-import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
-import { ClientError, headers, type CallSummaryView, type ClientOptions } from './api-client.js';
-import { CALL_FILTER_FLAGS, callFilterParams } from './query-commands.js';
-import { callLine, dim, red } from './format.js';
+import type { CallSummary, TailCacheEntry, TailGap, TailServerMessage } from '../api/index.js';
+import { headers, type ClientOptions } from './api-client.js';
+import { CALL_FILTER_FLAGS, callFilterQuery } from './calls-command.js';
+import { ClientError } from './errors.js';
+import { parseCommand } from './flags.js';
+import { callLine } from './format.js';
+import { dim, red, stderr, stdout, yellow } from './output.js';
+import { safe } from './terminal-text.js';
+
+export const TAIL_USAGE = `usage: cnirec tail [--pod NS/NAME] [--namespace NS] [--command C] [--plugin P] [--failed]
+                  [--include-version] [--since T] [--json]`;
+
+/** How long a delegated call's line waits for its parent's. */
+const HOLD_MS = 2_000;
 
 export async function tailCommand(args: string[], client: ClientOptions): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: { ...CALL_FILTER_FLAGS, json: { type: 'boolean' } },
-    strict: true,
-  });
-  const url = new URL(`/api/v1/tail?${callFilterParams(values)}`, client.api);
+  const { values } = parseCommand(args, { ...CALL_FILTER_FLAGS, json: { type: 'boolean' } }, TAIL_USAGE);
+  const url = new URL('/api/v1/tail', client.api);
+  for (const [k, v] of Object.entries(callFilterQuery(values, TAIL_USAGE))) if (v !== undefined) url.searchParams.set(k, v);
   url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
-  const ws = new WebSocket(url, { headers: headers(client) });
+  const ws = new WebSocket(url, { headers: headers(client), handshakeTimeout: client.timeoutMs });
+  const printer = createTailPrinter((lines) => stdout.lines(lines));
+
   return new Promise<number>((resolve, reject) => {
+    let refused: string | null = null;
     ws.on('message', (data) => {
-      const msg = JSON.parse(data.toString()) as { type: string; call?: CallSummaryView; entry?: CacheEntryView; gap?: GapView; error?: { message: string } };
+      const text = data.toString();
       if (values.json) {
-        process.stdout.write(`${data.toString()}\n`);
-      } else if (msg.call && msg.type === 'call.finished') {
-        process.stdout.write(`${callLine(msg.call, msg.call.parentId ? '  └ ' : '')}\n`);
-      } else if (msg.call && msg.type === 'call.started') {
-        process.stdout.write(dim(`${callLine(msg.call, msg.call.parentId ? '  └ ' : '')}\n`));
-      } else if (msg.entry && (msg.type === 'cache.added' || msg.type === 'cache.removed')) {
-        process.stdout.write(dim(`${cacheLine(msg.type, msg.entry)}\n`));
-      } else if (msg.gap && msg.type === 'tracer.gap') {
-        process.stderr.write(red(`${gapLine(msg.gap)}\n`));
-      } else if (msg.type === 'error') {
-        process.stderr.write(red(`cnirec: ${msg.error?.message ?? 'error from the daemon'}\n`));
+        stdout.raw(`${text}\n`);
+        return;
+      }
+      const msg = JSON.parse(text) as TailServerMessage;
+      switch (msg.type) {
+        case 'call.started':
+        case 'call.finished':
+          printer.call(msg.type, msg.call);
+          break;
+        case 'cache.added':
+        case 'cache.removed':
+          stdout.line(dim(cacheLine(msg.type, msg.entry)));
+          break;
+        case 'tracer.gap':
+          stderr.line(red(gapLine(msg.gap)));
+          break;
+        case 'replay.done':
+          stderr.line(dim(`── ${msg.calls} recorded calls replayed${msg.capped ? ` (capped: ${msg.message ?? ''})` : ''}; live from here ──`));
+          break;
+        case 'error':
+          // A refused query comes before the close (4400): say it once, as the reason.
+          refused = msg.error.message;
+          break;
+        default:
+          break;
       }
     });
-    ws.on('unexpected-response', (_req, res) => reject(new ClientError(`the daemon refused the tail: HTTP ${res.statusCode}`)));
-    ws.on('error', (err) => reject(new ClientError(`no cnirec daemon answers at ${client.api}: ${err.message}`)));
+    ws.on('unexpected-response', (_req, res) => reject(new ClientError(`the daemon refused the tail: HTTP ${res.statusCode}${res.statusCode === 401 ? ' (pass --token or set CNIREC_TOKEN)' : ''}`)));
+    ws.on('error', (err) => reject(new ClientError(`no cnirec daemon answers at ${client.api} (${(err as NodeJS.ErrnoException).code ?? err.message}): start it (sudo cnirec run) or pass --api URL`)));
     ws.on('close', (code, reason) => {
-      if (code !== 1000 && code !== 1005) process.stderr.write(`cnirec: tail closed (${code} ${reason.toString()})\n`);
-      resolve(code === 1000 || code === 1005 ? 0 : 1);
+      printer.flush();
+      if (code === 1000 || code === 1005) return resolve(0);
+      reject(new ClientError(refused ?? `the tail closed (${code}${reason.length > 0 ? ` ${safe(reason.toString())}` : ''})`));
     });
-    process.once('SIGINT', () => ws.close(1000));
+    const stop = () => ws.close(1000);
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
   });
 }
 
-/** The fields of a tail cache message this command prints. */
-interface CacheEntryView {
-  readonly path: string;
-  readonly containerId: string | null;
-  readonly networkName: string | null;
-  readonly ifName: string | null;
-  readonly pod: { readonly namespace: string | null; readonly name: string } | null;
-  readonly ips: readonly string[];
-  readonly at: string;
+export interface TailPrinter {
+  call(type: 'call.started' | 'call.finished', call: CallSummary): void;
+  /** Prints what is held (the socket closed). */
+  flush(): void;
 }
 
-function cacheLine(type: string, e: CacheEntryView): string {
+/**
+ * Orders the tail's call lines into trees. Pure but for its timer; `print` gets whole lines. Starts are
+ * printed at once (dim, indented under a parent that is running); an ended delegated call waits for
+ * its parent's end, to be printed under it.
+ */
+export function createTailPrinter(print: (lines: string[]) => void, holdMs = HOLD_MS): TailPrinter {
+  const line = (c: CallSummary, depth: number) => callLine(c, { time: 'absolute', indent: depth === 0 ? '' : `${'  '.repeat(depth - 1)}└ ` });
+  /** Calls started and not yet ended, with their depth. */
+  const running = new Map<string, number>();
+  /** Ended calls with the delegated calls that ended before them. */
+  interface Subtree {
+    readonly call: CallSummary;
+    readonly children: Subtree[];
+  }
+  /** Calls printed as they ended, with their depth (the last few hundred): a late child goes under its line. */
+  const printed = new Map<string, number>();
+  const remember = (t: Subtree, depth: number) => {
+    printed.set(t.call.id, depth);
+    for (const c of t.children) remember(c, depth + 1);
+    while (printed.size > 500) printed.delete(printed.keys().next().value!);
+  };
+  /** Ended delegated calls waiting for their parent's end, by parent id. */
+  const held = new Map<string, { subtree: Subtree; timer: NodeJS.Timeout }[]>();
+
+  const render = (t: Subtree, depth: number, note = ''): string[] => [
+    `${line(t.call, depth)}${note}`,
+    ...t.children.flatMap((child) => render(child, depth + 1)),
+  ];
+  const take = (parentId: string): Subtree[] => {
+    const children = held.get(parentId) ?? [];
+    held.delete(parentId);
+    return children.map((h) => {
+      clearTimeout(h.timer);
+      return h.subtree;
+    });
+  };
+  const whose = (parentId: string, still: boolean) => `  ${yellow(`(delegated by ${parentId}${still ? ', still running' : ''})`)}`;
+
+  return {
+    call(type, c) {
+      if (type === 'call.started') {
+        const depth = c.parentId !== null && running.has(c.parentId) ? running.get(c.parentId)! + 1 : 0;
+        running.set(c.id, depth);
+        print([dim(line(c, depth))]);
+        return;
+      }
+      running.delete(c.id);
+      const subtree: Subtree = { call: c, children: take(c.id) };
+      const parentId = c.parentId;
+      if (parentId === null) {
+        remember(subtree, 0);
+        return print(render(subtree, 0));
+      }
+      if (!running.has(parentId)) {
+        // Its parent ended already (a replay sends calls in the order they started): under it if it was just printed.
+        const parentDepth = printed.get(parentId);
+        remember(subtree, (parentDepth ?? 0) + 1);
+        return print(render(subtree, (parentDepth ?? 0) + 1, parentDepth === undefined ? whose(parentId, false) : ''));
+      }
+      // Its parent is still running: under the parent's line once that one ends, or on its own after holdMs.
+      const entry = {
+        subtree,
+        timer: setTimeout(() => {
+          held.set(parentId, (held.get(parentId) ?? []).filter((e) => e !== entry));
+          print(render(subtree, 1, whose(parentId, true)));
+        }, holdMs).unref(),
+      };
+      held.set(parentId, [...(held.get(parentId) ?? []), entry]);
+    },
+    flush() {
+      for (const parentId of [...held.keys()]) for (const t of take(parentId)) print(render(t, 1, whose(parentId, false)));
+    },
+  };
+}
+
+function cacheLine(type: 'cache.added' | 'cache.removed', e: TailCacheEntry): string {
   const what = type === 'cache.added' ? 'cache written' : 'cache removed';
-  const pod = e.pod ? ` ${e.pod.namespace ?? '?'}/${e.pod.name}` : '';
-  const where = e.networkName === null ? e.path : `${e.networkName} ${e.containerId?.slice(0, 12) ?? '?'} ${e.ifName ?? '?'}`;
-  return `${e.at} ${what} ${where}${pod}${e.ips.length ? ` ${e.ips.join(',')}` : ''}`;
+  const pod = e.pod ? ` ${safe(e.pod.namespace ?? '?')}/${safe(e.pod.name)}` : '';
+  const where = e.networkName === null ? safe(e.path) : `${safe(e.networkName)} ${safe(e.containerId?.slice(0, 12) ?? '?')} ${safe(e.ifName ?? '?')}`;
+  return `${e.at} ${what} ${where}${pod}${e.ips.length ? ` ${e.ips.map(safe).join(',')}` : ''}`;
 }
 
-/** The fields of a tail `tracer.gap` message this command prints. */
-interface GapView {
-  readonly startedAt: string;
-  readonly endedAt: string | null;
-  readonly durationMs: number | null;
-  readonly reason: string;
-  readonly incompleteCalls: number;
-}
-
-function gapLine(g: GapView): string {
-  if (g.endedAt === null) return `${g.startedAt} tracer stopped (${g.reason}): calls are not recorded until it is back; ${g.incompleteCalls} in flight marked incomplete`;
+function gapLine(g: TailGap): string {
+  if (g.endedAt === null) return `${g.startedAt} tracer stopped (${safe(g.reason)}): calls are not recorded until it is back; ${g.incompleteCalls} in flight marked incomplete`;
   return `${g.endedAt} tracer recording again after a ${((g.durationMs ?? 0) / 1000).toFixed(1)} s gap`;
 }

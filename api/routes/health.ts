@@ -13,7 +13,7 @@
  * A full disk is not a readiness failure: the API still serves.
  */
 
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifySchemaCompiler } from 'fastify';
 import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { TracerStatus } from '../../collector/index.js';
 import type { StoreStatus } from '../../store/index.js';
@@ -22,6 +22,8 @@ import { plainJsonSerializer } from '../present/fast-json.js';
 import { createLossWindow, LOSS_WINDOW_MS } from '../present/loss-window.js';
 import { errorResponses } from '../schemas/error.js';
 import { healthQuerySchema, healthSchema, type Health } from '../schemas/health.js';
+
+const zodValidator = validatorCompiler as FastifySchemaCompiler<unknown>;
 
 /** How often the tracer's lost-record total is sampled for the window, between probes. */
 const LOSS_SAMPLE_MS = 5_000;
@@ -48,8 +50,8 @@ export function registerHealth(app: FastifyInstance, deps: HealthDeps): void {
       },
       // Documented by the schema (a test checks the body against it); sent as built, nested status objects whole.
       serializerCompiler: plainJsonSerializer,
-      // Its own, so the route validates the same wherever it is registered.
-      validatorCompiler,
+      // Its own, so the route validates the same wherever it is registered (tests register it alone).
+      validatorCompiler: zodValidator,
     },
     async (request, reply): Promise<Health> => {
       const nowMs = Date.now();

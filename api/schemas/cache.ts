@@ -132,3 +132,8 @@ export function presentIpHolding(h: StoredIpHolding): z.input<typeof ipHoldingSc
     to: isoOrNull(h.toMs),
   };
 }
+
+export type CacheEntry = z.infer<typeof cacheEntrySchema>;
+export type CacheList = z.infer<typeof cacheListSchema>;
+export type IpHolding = z.infer<typeof ipHoldingSchema>;
+export type IpHistory = z.infer<typeof ipHistorySchema>;
