@@ -108,7 +108,7 @@ export async function registerTail(app: FastifyInstance, deps: TailDeps, options
         querystring: tailQuerySchema,
         response: {
           101: {
-            description: 'The websocket: server messages (TailServerMessage) as JSON text frames; client messages are TailClientMessage',
+            description: 'The websocket: server messages (TailServerMessage) as JSON text frames; a client sends {"type":"filter", …TailFilter fields} or {"type":"ping"}',
             content: { 'application/json': { schema: tailServerMessageSchema } },
           },
           426: errorBodySchema,

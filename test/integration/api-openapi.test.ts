@@ -75,3 +75,50 @@ describe('the OpenAPI document', () => {
     expect(res.headers['content-type']).toContain('text/html');
   });
 });
+
+describe('the OpenAPI document, linted', () => {
+  it.each([
+    ['without a token', null],
+    ['with a token', 's3cret'],
+  ])("passes Redocly's recommended rules %s (the one warning: a websocket answers 101, never 2xx)", async (_what, token) => {
+    const { createConfig, lintFromString } = await import('@redocly/openapi-core');
+    const app = await startApi({ token });
+    try {
+      const res = await app.app.inject({ method: 'GET', url: '/api/v1/openapi.json', headers: token ? { authorization: `Bearer ${token}` } : {} });
+      const problems = await lintFromString({ source: res.body, absoluteRef: 'openapi.json', config: await createConfig({ extends: ['recommended'] }) });
+      const said = problems.map((p) => `${p.severity} ${p.ruleId} ${p.location[0]?.pointer ?? ''}`);
+      expect(said).toEqual(['warn operation-2xx-response #/paths/~1api~1v1~1tail/get/responses']);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('applies the bearer scheme to every operation but /healthz when the daemon has a token, and names every operation once', async () => {
+    const app = await startApi({ token: 's3cret' });
+    try {
+      const doc = (await app.app.inject({ method: 'GET', url: '/api/v1/openapi.json', headers: { authorization: 'Bearer s3cret' } })).json<{
+        security: unknown;
+        servers: unknown[];
+        paths: Record<string, Record<string, { operationId?: string; summary?: string; security?: unknown[] }>>;
+      }>();
+      expect(doc.security).toEqual([{ bearer: [] }]);
+      expect(doc.servers).toHaveLength(1);
+      const ops = Object.entries(doc.paths).flatMap(([path, methods]) => Object.entries(methods).map(([method, op]) => ({ path, method, ...op })));
+      expect(ops.find((o) => o.path === '/healthz')?.security).toEqual([]);
+      expect(ops.filter((o) => o.path !== '/healthz').every((o) => o.security === undefined)).toBe(true);
+      const ids = ops.map((o) => o.operationId);
+      expect(ids.every((id) => typeof id === 'string')).toBe(true);
+      expect(new Set(ids).size).toBe(ids.length);
+      expect(ops.every((o) => (o.summary ?? '').length > 0)).toBe(true);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('describes the tail: its query parameters and its messages as schemas', () => {
+    const tail = doc.paths['/api/v1/tail']!.get!;
+    expect((tail.parameters ?? []).map((p) => p.name).sort()).toEqual(['command', 'failed', 'includeVersion', 'namespace', 'plugin', 'pod', 'since']);
+    expect(JSON.stringify(tail.responses['101'])).toContain('#/components/schemas/TailServerMessage');
+    expect(Object.keys(doc.components.schemas)).toEqual(expect.arrayContaining(['TailServerMessage', 'TailGap', 'TailCacheEntry', 'Health', 'Finding', 'FindingPage']));
+  });
+});

@@ -74,6 +74,7 @@ export function pipeline(script: string, api: string): Promise<CliResult & { sta
 export function escapeSequences(text: string): { own: number; foreign: string[] } {
   // eslint-disable-next-line no-control-regex -- finding escapes is the point
   const all = [...text.matchAll(/\u001b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|.)/g)].map((m) => m[0]);
+  // eslint-disable-next-line no-control-regex -- the same
   const own = all.filter((e) => /^\u001b\[(?:0|1|2|31|32|33)m$/.test(e));
   return { own: own.length, foreign: all.filter((e) => !own.includes(e)) };
 }

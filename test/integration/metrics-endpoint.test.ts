@@ -83,6 +83,27 @@ describe('GET /metrics', () => {
     expect(valueOf(text, 'cnirec_calls_total{command="ADD",plugin="other",outcome="ok"}')).toBe(6);
   });
 
+  it('labels a program that is no CNI plugin (not in CNI_PATH: `ip netns exec`, `sh -c`) "other", so the label names plugins only', async () => {
+    const ip = makeCall({ plugin: 'ip', path: '/usr/sbin/ip' });
+    const sh = makeCall({ plugin: 'sh', path: '/bin/sh' });
+    t.collector.emit(finished(ip), finished(sh), finished(makeCall({ plugin: 'bridge' })));
+    const text = await scrape();
+    const plugins = new Set([...text.matchAll(/^cnirec_calls_total\{[^}]*plugin="([^"]+)"/gm)].map((m) => m[1]));
+    expect([...plugins].sort()).toEqual(['bridge', 'other']);
+  });
+
+  it("has the maintained client's process and Node.js metrics and a build-info metric", async () => {
+    const text = await scrape();
+    for (const name of ['process_cpu_seconds_total', 'process_resident_memory_bytes', 'process_start_time_seconds', 'nodejs_heap_size_used_bytes', 'nodejs_eventloop_lag_seconds']) {
+      expect(text).toMatch(new RegExp(`^${name}(\\{[^}]*\\})? `, 'm'));
+    }
+    expect(text).toMatch(/^cnirec_build_info\{version="[^"]+",nodejs="v\d+\.\d+\.\d+"\} 1$/m);
+  });
+
+  it('never reports -1 for "not yet"', async () => {
+    expect((await scrape()).split('\n').filter((l) => / -1$/.test(l))).toEqual([]);
+  });
+
   it('reports the tracer, store and collector numbers the daemon has now', async () => {
     t.tracer = { ...t.tracer, lostEvents: 7, malformedLines: 2, restarts: 3, running: true, ready: true, reorderWindowMs: 450, arrivalLagMs: 300 };
     t.storeStatus = { ...t.storeStatus, pendingWrites: 4, droppedWrites: 1 };
