@@ -16,6 +16,14 @@ export class UsageError extends Error {
   }
 }
 
+/** `--help` (or `-h`) after a command: its usage on stdout, exit 0. */
+export class HelpRequested extends Error {
+  override readonly name = 'HelpRequested';
+  constructor(readonly usage: string) {
+    super(usage);
+  }
+}
+
 export class ClientError extends Error {
   override readonly name = 'ClientError';
 }

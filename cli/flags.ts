@@ -6,12 +6,13 @@
  */
 
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { UsageError } from './errors.js';
+import { HelpRequested, UsageError } from './errors.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
 /** parseArgs, strict, its complaints as a UsageError carrying `usage`. */
 export function parseCommand<O extends Options>(args: string[], options: O, usage: string, positionals = false) {
+  if (args.includes('--help') || args.includes('-h')) throw new HelpRequested(usage);
   try {
     return parseArgs({ args, options, strict: true, allowPositionals: positionals });
   } catch (err) {

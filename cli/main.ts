@@ -15,7 +15,7 @@ import { callsCommand } from './calls-command.js';
 import { configCommand } from './config-command.js';
 import { runDemo } from './demo.js';
 import { doctorCommand } from './doctor-command.js';
-import { ClientError, UsageError } from './errors.js';
+import { ClientError, HelpRequested, UsageError } from './errors.js';
 import { findingsCommand } from './findings-command.js';
 import { parseCommand } from './flags.js';
 import { ipCommand } from './ip-command.js';
@@ -123,6 +123,10 @@ export async function main(argv: string[]): Promise<number> {
 
 /** One message per error on stderr, and the exit code it means. Anything unexpected is a bug: its stack is worth having. */
 function reportError(err: unknown): number {
+  if (err instanceof HelpRequested) {
+    stdout.line(err.usage);
+    return 0;
+  }
   if (err instanceof UsageError) {
     stderr.line(`cnirec: ${err.message}`);
     if (err.usage) stderr.line(err.usage);
