@@ -36,6 +36,8 @@ export interface RunOptions {
   /** Under `script`: stdout and stderr are a terminal. */
   readonly tty?: boolean;
   readonly timeoutMs?: number;
+  /** For a command that follows (tail): stopped with SIGTERM after this long, by coreutils' timeout, inside `script` too. */
+  readonly stopAfterMs?: number;
 }
 
 const quote = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
@@ -48,9 +50,8 @@ export function cnirec(args: readonly string[], opts: RunOptions = {}): Promise<
     ...(opts.api ? { CNIREC_API: opts.api } : {}),
     ...opts.env,
   };
-  const [file, argv] = opts.tty
-    ? ['script', ['-qfec', [process.execPath, CLI, ...args].map(quote).join(' '), '/dev/null']]
-    : [process.execPath, [CLI, ...args]];
+  const command = [...(opts.stopAfterMs ? ['timeout', `${opts.stopAfterMs / 1000}`] : []), process.execPath, CLI, ...args];
+  const [file, argv] = opts.tty ? ['script', ['-qfec', command.map(quote).join(' '), '/dev/null']] : [command[0]!, command.slice(1)];
   return new Promise((resolve) => {
     execFile(file, argv, { env, timeout: opts.timeoutMs ?? 30_000, maxBuffer: 64 * 1024 * 1024, encoding: 'utf8' }, (err, stdout, stderr) => {
       const code = err === null ? 0 : typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : -1;
