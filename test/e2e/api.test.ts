@@ -107,8 +107,8 @@ describe.runIf(canRun)('the v1 API of a recording daemon', () => {
     expect(lines[add + 1]).toMatch(/ {4}ADD +host-local /);
     expect(lines.some((l) => / {2}DEL +bridge /.test(l))).toBe(true);
     const missing = cli('pod', `${ns}/nobody`);
-    expect(missing.status).not.toBe(0);
-    expect(missing.stderr).toContain('404');
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toBe(`cnirec: No calls are recorded for pod ${ns}/nobody.\n`);
     expect(missing.stderr).not.toMatch(/\n\s+at /);
   });
 
@@ -233,7 +233,7 @@ describe.runIf(canRun)('the v1 API of a recording daemon', () => {
     const listed = cli('findings', '--kind', 'del-loop');
     expect(listed.status, listed.stderr).toBe(0);
     expect(listed.stdout).toContain(`cnirec show ${found!.callId}`);
-    expect(cli('pod', `${ns}/stuck-0`).stdout).toContain(`finding del-loop: DEL of container ${containerId}`);
+    expect(cli('pod', `${ns}/stuck-0`).stdout).toContain(`finding del-loop (critical): DEL of container ${containerId}`);
 
     // The IPAM plugin is back: the next DEL succeeds and the loop is over.
     expect((await execPlugin({ ...base, stdin: configBytes(net.config) })).exitCode).toBe(0);
