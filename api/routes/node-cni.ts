@@ -47,7 +47,7 @@ export function registerNodeCni(app: FastifyInstance, deps: NodeCniRouteDeps): v
 
   api.get(
     '/api/v1/node/cni',
-    { schema: { tags, summary: "The node's CNI setup checked: which conf file is active and why, and every problem, one line each", response: { 200: doctorReportSchema, ...errorResponses(401, 501) } } },
+    { schema: { operationId: 'getNodeCniReport', tags, summary: "The node's CNI setup checked: which conf file is active and why, and every problem, one line each", response: { 200: doctorReportSchema, ...errorResponses(401, 501) } } },
     async () => {
       const r = node().report();
       return presentReport(r, r.watchedConfDirs);
@@ -56,19 +56,19 @@ export function registerNodeCni(app: FastifyInstance, deps: NodeCniRouteDeps): v
 
   api.get(
     '/api/v1/node/cni/record',
-    { schema: { tags, summary: 'What the record knows for the checks: versions plugins reported to VERSION probes, CNI_PATH of recent calls', response: { 200: recordKnowledgeSchema, ...errorResponses(401, 501) } } },
+    { schema: { operationId: 'getNodeCniRecord', tags, summary: 'What the record knows for the checks: versions plugins reported to VERSION probes, CNI_PATH of recent calls', response: { 200: recordKnowledgeSchema, ...errorResponses(401, 501) } } },
     async () => presentRecord(node().record()),
   );
 
   api.get(
     '/api/v1/node/cni/conf-versions',
-    { schema: { tags, summary: 'Versions of the conf dir files, newest first', querystring: versionsQuerySchema, response: { 200: confVersionListSchema, ...errorResponses(400, 401, 501) } } },
+    { schema: { operationId: 'listConfVersions', tags, summary: 'Versions of the conf dir files, newest first', querystring: versionsQuerySchema, response: { 200: confVersionListSchema, ...errorResponses(400, 401, 501) } } },
     async (request) => ({ items: node().history.versions({ ...(request.query.path ? { path: request.query.path } : {}), limit: request.query.limit }).map(presentConfVersion) }),
   );
 
   api.get(
     '/api/v1/node/cni/conf-versions/:id',
-    { schema: { tags, summary: 'One version of a conf file, with its bytes (after redaction)', params: versionParamsSchema, response: { 200: confVersionDetailSchema, ...errorResponses(400, 401, 404, 501) } } },
+    { schema: { operationId: 'getConfVersion', tags, summary: 'One version of a conf file, with its bytes (after redaction)', params: versionParamsSchema, response: { 200: confVersionDetailSchema, ...errorResponses(400, 401, 404, 501) } } },
     async (request) => {
       const v = node().history.version(request.params.id);
       if (!v) throw versionNotFound(request.params.id);
@@ -81,7 +81,7 @@ export function registerNodeCni(app: FastifyInstance, deps: NodeCniRouteDeps): v
     '/api/v1/node/cni/conf-versions/:id/diff',
     {
       schema: {
-        tags,
+        operationId: 'getConfVersionDiff', tags,
         summary: 'A unified diff between a conf file version and the one before it (or `against`)',
         params: versionParamsSchema,
         querystring: diffQuerySchema,
@@ -100,13 +100,13 @@ export function registerNodeCni(app: FastifyInstance, deps: NodeCniRouteDeps): v
 
   api.get(
     '/api/v1/node/cni/binaries',
-    { schema: { tags, summary: 'Plugin binaries calls ran, each version (path, inode, size, mtime, sha256) newest first', querystring: binariesQuerySchema, response: { 200: binaryListSchema, ...errorResponses(400, 401, 501) } } },
+    { schema: { operationId: 'listPluginBinaries', tags, summary: 'Plugin binaries calls ran, each version (path, inode, size, mtime, sha256) newest first', querystring: binariesQuerySchema, response: { 200: binaryListSchema, ...errorResponses(400, 401, 501) } } },
     async (request) => ({ items: node().binaries.list({ ...(request.query.path ? { path: request.query.path } : {}), limit: request.query.limit }).map(presentBinary) }),
   );
 
   api.get(
     '/api/v1/node/cni/gc',
-    { schema: { tags, summary: 'Recent CNI GC calls, each with what it should free (host-local reservations, cache entries)', querystring: gcQuerySchema, response: { 200: gcListSchema, ...errorResponses(400, 401, 501) } } },
+    { schema: { operationId: 'listGcCalls', tags, summary: 'Recent CNI GC calls, each with what it should free (host-local reservations, cache entries)', querystring: gcQuerySchema, response: { 200: gcListSchema, ...errorResponses(400, 401, 501) } } },
     async (request) => ({ items: node().gc.recent(request.query.limit, Date.now()).map(presentGc) }),
   );
 
@@ -114,7 +114,7 @@ export function registerNodeCni(app: FastifyInstance, deps: NodeCniRouteDeps): v
     '/api/v1/calls/:id/setup',
     {
       schema: {
-        tags,
+        operationId: 'getCallSetup', tags,
         summary: 'The setup a call ran with: the conf version active for its network, the plugin binary, and for a GC what it should free',
         params: callIdParams,
         response: { 200: callSetupSchema, ...errorResponses(400, 401, 404, 501) },

@@ -176,14 +176,14 @@ export const callSetupSchema = z.object({
   gc: gcSchema.nullable().describe('For a GC call: what it should free'),
 });
 
-export const versionsQuerySchema = z.object({
+export const versionsQuerySchema = z.strictObject({
   path: z.string().min(1).max(4096).optional().describe('One conf file'),
   limit: z.coerce.number().int().min(1).max(MAX_PAGE).default(100),
 });
 export const versionParamsSchema = z.object({ id: z.coerce.number().int().min(1) });
-export const diffQuerySchema = z.object({ against: z.coerce.number().int().min(1).optional().describe('The version to compare with (default: the previous version of the same file)') });
-export const binariesQuerySchema = z.object({ path: z.string().min(1).max(4096).optional(), limit: z.coerce.number().int().min(1).max(MAX_PAGE).default(100) });
-export const gcQuerySchema = z.object({ limit: z.coerce.number().int().min(1).max(100).default(20) });
+export const diffQuerySchema = z.strictObject({ against: z.coerce.number().int().min(1).optional().describe('The version to compare with (default: the previous version of the same file)') });
+export const binariesQuerySchema = z.strictObject({ path: z.string().min(1).max(4096).optional(), limit: z.coerce.number().int().min(1).max(MAX_PAGE).default(100) });
+export const gcQuerySchema = z.strictObject({ limit: z.coerce.number().int().min(1).max(100).default(20) });
 
 export type DoctorReportBody = z.input<typeof doctorReportSchema>;
 export type ConfVersionBody = z.input<typeof confVersionSchema>;

@@ -13,6 +13,7 @@ import path from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../api/app.js';
+import type { NodeCniDeps } from '../../api/deps.js';
 import { createRetentionWiring } from '../../daemon/retention-wiring.js';
 import { createCallStore, openDatabase, writeTimingFor } from '../../store/index.js';
 import { makeCall, stream, TRACER_STATUS } from './api-harness.js';
@@ -99,6 +100,10 @@ describe("the README's metrics table", () => {
       cache: {
         status: () => ({ running: true, resultDirs: [], ipamDirs: [], watchedDirs: 1, entries: 1, allocations: 1, problems: 0, lastError: null, openFindings: {}, lastRescanAt: new Date().toISOString(), pendingWrites: 0, droppedWrites: 0 }),
       },
+      // Only its status is read by /metrics.
+      nodeCni: {
+        status: () => ({ confDirs: [], watchedFiles: 1, changes: { added: 0, changed: 0, removed: 0 }, problems: { error: 0, warning: 0 }, lastReportAtMs: null, binariesHashed: 0, binaryQueueDropped: 0 }),
+      } as unknown as NodeCniDeps,
     });
     try {
       const served = new Set([...(await app.inject({ method: 'GET', url: '/metrics' })).body.matchAll(/^# HELP (cnirec_\w+)/gm)].map((m) => m[1]!));
