@@ -93,4 +93,12 @@ describe.runIf(canRun)('the CLI reading what a hostile plugin wrote, recorded by
     expect(escapeSequences(r.stdout).foreign).toEqual([]);
     expect(read(r.stdout)).toMatch(/CRITICAL {2}del-loop {2}cli-e2e-\w+\/web\\x1b\[2J {2}3×/);
   });
+
+  it('demo runs real plugins, shows what was recorded, and its closing hint keeps the --api it was given', async () => {
+    const r = await cnirec(['demo', '--api', daemon.url], { timeoutMs: 60_000 });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/cnirec recorded \d+ calls for this pod/);
+    expect(r.stdout).toMatch(new RegExp(`see them again: cnirec pod cnirec-demo/web-[0-9a-f]+ --api ${daemon.url.replaceAll('.', '\\.')},`));
+    expect(escapeSequences(r.stdout).foreign).toEqual([]);
+  }, 90_000);
 });
