@@ -96,6 +96,8 @@ export interface FindingsReader {
   countOpenFindings(): Partial<Record<CacheFindingKind, number>>;
   /** Open findings about these containers (a pod's sandboxes), oldest first, by container id. */
   openFindingsByContainer(containerIds: readonly string[]): Map<string, StoredFinding[]>;
+  /** One finding, open or resolved; null when there is none (pruned). */
+  getFinding(id: number): StoredFinding | null;
 }
 
 export function createCacheReader(db: Database): CacheReader {
@@ -218,11 +220,16 @@ export function createFindingsReader(db: Database): FindingsReader {
     SELECT ${FINDING_COLUMNS} FROM cache_findings
     WHERE resolved_at_ms IS NULL AND container_id IN (SELECT value FROM json_each(?))
     ORDER BY first_seen_ms, id`);
+  const byIdStmt = db.prepare<[number], FindingRow>(`SELECT ${FINDING_COLUMNS} FROM cache_findings WHERE id = ?`);
   return {
     countOpenFindings: () => Object.fromEntries(openCountsStmt.all().map((r) => [r.kind, r.n])),
     listFindings: (f) =>
       findingsStmt.all({ includeResolved: f.includeResolved ? 1 : 0, kind: f.kind ?? null, limit: Math.min(f.limit ?? MAX_CACHE_PAGE, MAX_CACHE_PAGE) }).map(toFinding),
     openFindingsByContainer: (containerIds) =>
       containerIds.length === 0 ? new Map() : byContainer(openByContainerStmt.all(JSON.stringify(containerIds)), toFinding),
+    getFinding: (id) => {
+      const row = byIdStmt.get(id);
+      return row === undefined ? null : toFinding(row);
+    },
   };
 }

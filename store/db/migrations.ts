@@ -10,6 +10,7 @@ import { CREATE_CACHE_ENTRIES, CREATE_CACHE_FINDINGS, CREATE_CACHE_INDEXES, CREA
 import { StoreError } from './errors.js';
 import { QUERY_INDEXES_V3 } from './query-indexes.js';
 import { CREATE_CALL_BINARIES, CREATE_CONF_VERSIONS, CREATE_NODE_SETUP_INDEXES, CREATE_PLUGIN_BINARIES } from './node-setup-schema.js';
+import { CREATE_EXPORT_OUTBOX, CREATE_EXPORT_WATERMARKS } from './export-schema.js';
 
 export interface Migration {
   readonly version: number;
@@ -205,6 +206,15 @@ export const MIGRATIONS: readonly Migration[] = [
       db.exec(CREATE_PLUGIN_BINARIES);
       db.exec(CREATE_CALL_BINARIES);
       for (const sql of CREATE_NODE_SETUP_INDEXES) db.exec(sql);
+    },
+  },
+  {
+    version: 7,
+    name: 'OpenTelemetry export: outbox and per-signal watermarks',
+    up(db) {
+      db.exec(CREATE_EXPORT_OUTBOX);
+      db.exec(CREATE_EXPORT_WATERMARKS);
+      db.exec("INSERT INTO otel_watermarks (signal, watermark) VALUES ('traces', 0), ('logs', 0)");
     },
   },
 ];
