@@ -10,3 +10,4 @@ export { createSdkSenders, type SendResult, type Senders, type SignalSender } fr
 export type { OtelExportStatus, OtelSignalStatus } from './export/export-status.js';
 export { exportIdentity, DEFAULT_SERVICE_NAME, type ExportIdentity } from './map/identity.js';
 export { CAPPED_PAYLOAD_BYTES } from './map/payload.js';
+export { createOtelExport, type OtelExportOptions } from './otel-export.js';

@@ -18,6 +18,7 @@ import { z } from 'zod';
 import type { TracerStatus } from '../../collector/index.js';
 import type { StoreStatus } from '../../store/index.js';
 import type { HealthDeps } from '../deps.js';
+import type { OtelExportStatus } from '../../otel/index.js';
 import { apiErrors } from '../errors.js';
 
 const healthQuerySchema = z.object({ probe: z.enum(['liveness', 'readiness']).optional() });
@@ -31,7 +32,8 @@ export function registerHealth(app: FastifyInstance, deps: HealthDeps): void {
     const stats = deps.collectorStats();
     const recording = tracer.running && tracer.ready;
     if (query.data.probe === 'readiness' && !recording) void reply.code(503);
-    const problems = healthProblems(tracer, store);
+    const otel = deps.otelStatus?.() ?? null;
+    const problems = [...healthProblems(tracer, store), ...otelProblems(otel)];
     const lastRecordAgeMs = tracer.lastRecordAt === null ? null : Date.now() - Date.parse(tracer.lastRecordAt);
     // The CNI cache. Problems and findings are the node's, not the daemon's: they do not make it degraded.
     const cache = deps.cache?.status?.() ?? null;
@@ -44,6 +46,8 @@ export function registerHealth(app: FastifyInstance, deps: HealthDeps): void {
       cache: cache === null ? null : { ...cache, lastRescanAgeMs: cache.lastRescanAt === null ? null : Date.now() - Date.parse(cache.lastRescanAt) },
       // Retention: the limits, the last run and the longest write stall. Being over the limit is the operator's to fix, not "degraded".
       retention: retentionView(deps),
+      // OpenTelemetry export; null when the daemon exports nothing.
+      otel,
     };
   });
 }
@@ -68,6 +72,15 @@ function retentionView(deps: HealthDeps) {
     autoVacuum: r.autoVacuum,
     longestWrite: writes === null ? null : { seconds: writes.maxSeconds, kind: writes.maxKind, at: writes.maxAt },
   };
+}
+
+/** A collector that does not take what is sent: calls still record, and wait in the database for it. */
+export function otelProblems(otel: OtelExportStatus | null): string[] {
+  if (otel === null || otel.failingSince === null) return [];
+  const error = otel.traces?.lastError ?? otel.logs?.lastError ?? 'unknown error';
+  return [
+    `OpenTelemetry export fails since ${otel.failingSince} (${error}); ${otel.backlog} calls and events wait in the database and are sent when the collector takes them again.`,
+  ];
 }
 
 /** Why the daemon is degraded; empty when it records and stores. */

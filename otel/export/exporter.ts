@@ -15,7 +15,7 @@
  */
 
 import type { ExportOutbox, ExportReads, ExportSignal, Watermarks } from '../../store/index.js';
-import type { CallListener } from '../../collector/types.js';
+import type { CallListener } from '../../collector/index.js';
 import type { PayloadMode } from '../config/otlp-config.js';
 import type { ExportIdentity } from '../map/identity.js';
 import { buildBatch, type Batch } from './batch.js';
@@ -165,7 +165,6 @@ export function createOtelExporter(opts: ExporterOptions): OtelExporter {
         signals,
         maxPayloadBytes: tuning.batchPayloadBytes,
       });
-      skipped.pruned += batch.missing;
       const ok = await send(batch, marks, entries.filter((e) => e.seq <= batch.lastSeq).length);
       if (!ok) {
         schedule(backoffMs);
@@ -201,6 +200,8 @@ export function createOtelExporter(opts: ExporterOptions): OtelExporter {
       }
     }
     outbox.advance(to);
+    // Rows gone before they were sent count once, when the batch is done for every signal.
+    if (to.traces !== undefined && to.logs !== undefined) skipped.pruned += batch.missing;
     if (shrink) {
       batchEntries = Math.max(1, Math.floor(entryCount / 2));
       return true;

@@ -6,7 +6,7 @@
  * cut marked.
  */
 
-import type { CapturedStream } from '../../collector/types.js';
+import type { CapturedStream } from '../../collector/index.js';
 import type { PayloadMode } from '../config/otlp-config.js';
 
 /**
