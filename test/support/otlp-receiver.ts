@@ -75,6 +75,8 @@ export interface OtlpReceiver {
   readonly spans: ReceivedSpan[];
   readonly logs: ReceivedLog[];
   readonly requests: ReceivedRequest[];
+  /** Every request body as it arrived (gzip undone), decoded or not: for checks on the bytes themselves. */
+  readonly rawBodies: Buffer[];
   /** Each accepted span with the time its request arrived. */
   readonly spanArrivals: { readonly span: ReceivedSpan; readonly atMs: number }[];
   /** Answer every request with this status (and decode nothing) until set back to 200. */
@@ -95,6 +97,7 @@ export async function startOtlpReceiver(port = 0): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
   const logs: ReceivedLog[] = [];
   const requests: ReceivedRequest[] = [];
+  const rawBodies: Buffer[] = [];
   const spanArrivals: { span: ReceivedSpan; atMs: number }[] = [];
   let status = 200;
 
@@ -108,6 +111,7 @@ export async function startOtlpReceiver(port = 0): Promise<OtlpReceiver> {
       return;
     }
     const raw = req.headers['content-encoding'] === 'gzip' ? gunzipSync(body) : body;
+    rawBodies.push(raw);
     const json = contentType.includes('json');
     if (url === '/v1/traces') {
       const msg = json ? fromOtlpJson(JSON.parse(raw.toString('utf8'))) : TraceRequest.toObject(TraceRequest.decode(raw), DECODE);
@@ -164,6 +168,7 @@ export async function startOtlpReceiver(port = 0): Promise<OtlpReceiver> {
     spans,
     logs,
     requests,
+    rawBodies,
     spanArrivals,
     respondWith(code) {
       status = code;
