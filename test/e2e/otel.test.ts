@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { callSpanId, helperSpanId } from '../../otel/map/trace-ids.js';
 import type { StoredCall } from '../../store/index.js';
-import { startOtlpReceiver, type OtlpReceiver } from '../support/otlp-receiver.js';
+import { startOtlpReceiver, type OtlpReceiver } from '../../bench/lib/otlp-receiver.js';
 import { startDaemon, type RunningDaemon } from './support/daemon.js';
 import { configBytes, createTestBridgeNetwork, withNetns, withPrevResult, type Netns, type TestBridgeNetwork } from './support/netns.js';
 import { CNI_BIN_DIR, execPlugin, podCniArgs } from './support/plugin-driver.js';

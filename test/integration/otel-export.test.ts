@@ -10,7 +10,7 @@ import { createOtelExport, resolveOtlpConfig, type ExporterTuning, type OtelExpo
 import { callSpanId } from '../../otel/map/trace-ids.js';
 import { createCallStore, createExportOutbox, openDatabase, type CallStore, type Database } from '../../store/index.js';
 import { createFindingsLog } from '../../store/findings/cache-findings.js';
-import { startOtlpReceiver, type OtlpReceiver } from '../support/otlp-receiver.js';
+import { startOtlpReceiver, type OtlpReceiver } from '../../bench/lib/otlp-receiver.js';
 import { syntheticCall, syntheticTree } from '../support/synthetic-calls.js';
 
 const FAST: Partial<ExporterTuning> = { coalesceMs: 5, pollMs: 50, backoffInitialMs: 50, backoffMaxMs: 200, stopWaitMs: 3000 };

@@ -1,5 +1,5 @@
 /**
- * An OTLP/HTTP receiver for tests: it decodes what arrives with the official
+ * An OTLP/HTTP receiver for tests and benchmarks: it decodes what arrives with the official
  * OTLP .proto definitions (opentelemetry-proto, as shipped unmodified in
  * @elastic/mockotlpserver) through protobufjs, never with the exporter's own
  * serializer, so a test sees what a real collector would. It can refuse
