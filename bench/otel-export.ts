@@ -11,8 +11,9 @@
  * recorded end, and the same to the live tail's `call.finished` (what
  * recording itself takes: the finalize grace and the reorder window), so the
  * difference is the export's own. Per run: the daemon's CPU (utime+stime
- * from /proc over the load and 5 s after), its peak RSS, calls made and
- * recorded, lost tracer records, and the export backlog at the end.
+ * from /proc, from the load's start until everything was recorded and
+ * exported) per call and as a share of a core at that rate, its peak RSS,
+ * calls made and recorded, lost tracer records, and the backlog left.
  * Writes bench/results/otel-export.{json,md} (`--out DIR` elsewhere).
  */
 
@@ -28,7 +29,6 @@ import { startOtlpReceiver, type OtlpReceiver } from './lib/otlp-receiver.js';
 import { distribution, type Distribution } from './lib/stats.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
-const SETTLE_SECONDS = 5;
 /** Calls per second one shell loop sustains comfortably on this machine; more loops for higher rates. */
 const PER_LOOP_RATE = 250;
 
@@ -89,9 +89,13 @@ interface Run {
   callsPerSecond: number;
   callsRecorded: number;
   lostEvents: number;
+  /** Daemon CPU from the load's start until it had recorded (and exported) everything. */
   daemonCpuSeconds: number;
-  /** Daemon CPU over the load and the settle time, as a share of one core. */
+  /** That CPU as a share of one core over the load's duration: what handling this rate costs. */
   daemonCpuPercent: number;
+  daemonCpuUsPerCall: number;
+  /** From the load's end until everything was recorded (and exported). */
+  catchUpSeconds: number;
   idleRssMiB: number;
   peakRssMiB: number;
   /** ms from a call's recorded end to its `call.finished` on the live tail. */
@@ -133,10 +137,11 @@ async function measure(rate: number, withExport: boolean, dir: string, receiver:
     const t0 = Date.now();
     const counts = await Promise.all(Array.from({ length: loops }, (_, i) => pacedLoop(rate / loops, `${prefix}-${i}`)));
     const loadSeconds = (Date.now() - t0) / 1000;
-    await new Promise((r) => setTimeout(r, SETTLE_SECONDS * 1000));
+    // Caught up: every call recorded (the tail's count steady for 2 s, none open) and, with export, sent.
+    const health = await caughtUp(daemon.url, () => tailAt.size);
     const cpu = cpuSeconds(daemon.pid) - cpu0;
+    const catchUpSeconds = (Date.now() - t0) / 1000 - loadSeconds;
     clearInterval(sampler);
-    const health = (await (await fetch(`${daemon.url}/healthz`)).json()) as { tracer: { lostEvents: number }; otel: { backlog: number } | null };
 
     const tailLags = [...tailAt.values()].map((t) => t.atMs - t.endUs / 1000);
     let exportLags: number[] | null = null;
@@ -154,7 +159,6 @@ async function measure(rate: number, withExport: boolean, dir: string, receiver:
       });
     }
     const callsMade = counts.reduce((a, b) => a + b, 0);
-    const windowSeconds = loadSeconds + SETTLE_SECONDS;
     return {
       rate,
       export: withExport,
@@ -163,7 +167,9 @@ async function measure(rate: number, withExport: boolean, dir: string, receiver:
       callsRecorded: tailAt.size,
       lostEvents: health.tracer.lostEvents,
       daemonCpuSeconds: Math.round(cpu * 100) / 100,
-      daemonCpuPercent: Math.round((1000 * cpu) / windowSeconds) / 10,
+      daemonCpuPercent: Math.round((1000 * cpu) / loadSeconds) / 10,
+      daemonCpuUsPerCall: tailAt.size === 0 ? Number.NaN : Math.round((cpu * 1e6) / tailAt.size),
+      catchUpSeconds: Math.round(catchUpSeconds * 10) / 10,
       idleRssMiB: Math.round(idleRss / 2 ** 20),
       peakRssMiB: Math.round(peakRss / 2 ** 20),
       tailLagMs: distribution(tailLags),
@@ -176,6 +182,30 @@ async function measure(rate: number, withExport: boolean, dir: string, receiver:
   } finally {
     ws.close();
     await daemon.stop();
+  }
+}
+
+interface Health {
+  tracer: { lostEvents: number };
+  calls: { openCalls: number };
+  otel: { backlog: number } | null;
+}
+
+/** Waits (at most 120 s) until recording is done (count steady 2 s, nothing open) and nothing waits for export. */
+async function caughtUp(url: string, recorded: () => number): Promise<Health> {
+  const deadline = Date.now() + 120_000;
+  let last = -1;
+  let steadySince = Date.now();
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 250));
+    const health = (await (await fetch(`${url}/healthz`)).json()) as Health;
+    const n = recorded();
+    if (n !== last) {
+      last = n;
+      steadySince = Date.now();
+    }
+    const done = Date.now() - steadySince >= 2000 && health.calls.openCalls === 0 && (health.otel === null || health.otel.backlog === 0);
+    if (done || Date.now() > deadline) return health;
   }
 }
 
@@ -220,12 +250,14 @@ function markdown(r: { date: string; machine: { cpus: number; model: string; loa
     const m = (xs: Run[], f: (x: Run) => number) => median(xs.map(f));
     const cpuOff = m(off, (x) => x.daemonCpuPercent);
     const cpuOn = m(on, (x) => x.daemonCpuPercent);
+    const usOff = m(off, (x) => x.daemonCpuUsPerCall);
+    const usOn = m(on, (x) => x.daemonCpuUsPerCall);
     const rssOff = m(off, (x) => x.peakRssMiB);
     const rssOn = m(on, (x) => x.peakRssMiB);
     return (
       `| ${rate}/s | ${m(on, (x) => x.callsPerSecond)}/s | ${m(on, (x) => x.exportLagMs?.p50 ?? NaN).toFixed(0)} / ${m(on, (x) => x.exportLagMs?.p99 ?? NaN).toFixed(0)} ms | ` +
       `${m(on, (x) => x.tailLagMs.p50).toFixed(0)} / ${m(on, (x) => x.tailLagMs.p99).toFixed(0)} ms | ${m(on, (x) => x.exportAfterTailMs?.p50 ?? NaN).toFixed(0)} / ${m(on, (x) => x.exportAfterTailMs?.p99 ?? NaN).toFixed(0)} ms | ` +
-      `${cpuOff.toFixed(1)}% → ${cpuOn.toFixed(1)}% (+${(cpuOn - cpuOff).toFixed(1)} pts) | ${rssOff} → ${rssOn} MiB (+${rssOn - rssOff}) | ` +
+      `${cpuOff.toFixed(1)}% → ${cpuOn.toFixed(1)}% (+${(cpuOn - cpuOff).toFixed(1)} pts) | ${usOff} → ${usOn} µs (+${usOn - usOff}) | ${rssOff} → ${rssOn} MiB (+${rssOn - rssOff}) | ` +
       `${on.map((x) => `${x.callsExported}/${x.callsRecorded}`).join(', ')} | ${on.map((x) => x.callsExportedTwice).join(', ')} | ${on.map((x) => x.backlogAtEnd).join(', ')} |`
     );
   });
@@ -236,14 +268,15 @@ function markdown(r: { date: string; machine: { cpus: number; model: string; loa
     `without export and exporting traces and logs (payloads capped) to an OTLP/HTTP receiver in the benchmark process; ${r.settings.reps} runs of each, alternating, medians shown.`,
     `${r.machine.cpus} CPUs (${r.machine.model}), shared; load average (1/5/15 min) ${load(r.machine.loadavgBefore)} before, ${load(r.machine.loadavgAfter)} after.`,
     '',
-    '| target rate | achieved | export lag p50 / p99 (call end → receiver) | of which recording (call end → live tail) p50 / p99 | export\'s own (tail → receiver) p50 / p99 | daemon CPU, one core, off → on | daemon peak RSS off → on | calls exported / recorded (each run) | exported twice | backlog at end |',
-    '|---|---|---|---|---|---|---|---|---|---|',
+    '| target rate | achieved | export lag p50 / p99 (call end → receiver) | of which recording (call end → live tail) p50 / p99 | export\'s own (tail → receiver) p50 / p99 | daemon CPU (share of one core at that rate) off → on | daemon CPU per call off → on | daemon peak RSS off → on | calls exported / recorded (each run) | exported twice | backlog at end |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
     ...rows,
     '',
     'Recording takes its share first: a call is final 250 ms after its exit (`--finalize-grace-ms`, for records other CPUs',
     'deliver late) plus the reorder window; export then waits 20 ms to batch a burst, reads the rows back and sends.',
-    'Daemon CPU is utime+stime of the node daemon over the load and 5 s after it, as a share of one core; the receiver',
-    "runs in the benchmark's own process. The trivial plugin's payloads are small (60 B of stdout); the burst benchmark",
+    'Daemon CPU is utime+stime of the node daemon from the load\'s start until it had recorded and exported every call,',
+    "per call and as a share of one core over the load's duration; the receiver runs in the benchmark's own process.",
+    "The trivial plugin's payloads are small (60 B of stdout); the burst benchmark",
     '(`burst.md`) has export on with 16 KiB configs (sent capped at 4 KiB).',
     '',
   ].join('\n');

@@ -19,8 +19,17 @@ export interface CniError {
   readonly details: string | null;
 }
 
+/** The first byte that is not JSON whitespace is `{`: only then is a parse worth it (a failed one throws, which costs). */
+function opensObject(bytes: Uint8Array): boolean {
+  for (const b of bytes) {
+    if (b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09) continue;
+    return b === 0x7b;
+  }
+  return false;
+}
+
 function objectOf(bytes: Uint8Array): Record<string, unknown> | null {
-  if (bytes.length === 0 || bytes.length > MAX_JSON_BYTES) return null;
+  if (bytes.length === 0 || bytes.length > MAX_JSON_BYTES || !opensObject(bytes)) return null;
   try {
     const value: unknown = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
     return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
