@@ -22,6 +22,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import BetterSqlite3 from 'better-sqlite3';
 import WebSocket from 'ws';
 import { rssBytes, TRIVIAL_PLUGIN, TRIVIAL_PLUGIN_DIR } from './flood-load.js';
 import { startBenchDaemon } from './lib/daemon-process.js';
@@ -159,29 +160,40 @@ async function measure(rate: number, withExport: boolean, dir: string, receiver:
       });
     }
     const callsMade = counts.reduce((a, b) => a + b, 0);
+    const recorded = recordedCalls(daemon.db, prefix);
     return {
       rate,
       export: withExport,
       callsMade,
       callsPerSecond: Math.round(callsMade / loadSeconds),
-      callsRecorded: tailAt.size,
+      callsRecorded: recorded,
       lostEvents: health.tracer.lostEvents,
       daemonCpuSeconds: Math.round(cpu * 100) / 100,
       daemonCpuPercent: Math.round((1000 * cpu) / loadSeconds) / 10,
-      daemonCpuUsPerCall: tailAt.size === 0 ? Number.NaN : Math.round((cpu * 1e6) / tailAt.size),
+      daemonCpuUsPerCall: recorded === 0 ? Number.NaN : Math.round((cpu * 1e6) / recorded),
       catchUpSeconds: Math.round(catchUpSeconds * 10) / 10,
       idleRssMiB: Math.round(idleRss / 2 ** 20),
       peakRssMiB: Math.round(peakRss / 2 ** 20),
       tailLagMs: distribution(tailLags),
       exportLagMs: exportLags ? distribution(exportLags) : null,
       exportAfterTailMs: afterTail ? distribution(afterTail) : null,
-      callsExported: exportLags ? exportLags.length : null,
+      callsExported: exportLags ? new Set(receiver.spanArrivals.slice(spansBefore).filter((a) => String(a.span.attributes['container.id'] ?? '').startsWith(prefix)).map((a) => a.span.spanId)).size : null,
       callsExportedTwice: exportedTwice,
       backlogAtEnd: health.otel ? health.otel.backlog : null,
     };
   } finally {
     ws.close();
     await daemon.stop();
+  }
+}
+
+/** Calls of this run the daemon stored, finished or incomplete (the tail's count leaves out calls without an end). */
+function recordedCalls(db: string, prefix: string): number {
+  const conn = new BetterSqlite3(db, { readonly: true });
+  try {
+    return (conn.prepare("SELECT count(*) AS n FROM calls WHERE container_id LIKE ? AND status <> 'running'").get(`${prefix}-%`) as { n: number }).n;
+  } finally {
+    conn.close();
   }
 }
 

@@ -47,6 +47,12 @@ export interface ExporterTuning {
   readonly batchPayloadBytes: number;
   /** Wait after a finished call before a pass, so a burst goes out in one batch. */
   readonly coalesceMs: number;
+  /**
+   * Least time between the starts of two passes. Each pass costs a fixed ~1 ms of the daemon's thread (two
+   * HTTP requests, a watermark commit) whatever it carries: at 100 calls/s, a pass per call cost more than
+   * the calls themselves (bench/results/otel-export.md); this batches them, for at most this much lag.
+   */
+  readonly minPassIntervalMs: number;
   /** A pass also runs this often, for what no collector event announces (tracer events, findings, the startup sweep). */
   readonly pollMs: number;
   readonly backoffInitialMs: number;
@@ -62,6 +68,7 @@ export const DEFAULT_TUNING: ExporterTuning = {
   batchEntries: 256,
   batchPayloadBytes: 2 * 1024 * 1024,
   coalesceMs: 20,
+  minPassIntervalMs: 100,
   pollMs: 1_000,
   backoffInitialMs: 1_000,
   backoffMaxMs: 30_000,
@@ -121,9 +128,11 @@ export function createOtelExporter(opts: ExporterOptions): OtelExporter {
     timer.unref();
   };
 
+  let lastPassAt = -Infinity;
+
   const notify = () => {
     // While failing, the backoff timer decides when to try again.
-    if (failingSince === null) schedule(tuning.coalesceMs);
+    if (failingSince === null) schedule(Math.max(tuning.coalesceMs, lastPassAt + tuning.minPassIntervalMs - now()));
   };
 
   const pass = (): Promise<void> => {
@@ -131,6 +140,7 @@ export function createOtelExporter(opts: ExporterOptions): OtelExporter {
       again = true;
       return running;
     }
+    lastPassAt = now();
     running = drain()
       .catch((err: unknown) => {
         // A store error (disk, lock) or a bug: say it, keep the daemon, try again later.

@@ -13,7 +13,7 @@ import { createFindingsLog } from '../../store/findings/cache-findings.js';
 import { startOtlpReceiver, type OtlpReceiver } from '../../bench/lib/otlp-receiver.js';
 import { syntheticCall, syntheticTree } from '../support/synthetic-calls.js';
 
-const FAST: Partial<ExporterTuning> = { coalesceMs: 5, pollMs: 50, backoffInitialMs: 50, backoffMaxMs: 200, stopWaitMs: 3000 };
+const FAST: Partial<ExporterTuning> = { coalesceMs: 5, minPassIntervalMs: 10, pollMs: 50, backoffInitialMs: 50, backoffMaxMs: 200, stopWaitMs: 3000 };
 
 interface LogLine {
   level: 'info' | 'warn' | 'error';
