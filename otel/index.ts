@@ -5,7 +5,8 @@
  */
 
 export { resolveOtlpConfig, OtlpConfigError, PAYLOAD_MODES, type OtlpExportConfig, type OtlpSettings, type PayloadMode, type SignalEndpoint } from './config/otlp-config.js';
-export { createOtelExporter, DEFAULT_TUNING, type ExporterLog, type ExporterOptions, type ExporterTuning, type OtelExporter } from './export/exporter.js';
+export { createOtelExporter, type ExporterLog, type ExporterOptions, type OtelExporter } from './export/exporter.js';
+export { DEFAULT_TUNING, type ExporterTuning } from './export/tuning.js';
 export { createSdkSenders, type SendResult, type Senders, type SignalSender } from './export/sdk-senders.js';
 export type { OtelExportStatus, OtelSignalStatus } from './export/export-status.js';
 export { exportIdentity, DEFAULT_SERVICE_NAME, type ExportIdentity } from './map/identity.js';

@@ -7,7 +7,8 @@
 import type { Database } from 'better-sqlite3';
 import { createExportOutbox, createExportReads } from '../store/index.js';
 import type { OtlpExportConfig } from './config/otlp-config.js';
-import { createOtelExporter, type ExporterLog, type ExporterTuning, type OtelExporter } from './export/exporter.js';
+import { createOtelExporter, type ExporterLog, type OtelExporter } from './export/exporter.js';
+import type { ExporterTuning } from './export/tuning.js';
 import { createSdkSenders, type Senders } from './export/sdk-senders.js';
 import { exportIdentity } from './map/identity.js';
 

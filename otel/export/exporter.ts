@@ -14,11 +14,14 @@
  * logged once when it starts and once when it ends.
  */
 
-import type { ExportOutbox, ExportReads, ExportSignal, Watermarks } from '../../store/index.js';
+import type { ExportOutbox, ExportReads, ExportSignal } from '../../store/index.js';
 import type { CallListener } from '../../collector/index.js';
 import type { PayloadMode } from '../config/otlp-config.js';
 import type { ExportIdentity } from '../map/identity.js';
 import { buildBatch, type Batch } from './batch.js';
+import { batchOutcome } from './batch-outcome.js';
+import { createOutage } from './outage.js';
+import { DEFAULT_TUNING, type ExporterTuning } from './tuning.js';
 import type { OtelExportStatus, OtelSignalStatus } from './export-status.js';
 import type { SendResult, Senders } from './sdk-senders.js';
 
@@ -39,43 +42,6 @@ export interface ExporterOptions {
   readonly now?: () => number;
   readonly tuning?: Partial<ExporterTuning>;
 }
-
-export interface ExporterTuning {
-  /** Outbox entries per batch. */
-  readonly batchEntries: number;
-  /** Payload bytes per batch (a request stays well under collectors' 4-20 MiB limits). */
-  readonly batchPayloadBytes: number;
-  /** Wait after a finished call before a pass, so a burst goes out in one batch. */
-  readonly coalesceMs: number;
-  /**
-   * Least time between the starts of two passes. Each pass costs a fixed ~1 ms of the daemon's thread (two
-   * HTTP requests, a watermark commit) whatever it carries: at 100 calls/s, a pass per call cost more than
-   * the calls themselves (bench/results/otel-export.md); this batches them, for at most this much lag.
-   */
-  readonly minPassIntervalMs: number;
-  /** A pass also runs this often, for what no collector event announces (tracer events, findings, the startup sweep). */
-  readonly pollMs: number;
-  readonly backoffInitialMs: number;
-  readonly backoffMaxMs: number;
-  /** Backlog bounds: entries beyond these are skipped, oldest first, and counted. */
-  readonly maxBacklogEntries: number;
-  readonly maxBacklogAgeMs: number;
-  /** How long stop() waits for a request in flight before leaving it to the next start. */
-  readonly stopWaitMs: number;
-}
-
-export const DEFAULT_TUNING: ExporterTuning = {
-  batchEntries: 256,
-  batchPayloadBytes: 2 * 1024 * 1024,
-  coalesceMs: 20,
-  minPassIntervalMs: 100,
-  pollMs: 1_000,
-  backoffInitialMs: 1_000,
-  backoffMaxMs: 30_000,
-  maxBacklogEntries: 100_000,
-  maxBacklogAgeMs: 24 * 3_600_000,
-  stopWaitMs: 2_000,
-};
 
 export interface OtelExporter {
   /** Subscribe to the collector after the store's listener: a finished call schedules a pass. */
@@ -104,9 +70,7 @@ export function createOtelExporter(opts: ExporterOptions): OtelExporter {
   };
   const skipped = { backlogFull: 0, tooOld: 0, pruned: 0, rejected: 0 };
   let state: OtelExportStatus['state'] = 'idle';
-  let failingSince: number | null = null;
-  let failuresInOutage = 0;
-  let backoffMs = tuning.backoffInitialMs;
+  const outage = createOutage(tuning.backoffInitialMs, tuning.backoffMaxMs);
   let lastExportAt: number | null = null;
   let lastLagMs: number | null = null;
   let maxLagMs: number | null = null;
@@ -132,7 +96,7 @@ export function createOtelExporter(opts: ExporterOptions): OtelExporter {
 
   const notify = () => {
     // While failing, the backoff timer decides when to try again.
-    if (failingSince === null) schedule(Math.max(tuning.coalesceMs, lastPassAt + tuning.minPassIntervalMs - now()));
+    if (outage.failingSince === null) schedule(Math.max(tuning.coalesceMs, lastPassAt + tuning.minPassIntervalMs - now()));
   };
 
   const pass = (): Promise<void> => {
@@ -168,17 +132,16 @@ export function createOtelExporter(opts: ExporterOptions): OtelExporter {
         state = 'idle';
         return;
       }
-      state = failingSince === null ? 'exporting' : 'failing';
+      state = outage.failingSince === null ? 'exporting' : 'failing';
       const batch = buildBatch(entries, marks, opts.reads, {
         payloads: opts.payloads,
         identity: opts.identity,
         signals,
         maxPayloadBytes: tuning.batchPayloadBytes,
       });
-      const ok = await send(batch, marks, entries.filter((e) => e.seq <= batch.lastSeq).length);
+      const ok = await send(batch, entries.filter((e) => e.seq <= batch.lastSeq).length);
       if (!ok) {
-        schedule(backoffMs);
-        backoffMs = Math.min(backoffMs * 2, tuning.backoffMaxMs);
+        schedule(outage.nextDelayMs());
         return;
       }
       // Let the tracer's pipe and the API in between batches of a backlog.
@@ -186,38 +149,23 @@ export function createOtelExporter(opts: ExporterOptions): OtelExporter {
     }
   };
 
-  /**
-   * Sends each signal's part and moves the watermarks of those that are done with it: sent, or
-   * refused by the collector for good (counted). True to go on with the next batch.
-   */
-  const send = async (batch: Batch, marks: Watermarks, entryCount: number): Promise<boolean> => {
+  /** Sends each signal's part and moves the watermarks of those done with it; true to go on with the next batch. */
+  const send = async (batch: Batch, entryCount: number): Promise<boolean> => {
     const [traces, logs] = await Promise.all([sendPart('traces', batch.spans), sendPart('logs', batch.logs)]);
-    const to: Partial<Record<ExportSignal, number>> = {};
-    let retry: SendResult | null = null;
-    let shrink = false;
-    for (const [signal, result] of [['traces', traces], ['logs', logs]] as const) {
-      if (result.ok) {
-        to[signal] = batch.lastSeq;
-      } else if (result.rejected === 'bad-request' || (result.rejected === 'too-large' && entryCount === 1)) {
-        // Sending it again cannot help: count it and go on, or it would block everything behind it.
-        to[signal] = batch.lastSeq;
-        skipped.rejected += entryCount;
-        log.warn({ signal, entries: entryCount, err: result.error }, 'the OpenTelemetry collector refused a batch; it is skipped');
-      } else if (result.rejected === 'too-large') {
-        shrink = true;
-      } else {
-        retry = result;
-      }
-    }
-    outbox.advance(to);
+    const outcome = batchOutcome({ traces, logs }, entryCount);
+    outbox.advance(Object.fromEntries(outcome.done.map((signal) => [signal, batch.lastSeq])));
     // Rows gone before they were sent count once, when the batch is done for every signal.
-    if (to.traces !== undefined && to.logs !== undefined) skipped.pruned += batch.missing;
-    if (shrink) {
+    if (outcome.done.length === 2) skipped.pruned += batch.missing;
+    for (const r of outcome.rejected) {
+      skipped.rejected += entryCount;
+      log.warn({ signal: r.signal, entries: entryCount, err: r.error }, 'the OpenTelemetry collector refused a batch; it is skipped');
+    }
+    if (outcome.shrink) {
       batchEntries = Math.max(1, Math.floor(entryCount / 2));
       return true;
     }
-    if (retry !== null) {
-      failed((retry as Extract<SendResult, { ok: false }>).error);
+    if (outcome.retryError !== null) {
+      failed(outcome.retryError);
       return false;
     }
     succeeded(batch);
@@ -245,27 +193,19 @@ export function createOtelExporter(opts: ExporterOptions): OtelExporter {
     const at = now();
     lastExportAt = at;
     if (batch.callEndsUs.length > 0) {
-      const oldest = Math.min(...batch.callEndsUs);
-      lastLagMs = Math.max(0, at - oldest / 1000);
+      lastLagMs = Math.max(0, at - Math.min(...batch.callEndsUs) / 1000);
       maxLagMs = Math.max(maxLagMs ?? 0, lastLagMs);
     }
-    backoffMs = tuning.backoffInitialMs;
-    if (failingSince !== null) {
-      log.info(
-        { outageSeconds: Math.round((at - failingSince) / 100) / 10, failedExports: failuresInOutage, waiting: waitingEntries() },
-        'OpenTelemetry export works again; sending what was recorded meanwhile',
-      );
-      failingSince = null;
-      failuresInOutage = 0;
+    const ended = outage.succeeded(at);
+    if (ended !== null) {
+      log.info({ outageSeconds: ended.seconds, failedExports: ended.failures, waiting: waitingEntries() }, 'OpenTelemetry export works again; sending what was recorded meanwhile');
     }
   };
 
   const failed = (error: string) => {
     state = 'failing';
-    failuresInOutage++;
-    if (failingSince !== null) return;
-    failingSince = now();
     // Once per outage, not once per attempt: the state and counters are on /healthz and /metrics.
+    if (!outage.failed(now())) return;
     log.warn(
       { err: error, traces: opts.endpoints.traces, logs: opts.endpoints.logs },
       'cannot send to the OpenTelemetry collector; calls stay queued in the database and are sent when it is back',
@@ -337,7 +277,7 @@ export function createOtelExporter(opts: ExporterOptions): OtelExporter {
         logs: signalStatus('logs'),
         backlog: waitingEntries(),
         skipped: { ...skipped },
-        failingSince: failingSince === null ? null : new Date(failingSince).toISOString(),
+        failingSince: outage.failingSince === null ? null : new Date(outage.failingSince).toISOString(),
         lastExportAt: lastExportAt === null ? null : new Date(lastExportAt).toISOString(),
         lagMs: { last: lastLagMs, max: maxLagMs },
       };
