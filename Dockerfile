@@ -20,6 +20,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY bpf ./bpf
 COPY collector ./collector
 COPY store ./store
+COPY otel ./otel
 COPY api ./api
 COPY daemon ./daemon
 COPY cli ./cli

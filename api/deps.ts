@@ -11,6 +11,7 @@ import type { CaptureMode } from '../bpf/index.js';
 import type { CacheListener, CallListener, CollectorStats, TracerEventListener, TracerStatus } from '../collector/index.js';
 import type { ConfListener, DoctorReport, RecordKnowledge } from '../collector/index.js';
 import type { CacheReader, CacheStatus, CallStore, ConfHistory, FindingsReader, GcChecks, PluginBinaries, RetentionStatus, StoreStatus, WriteTiming } from '../store/index.js';
+import type { OtelExportStatus } from '../otel/index.js';
 
 /** The libcni cache side; absent (or null) when the daemon watches no cache directory. */
 export interface CacheDeps {
@@ -50,6 +51,8 @@ export interface ApiDeps {
   readonly nodeCni?: NodeCniDeps;
   /** Follows the conf dir watcher (tail `config.changed`). */
   readonly subscribeConf?: (listener: ConfListener) => () => void;
+  /** OpenTelemetry export's state for /healthz and /metrics; absent when the daemon exports nothing. */
+  readonly otelStatus?: () => OtelExportStatus;
 }
 
 /** The node setup side's state for /metrics. */
@@ -75,10 +78,10 @@ export interface NodeCniDeps {
 }
 
 /** GET /healthz. */
-export type HealthDeps = Pick<ApiDeps, 'tracerStatus' | 'collectorStats' | 'storeStatus' | 'retentionStatus' | 'writeTiming' | 'cache'>;
+export type HealthDeps = Pick<ApiDeps, 'tracerStatus' | 'collectorStats' | 'storeStatus' | 'retentionStatus' | 'writeTiming' | 'cache' | 'otelStatus'>;
 
 /** GET /metrics: the daemon's numbers at scrape time, and the calls as they finish. */
-export type MetricsDeps = Pick<ApiDeps, 'tracerStatus' | 'collectorStats' | 'storeStatus' | 'subscribe' | 'retentionStatus' | 'writeTiming' | 'cache' | 'nodeCni' | 'version'> & {
+export type MetricsDeps = Pick<ApiDeps, 'tracerStatus' | 'collectorStats' | 'storeStatus' | 'subscribe' | 'retentionStatus' | 'writeTiming' | 'cache' | 'nodeCni' | 'version' | 'otelStatus'> & {
   readonly store: Pick<CallStore, 'databaseSizeBytes'>;
 };
 

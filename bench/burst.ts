@@ -2,7 +2,9 @@
  * Burst benchmark: 200 concurrent real plugin calls (host-local ADD, 16 KiB
  * config each) against the real daemon in each capture mode; reports how
  * many were recorded complete and byte-exact, lost tracer records, and how
- * long the daemon took to store them all.
+ * long the daemon took to store them all. A third run repeats full mode
+ * with OpenTelemetry export on (to a local OTLP receiver): recording must
+ * stay as complete and byte-exact, and every call must arrive once.
  *
  *   sudo npm run build && sudo node dist/bench/burst.js
  *
@@ -15,6 +17,7 @@ import path from 'node:path';
 import { runPlugin } from '../cli/plugin-runner.js';
 import { createCallStore, openDatabase } from '../store/index.js';
 import { startBenchDaemon } from './lib/daemon-process.js';
+import { startOtlpReceiver, type OtlpReceiver } from './lib/otlp-receiver.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const CALLS = 200;
@@ -22,6 +25,8 @@ const CONFIG_BYTES = 16 * 1024;
 
 interface BurstResult {
   mode: 'full' | 'light';
+  /** OpenTelemetry export on: the calls as the receiver got them. */
+  otlp: { spans: number; callsExportedOnce: number; exportedAfterSeconds: number } | null;
   calls: number;
   recordedComplete: number;
   byteExact: number;
@@ -30,8 +35,12 @@ interface BurstResult {
   storedAfterSeconds: number;
 }
 
-async function burst(mode: 'full' | 'light', dir: string): Promise<BurstResult> {
-  const daemon = await startBenchDaemon({ db: path.join(dir, `${mode}.db`), capture: mode });
+async function burst(mode: 'full' | 'light', dir: string, receiver: OtlpReceiver | null = null): Promise<BurstResult> {
+  const daemon = await startBenchDaemon({
+    db: path.join(dir, `${mode}${receiver ? '-otlp' : ''}.db`),
+    capture: mode,
+    extraArgs: receiver ? ['--otlp-endpoint', receiver.url] : [],
+  });
   const dataDir = mkdtempSync(path.join(dir, 'ipam-'));
   const prefix = `bench-${mode}-${Date.now().toString(36)}`;
   const configs = Array.from({ length: CALLS }, (_, i) => {
@@ -63,16 +72,30 @@ async function burst(mode: 'full' | 'light', dir: string): Promise<BurstResult> 
     const stdoutOk = mode === 'light' || call?.stdout.bytes.equals(results[i]!.stdout);
     if (call && call.exitCode === results[i]!.exitCode && stdinOk && stdoutOk) byteExact++;
   }
+  const otlp = receiver ? await exported(receiver, prefix, t0) : null;
   const health = (await (await fetch(`${daemon.url}/healthz`)).json()) as { tracer: { lostEvents: number } };
   store.close();
   await daemon.stop();
-  return { mode, calls: CALLS, recordedComplete, byteExact, lostEvents: health.tracer.lostEvents, execSeconds, storedAfterSeconds };
+  return { mode, otlp, calls: CALLS, recordedComplete, byteExact, lostEvents: health.tracer.lostEvents, execSeconds, storedAfterSeconds };
+}
+
+/** Waits (up to 60 s) for a span per call of the burst; counts the calls that arrived exactly once. */
+async function exported(receiver: OtlpReceiver, prefix: string, t0: number): Promise<NonNullable<BurstResult['otlp']>> {
+  const ours = () => receiver.spans.filter((s) => String(s.attributes['container.id'] ?? '').startsWith(prefix) && s.name.startsWith('CNI '));
+  const until = Date.now() + 60_000;
+  while (ours().length < CALLS && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+  const exportedAfterSeconds = (Date.now() - t0) / 1000;
+  const perCall = new Map<string, number>();
+  for (const s of ours()) perCall.set(String(s.attributes['cni.call.id']), (perCall.get(String(s.attributes['cni.call.id'])) ?? 0) + 1);
+  return { spans: ours().length, callsExportedOnce: [...perCall.values()].filter((n) => n === 1).length, exportedAfterSeconds };
 }
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'cnirec-bench-burst-'));
   try {
-    const runs = [await burst('full', dir), await burst('light', dir)];
+    const receiver = await startOtlpReceiver();
+    const runs = [await burst('full', dir), await burst('light', dir), await burst('full', dir, receiver)];
+    await receiver.close();
     for (const r of runs) console.log(JSON.stringify(r));
     const results = path.join(ROOT, 'bench/results');
     mkdirSync(results, { recursive: true });
@@ -84,9 +107,16 @@ async function main(): Promise<void> {
         '',
         `${new Date().toISOString()}: ${CALLS} concurrent host-local ADD calls, ${CONFIG_BYTES / 1024} KiB config each, real daemon and bpftrace.`,
         '',
-        '| mode | recorded complete | byte-exact (stdin+stdout+exit) | lost tracer records | calls ran in | all stored after |',
-        '|---|---|---|---|---|---|',
-        ...runs.map((r) => `| ${r.mode} | ${r.recordedComplete}/${r.calls} | ${r.byteExact}/${r.calls} | ${r.lostEvents} | ${r.execSeconds.toFixed(2)} s | ${r.storedAfterSeconds.toFixed(2)} s |`),
+        '| mode | recorded complete | byte-exact (stdin+stdout+exit) | lost tracer records | calls ran in | all stored after | OTLP export: calls received once | all received after |',
+        '|---|---|---|---|---|---|---|---|',
+        ...runs.map(
+          (r) =>
+            `| ${r.mode}${r.otlp ? ' + OTLP export' : ''} | ${r.recordedComplete}/${r.calls} | ${r.byteExact}/${r.calls} | ${r.lostEvents} | ${r.execSeconds.toFixed(2)} s | ${r.storedAfterSeconds.toFixed(2)} s | ` +
+            (r.otlp ? `${r.otlp.callsExportedOnce}/${r.calls} | ${r.otlp.exportedAfterSeconds.toFixed(2)} s |` : '(off) | |'),
+        ),
+        '',
+        'With export on, the daemon sends each call as a span and a log record (payloads capped at 4 KiB) to an OTLP/HTTP',
+        'receiver in the benchmark process, which decodes them with the official .proto definitions.',
         '',
       ].join('\n'),
     );

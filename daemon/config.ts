@@ -16,6 +16,7 @@ import {
   RedactionRuleError,
   splitPatternList,
 } from '../collector/index.js';
+import { CAPPED_PAYLOAD_BYTES, OtlpConfigError, PAYLOAD_MODES, resolveOtlpConfig, type OtlpExportConfig } from '../otel/index.js';
 
 const listenAddress = z
   .string()
@@ -174,6 +175,16 @@ export const settings = {
     default: () => '',
     help: 'File holding the bearer token (e.g. a mounted Kubernetes secret); trailing whitespace is ignored.',
   },
+  otlpEndpoint: {
+    schema: z.string(),
+    default: () => '',
+    help: 'OpenTelemetry Collector (OTLP/HTTP) to send calls to as spans and log records, e.g. `http://otel-collector:4318` (`/v1/traces` and `/v1/logs` are appended); empty: the standard `OTEL_EXPORTER_OTLP_ENDPOINT`, else no export. The other `OTEL_*` variables (signal endpoints, headers, protocol, timeout, service name, resource attributes) are honoured as by any OpenTelemetry SDK.',
+  },
+  otlpPayloads: {
+    schema: z.enum(PAYLOAD_MODES),
+    default: () => 'capped',
+    help: `What OpenTelemetry export sends of stdin, stdout and stderr (already redacted): \`capped\` (the first ${CAPPED_PAYLOAD_BYTES / 1024} KiB of each, cuts marked), \`full\`, or \`none\`.`,
+  },
   logLevel: {
     schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
     default: () => 'info',
@@ -192,7 +203,10 @@ const configSchema = z.object(
   Object.fromEntries(Object.entries(settings).map(([k, s]) => [k, s.schema])) as { [K in SettingName]: (typeof settings)[K]['schema'] },
 );
 
-export type DaemonConfig = z.output<typeof configSchema>;
+export type DaemonConfig = z.output<typeof configSchema> & {
+  /** Where and how to export over OTLP (from otlpEndpoint, otlpPayloads and OTEL_*); null: no export. */
+  readonly otlp: OtlpExportConfig | null;
+};
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -224,7 +238,12 @@ export function loadConfig(flags: Partial<Record<SettingName, string | boolean>>
     });
     throw new ConfigError(`invalid configuration: ${issues.join('; ')}`);
   }
-  return parsed.data;
+  try {
+    return { ...parsed.data, otlp: resolveOtlpConfig({ endpoint: parsed.data.otlpEndpoint, payloads: parsed.data.otlpPayloads }, env) };
+  } catch (err) {
+    if (err instanceof OtlpConfigError) throw new ConfigError(`invalid configuration: ${err.message}`);
+    throw err;
+  }
 }
 
 /** The token in force: --token, else the content of --token-file; null when neither is set. */

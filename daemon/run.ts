@@ -16,6 +16,7 @@ import { createCacheWiring } from './cache-wiring.js';
 import { createFindingsWiring } from './findings-wiring.js';
 import { createNodeSetupWiring } from './node-setup-wiring.js';
 import { buildInfo } from './build-info.js';
+import { createOtelWiring } from './otel-wiring.js';
 
 const SHUTDOWN_BUDGET_MS = 5000;
 
@@ -28,6 +29,8 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
   }
 
   const db = openDatabase(config.db);
+  // Before the sweep below, so the calls it marks incomplete are exported too.
+  const otel = createOtelWiring(db, config.otlp, log.child({ component: 'otel' }));
   const store = createCallStore(db);
   try {
     const recovered = store.markRunningAsIncomplete('cnirec stopped while the call ran');
@@ -60,6 +63,8 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
   // The node's CNI setup: conf dir history, which binary each call ran (hashed off the capture path), doctor checks.
   const nodeSetup = createNodeSetupWiring(db, config, log.child({ component: 'node-setup' }), redactor);
   collector.subscribe(nodeSetup.callListener);
+  // After the writer: a finished call is in the database by the time the exporter hears of it.
+  if (otel) collector.subscribe(otel.listener);
   collector.subscribeTracer(recordGaps(writes));
 
   const app = await buildApp({
@@ -79,10 +84,12 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
     nodeCni: nodeSetup.api,
     subscribeConf: (listener) => nodeSetup.subscribeConf(listener),
     version: buildInfo().version,
+    ...(otel ? { otelStatus: () => otel.status() } : {}),
   });
   const url = await app.listen({ host: config.listen.host, port: config.listen.port });
   log.info({ url, db: config.db, capture: config.capture }, 'cnirec API listening');
   retention.start();
+  otel?.start();
 
   let stopping: Promise<void> | null = null;
   const stop = () => {
@@ -92,6 +99,8 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
         log.error('shutdown took too long; exiting');
         process.exit(1);
       }, SHUTDOWN_BUDGET_MS);
+      // No new export passes from here; one in flight finishes (or is sent again next start) before the database closes.
+      const otelStopped = otel?.stop();
       await app.close();
       await collector.stop();
       await cache.stop();
@@ -101,6 +110,7 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
       writes.recordTracerEvent('stopped', {});
       if (!writes.flush()) log.error({ pendingWrites: writes.status().pendingWrites }, 'the database is not writable: calls kept in memory are lost');
       writes.stop();
+      await otelStopped;
       store.close();
       clearTimeout(deadline);
     })();

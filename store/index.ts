@@ -24,3 +24,4 @@ export {
   type StoredConfVersion,
   type StoredConfVersionWithBytes,
 } from './node-setup/index.js';
+export { createExportOutbox, EXPORT_SIGNALS, type ExportOutbox, type ExportSignal, type OutboxBounds, type OutboxEntry, type OutboxKind, type Watermarks, createExportReads, type CallTraceKey, type ExportReads } from './export/index.js';

@@ -16,6 +16,7 @@
 import type { FastifyInstance, FastifySchemaCompiler } from 'fastify';
 import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { TracerStatus } from '../../collector/index.js';
+import type { OtelExportStatus } from '../../otel/index.js';
 import type { StoreStatus } from '../../store/index.js';
 import type { HealthDeps } from '../deps.js';
 import { plainJsonSerializer } from '../present/fast-json.js';
@@ -43,7 +44,7 @@ export function registerHealth(app: FastifyInstance, deps: HealthDeps): void {
         summary: 'Whether the daemon records and stores: ok or degraded, why, and the numbers behind it',
         description:
           'Always 200 while the daemon answers (a liveness probe), degraded or not; with probe=readiness, 503 (same body) while the tracer is not recording. ' +
-          'Degraded while the tracer is not recording, the database refuses writes, or the tracer lost records within the last 10 minutes. Needs no token.',
+          'Degraded while the tracer is not recording, the database refuses writes, OpenTelemetry export fails, or the tracer lost records within the last 10 minutes. Needs no token.',
         querystring: healthQuerySchema,
         response: { 200: healthSchema, 503: healthSchema, ...errorResponses(400) },
         security: [],
@@ -62,7 +63,8 @@ export function registerHealth(app: FastifyInstance, deps: HealthDeps): void {
       const recentLostEvents = losses.recent(nowMs);
       const recording = tracer.running && tracer.ready;
       if (request.query.probe === 'readiness' && !recording) void reply.code(503);
-      const problems = healthProblems(tracer, store, recentLostEvents);
+      const otel = deps.otelStatus?.() ?? null;
+      const problems = [...healthProblems(tracer, store, recentLostEvents), ...otelProblems(otel)];
       const lastRecordAgeMs = tracer.lastRecordAt === null ? null : nowMs - Date.parse(tracer.lastRecordAt);
       // The CNI cache. Problems and findings are the node's, not the daemon's: they do not make it degraded.
       const cache = deps.cache?.status?.() ?? null;
@@ -75,6 +77,8 @@ export function registerHealth(app: FastifyInstance, deps: HealthDeps): void {
         cache: cache === null ? null : { ...cache, lastRescanAgeMs: cache.lastRescanAt === null ? null : Date.now() - Date.parse(cache.lastRescanAt) },
         // Retention: the limits, the last run and the longest write stall. Being over the limit is the operator's to fix, not "degraded".
         retention: retentionView(deps),
+        // OpenTelemetry export; null when the daemon exports nothing.
+        otel: otel === null ? null : { ...otel },
       };
     },
   );
@@ -100,6 +104,15 @@ function retentionView(deps: HealthDeps) {
     autoVacuum: r.autoVacuum,
     longestWrite: writes === null ? null : { seconds: writes.maxSeconds, kind: writes.maxKind, at: writes.maxAt },
   };
+}
+
+/** A collector that does not take what is sent: calls still record, and wait in the database for it. */
+export function otelProblems(otel: OtelExportStatus | null): string[] {
+  if (otel === null || otel.failingSince === null) return [];
+  const error = otel.traces?.lastError ?? otel.logs?.lastError ?? 'unknown error';
+  return [
+    `OpenTelemetry export fails since ${otel.failingSince} (${error}); ${otel.backlog} calls and events wait in the database and are sent when the collector takes them again.`,
+  ];
 }
 
 /** Why the daemon is degraded; empty when it records and stores. `recentLostEvents`: records lost within the loss window. */

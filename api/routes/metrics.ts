@@ -15,6 +15,7 @@ import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { MetricsDeps } from '../deps.js';
 import { createCallMetrics } from '../metrics/call-metrics.js';
 import { registerDaemonMetrics } from '../metrics/daemon-metrics.js';
+import { registerOtelMetrics } from '../metrics/otel-metrics.js';
 import { registerRetentionMetrics, registerWriteMetrics } from '../metrics/store-metrics.js';
 import { registerNodeCniMetrics } from '../metrics/node-cni-metrics.js';
 import { readTailStats } from '../tail/tail-stats.js';
@@ -36,6 +37,7 @@ export function registerMetrics(app: FastifyInstance, deps: MetricsDeps): void {
   if (deps.retentionStatus) registerRetentionMetrics(registry, deps.retentionStatus);
   const nodeCni = deps.nodeCni;
   if (nodeCni) registerNodeCniMetrics(registry, () => nodeCni.status());
+  if (deps.otelStatus) registerOtelMetrics(registry, deps.otelStatus);
 
   app.withTypeProvider<ZodTypeProvider>().get(
     '/metrics',

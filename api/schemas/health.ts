@@ -61,6 +61,10 @@ export const healthSchema = component(
       .looseObject({ enabled: z.boolean(), maxAgeMs: z.number(), maxDbBytes: z.number(), lastRunAgeMs: z.number().nullable() })
       .nullable()
       .describe('Retention: its limits, last run and the longest write stall; null when none runs'),
+    otel: z
+      .looseObject({ failingSince: z.string().nullable(), backlog: z.number().int() })
+      .nullable()
+      .describe('OpenTelemetry export: its state, what it sent, dropped and failed, and its lag; null when the daemon exports nothing'),
   }),
 );
 

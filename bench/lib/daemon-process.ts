@@ -8,7 +8,8 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { killTree } from './proc-tree.js';
 
-const ROOT = path.resolve(import.meta.dirname, import.meta.dirname.includes(`${path.sep}dist${path.sep}`) ? '../..' : '..');
+// bench/lib/ (under a TypeScript runner) or dist/bench/lib/ (built): the repository root is two or three up.
+const ROOT = path.resolve(import.meta.dirname, import.meta.dirname.includes(`${path.sep}dist${path.sep}`) ? '../../..' : '../..');
 /** Output kept for logs(): enough for any start-up failure, bounded over a long run at info level. */
 const MAX_LOG_CHARS = 1_000_000;
 

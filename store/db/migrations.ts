@@ -10,6 +10,7 @@ import { CREATE_CACHE_ENTRIES, CREATE_CACHE_FINDINGS, CREATE_CACHE_INDEXES, CREA
 import { StoreError } from './errors.js';
 import { QUERY_INDEXES_V3 } from './query-indexes.js';
 import { CREATE_CALL_BINARIES, CREATE_CONF_VERSIONS, CREATE_NODE_SETUP_INDEXES, CREATE_PLUGIN_BINARIES } from './node-setup-schema.js';
+import { CREATE_EXPORT_OUTBOX, CREATE_EXPORT_WATERMARKS } from './export-schema.js';
 
 export interface Migration {
   readonly version: number;
@@ -219,6 +220,15 @@ export const MIGRATIONS: readonly Migration[] = [
       db.exec('CREATE INDEX cache_findings_by_pod ON cache_findings (pod_namespace, pod_name) WHERE pod_name IS NOT NULL');
       // A finding's history (its occurrences), for the grouped lists.
       db.exec('CREATE INDEX cache_findings_by_subject ON cache_findings (kind, subject, last_seen_ms)');
+    },
+  },
+  {
+    version: 8,
+    name: 'OpenTelemetry export: outbox and per-signal watermarks',
+    up(db) {
+      db.exec(CREATE_EXPORT_OUTBOX);
+      db.exec(CREATE_EXPORT_WATERMARKS);
+      db.exec("INSERT INTO otel_watermarks (signal, watermark) VALUES ('traces', 0), ('logs', 0)");
     },
   },
 ];

@@ -19,6 +19,8 @@ export interface FindingsReader {
   countOpenFindings(): Partial<Record<CacheFindingKind, number>>;
   /** Open findings about these containers (a pod's sandboxes), worst first, then oldest first, by container id. */
   openFindingsByContainer(containerIds: readonly string[]): Map<string, StoredFindingGroup[]>;
+  /** One finding, open or resolved; null when there is none (pruned). */
+  getFinding(id: number): StoredFinding | null;
 }
 
 interface FindingRow {
@@ -147,6 +149,7 @@ export function createFindingsReader(db: Database): FindingsReader {
     SELECT ${COLUMNS} FROM cache_findings
     WHERE (@includeResolved = 1 OR resolved_at_ms IS NULL) AND (@kind IS NULL OR kind = @kind)
     ORDER BY last_seen_ms DESC, id DESC LIMIT @limit`);
+  const byIdStmt = db.prepare<[number], FindingRow>(`SELECT ${COLUMNS} FROM cache_findings WHERE id = ?`);
   const openCountsStmt = db.prepare<[], { kind: CacheFindingKind; n: number }>(
     'SELECT kind, count(*) AS n FROM cache_findings WHERE resolved_at_ms IS NULL GROUP BY kind',
   );
@@ -196,5 +199,9 @@ export function createFindingsReader(db: Database): FindingsReader {
     findingGroups: (q) => groups(q),
     countOpenFindings: () => Object.fromEntries(openCountsStmt.all().map((r) => [r.kind, r.n])),
     openFindingsByContainer: (containerIds) => (containerIds.length === 0 ? new Map() : byContainer(openByContainerStmt.all(JSON.stringify(containerIds)))),
+    getFinding: (id) => {
+      const row = byIdStmt.get(id);
+      return row === undefined ? null : toFinding(row);
+    },
   };
 }

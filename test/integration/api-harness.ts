@@ -80,6 +80,8 @@ export interface HarnessOptions {
   readonly wrapStore?: (store: CallStore) => CallStore;
   /** Also a cache store on the same database, passed to the API as deps.cache. */
   readonly cache?: boolean;
+  /** The OpenTelemetry exporter's state, as the daemon passes it when exporting. */
+  readonly otelStatus?: ApiDeps['otelStatus'];
 }
 
 export async function startApi(options: HarnessOptions = {}): Promise<ApiHarness> {
@@ -105,6 +107,7 @@ export async function startApi(options: HarnessOptions = {}): Promise<ApiHarness
     // As the daemon does: the findings log is read whether or not caches are watched.
     findings: createFindingsReader(db),
     ...(setCaptureMode ? { setCaptureMode } : {}),
+    ...(options.otelStatus ? { otelStatus: options.otelStatus } : {}),
   });
   await app.ready();
   return Object.assign(state, {

@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { DaemonSet, type IDaemonSet } from 'kubernetes-models/apps/v1/DaemonSet';
+import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import { Namespace } from 'kubernetes-models/v1/Namespace';
 import { Secret } from 'kubernetes-models/v1/Secret';
 import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
@@ -71,10 +72,28 @@ const daemonSetOf = (objects: KubeObject[]) => {
   return { ds, pod: ds.spec.template.spec, container: ds.spec.template.spec.containers[0]! };
 };
 
+/** What the downward API gives the pod on a node named like this. */
+const NODE = 'node-a';
+const DOWNWARD: Record<string, string> = { 'spec.nodeName': NODE };
+
+/** The container's environment as kubelet sets it: downward-API values filled in, `$(VAR)` references expanded. */
+function envOf(container: IContainer): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const e of container.env ?? []) {
+    const field = e.valueFrom?.fieldRef?.fieldPath;
+    if (field !== undefined) {
+      expect(DOWNWARD, `downward field ${field}`).toHaveProperty([field]);
+      env[e.name] = DOWNWARD[field]!;
+    } else {
+      env[e.name] = (e.value ?? '').replace(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (ref, name: string) => env[name] ?? ref);
+    }
+  }
+  return env;
+}
+
 /** The daemon's configuration as the container would start it: the image's `cnirec run` with these args and env. */
 function configOf(container: IContainer): DaemonConfig {
-  const env = Object.fromEntries((container.env ?? []).map((e) => [e.name, e.value ?? '']));
-  return loadConfig(parseRunFlags(container.args ?? []), env);
+  return loadConfig(parseRunFlags(container.args ?? []), envOf(container));
 }
 
 const mib = (quantity: string | number | undefined): number => {
@@ -82,6 +101,9 @@ const mib = (quantity: string | number | undefined): number => {
   if (!m) throw new Error(`memory quantity ${String(quantity)}: expected Mi or Gi`);
   return Number(m[1]) * (m[2] === 'Gi' ? 1024 : 1);
 };
+
+/** The standard variables the daemon reads (otel/config/otlp-config.ts). */
+const OTEL_VARIABLES = ['OTEL_RESOURCE_ATTRIBUTES', 'OTEL_SERVICE_NAME', 'OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_EXPORTER_OTLP_PROTOCOL'];
 
 describe('the Kubernetes manifest', () => {
   const objects = parseManifest(text);
@@ -117,9 +139,19 @@ describe('the Kubernetes manifest', () => {
 
   it('starts the daemon with flags and variables `cnirec run` accepts, the API on the node’s loopback', () => {
     expect(config.listen).toMatchObject({ host: '127.0.0.1', port: 7070 });
+    const known = [...(Object.keys(settings) as SettingName[]).map(envName), ...OTEL_VARIABLES];
+    // Variables set only to be referenced by others ($(NODE_NAME)) are the downward API's, not the daemon's.
+    const referenced = new Set((container.env ?? []).flatMap((e) => [...(e.value ?? '').matchAll(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g)].map((m) => m[1]!)));
     for (const e of container.env ?? []) {
-      expect((Object.keys(settings) as SettingName[]).map(envName), `env ${e.name}`).toContain(e.name);
+      if (referenced.has(e.name)) continue;
+      expect(known, `env ${e.name}`).toContain(e.name);
     }
+  });
+
+  it('exports to the node’s collector agent as k8s.node.name, from the downward API', () => {
+    expect(config.otlp?.traces?.url).toBe('http://127.0.0.1:4318/v1/traces');
+    expect(config.otlp?.logs?.url).toBe('http://127.0.0.1:4318/v1/logs');
+    expect(config.otlp?.resourceAttributes).toEqual({ 'k8s.node.name': NODE });
   });
 
   it('declares the API port the daemon listens on', () => {
@@ -228,5 +260,41 @@ describe('the Kubernetes manifest', () => {
       expect(() => configOf(withoutToken)).toThrow(ConfigError);
       expect(() => configOf(withoutToken)).toThrow(/requires an API token/);
     });
+  });
+});
+
+describe('the OpenTelemetry Collector agent example', () => {
+  const objects = parseManifest(fs.readFileSync(path.join(ROOT, 'deploy/kubernetes/otel-collector.yaml'), 'utf8'));
+  const cnirec = configOf(daemonSetOf(parseManifest(text)).container);
+
+  it('holds a ConfigMap and a DaemonSet, each valid against its OpenAPI schema, in cnirec’s namespace', () => {
+    expect(objects.map((o) => o.kind)).toEqual(['ConfigMap', 'DaemonSet']);
+    const models = { ...MODELS, 'v1/ConfigMap': ConfigMap };
+    for (const o of objects) {
+      expect(() => new models[`${o.apiVersion}/${o.kind}` as keyof typeof models]!(o as never).validate(), o.kind).not.toThrow();
+      expect(o.metadata.namespace).toBe('cnirec');
+    }
+  });
+
+  it('receives OTLP/HTTP where cnirec sends it, on the host network of every node, with a pipeline per signal cnirec sends', () => {
+    const { pod, container } = daemonSetOf(objects);
+    expect(pod.hostNetwork).toBe(true);
+    expect(pod.tolerations).toContainEqual({ operator: 'Exists' });
+    const configMap = objects.find((o) => o.kind === 'ConfigMap') as unknown as { metadata: { name: string }; data: Record<string, string> };
+    const mount = container.volumeMounts!.find((m) => pod.volumes!.find((v) => v.name === m.name)?.configMap?.name === configMap.metadata.name)!;
+    const file = container.args!.find((a) => a.startsWith('--config='))!.slice('--config='.length);
+    expect(path.dirname(file)).toBe(mount.mountPath);
+    const collector = parseAllDocuments(configMap.data[path.basename(file)]!)[0]!.toJS() as {
+      receivers: { otlp: { protocols: { http: { endpoint: string } } } };
+      service: { pipelines: Record<string, { receivers: string[]; exporters: string[] }> };
+      exporters: Record<string, unknown>;
+    };
+    const target = new URL(cnirec.otlp!.traces!.url);
+    expect(collector.receivers.otlp.protocols.http.endpoint).toBe(target.host);
+    for (const signal of ['traces', 'logs']) {
+      const pipeline = collector.service.pipelines[signal]!;
+      expect(pipeline.receivers, signal).toContain('otlp');
+      for (const exporter of pipeline.exporters) expect(collector.exporters, exporter).toHaveProperty([exporter]);
+    }
   });
 });

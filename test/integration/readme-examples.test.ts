@@ -104,6 +104,17 @@ describe("the README's metrics table", () => {
       nodeCni: {
         status: () => ({ confDirs: [], watchedFiles: 1, changes: { added: 0, changed: 0, removed: 0 }, problems: { error: 0, warning: 0 }, lastReportAtMs: null, binariesHashed: 0, binaryQueueDropped: 0 }),
       } as unknown as NodeCniDeps,
+      otelStatus: () => ({
+        state: 'idle',
+        payloads: 'capped',
+        traces: null,
+        logs: null,
+        backlog: 0,
+        skipped: { backlogFull: 0, tooOld: 0, pruned: 0, rejected: 0 },
+        failingSince: null,
+        lastExportAt: null,
+        lagMs: { last: null, max: null },
+      }),
     });
     try {
       const served = new Set([...(await app.inject({ method: 'GET', url: '/metrics' })).body.matchAll(/^# HELP (cnirec_\w+)/gm)].map((m) => m[1]!));

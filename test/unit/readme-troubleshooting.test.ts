@@ -40,6 +40,7 @@ function producedMessages(): string[] {
       throw new Error('expected a ConfigError');
     };
     out.push(configError(() => loadConfig({ listen: '0.0.0.0:7070' }, {})));
+    out.push(configError(() => loadConfig({ otlpEndpoint: 'http://otel-collector:4318' }, { OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })));
     out.push(configError(() => resolveToken({ token: '', tokenFile: `${missing}/token` })).replace(`${missing}/token`, '/etc/cnirec/token'));
     out.push(configError(() => resolveToken({ token: '', tokenFile: emptyToken })).replace(emptyToken, '…'));
     out.push(toStoreError(Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' }), '…', 'write calls to').message);
@@ -52,7 +53,7 @@ function producedMessages(): string[] {
 /** Source text of the layers that write user-facing messages (for log lines with values in them). */
 function sourceTexts(): string[] {
   const texts: string[] = [];
-  for (const dir of ['cli', 'daemon', 'collector', 'store', 'api']) {
+  for (const dir of ['cli', 'daemon', 'collector', 'store', 'otel', 'api']) {
     for (const f of fs.readdirSync(path.join(ROOT, dir), { recursive: true, encoding: 'utf8' })) {
       if (f.endsWith('.ts')) texts.push(fs.readFileSync(path.join(ROOT, dir, f), 'utf8'));
     }

@@ -30,6 +30,8 @@ export interface DaemonOptions {
   readonly capture?: 'full' | 'light';
   readonly extraArgs?: readonly string[];
   readonly env?: Readonly<Record<string, string>>;
+  /** An existing database to run on (a restart); it is kept when the daemon stops. */
+  readonly dbPath?: string;
 }
 
 /**
@@ -46,7 +48,7 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<RunningDaem
   const problem = privilegedSuiteProblem();
   if (problem) throw new Error(problem);
   const dir = mkdtempSync(path.join(tmpdir(), 'cnirec-e2e-daemon-'));
-  const dbPath = path.join(dir, 'db', 'cnirec.db');
+  const dbPath = opts.dbPath ?? path.join(dir, 'db', 'cnirec.db');
   const child = spawn(
     process.execPath,
     [CLI, 'run', '--db', dbPath, '--listen', '127.0.0.1:0', '--capture', opts.capture ?? 'full', '--log-level', 'info', ...(opts.extraArgs ?? [])],
