@@ -1,7 +1,7 @@
 /** The store's public surface, for api/, cli/ and the daemon. */
 
 export { openDatabase, openReadConnection, type Database, StoreError, isTransientStoreError, type StoreErrorCode, MIGRATIONS, migrate, type Migration, writeTimingFor, type WriteTiming, type WriteTimingStats, type WriteKind, type DatabaseSize, toStoreError } from './db/index.js';
-export { createCallStore, byStartThenId, createCallReader, type CallReader, createStoreListener, type StoreListener, type StoreListenerOptions, MAX_PAGE_SIZE, type StoreStatus } from './calls/index.js';
+export { createCallStore, byStartThenId, summaryOfCall, createCallReader, type CallReader, createStoreListener, type StoreListener, type StoreListenerOptions, MAX_PAGE_SIZE, type StoreStatus } from './calls/index.js';
 export type * from './calls/index.js';
 export { createRetentionWorker, type RetentionOptions, type RetentionRun, type RetentionStatus, type RetentionWorker, type RetentionCounts } from './retention/index.js';
 export { type CacheEntryFields, cacheEntryFields, createCacheStoreListener, type CacheReader, createCacheReader, type CacheStore, createCacheStore, type StoredCacheEntry, type StoredIpHolding, type CacheStatus } from './cache/index.js';

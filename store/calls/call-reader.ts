@@ -4,7 +4,7 @@
  */
 
 import type { Database, Statement } from 'better-sqlite3';
-import { FULL_COLUMNS, HELPER_SELECT_COLUMNS, SUMMARY_COLUMNS, summariesFromRaw, toStoredCall, type FullRow, type HelperSelectRow } from './call-decode.js';
+import { FULL_COLUMNS, HELPER_SELECT_COLUMNS, SUMMARY_COLUMNS, callFromRaw, helperFromRaw, summariesFromRaw } from './call-decode.js';
 import { callFilterConditions } from './call-filter-sql.js';
 import type { SqlValue } from './call-rows.js';
 import { decodeCursor, encodeCursor, type CursorKey } from './cursor.js';
@@ -41,8 +41,9 @@ export function listCallsQuery(filter: CallFilter, after: CursorKey | null): { s
 
 export function createCallReader(db: Database): CallReader {
   const file = db.name;
-  const getCallRow = db.prepare<[string], FullRow>(`SELECT ${FULL_COLUMNS} FROM calls WHERE id = ?`);
-  const getHelpers = db.prepare<[string], HelperSelectRow>(`SELECT ${HELPER_SELECT_COLUMNS} FROM helpers WHERE call_id = ? ORDER BY seq`);
+  // Raw rows throughout: see call-decode.ts.
+  const getCallRow = db.prepare<[string], unknown[]>(`SELECT ${FULL_COLUMNS} FROM calls WHERE id = ?`).raw(true);
+  const getHelpers = db.prepare<[string], unknown[]>(`SELECT ${HELPER_SELECT_COLUMNS} FROM helpers WHERE call_id = ? ORDER BY seq`).raw(true);
   const children = db.prepare<[string], unknown[]>(`SELECT ${SUMMARY_COLUMNS} FROM calls WHERE parent_id = ? ORDER BY started_at_us, id`).raw(true);
   const pods = createPodCallReader(db);
   const count = db.prepare<[], { n: number }>('SELECT count(*) AS n FROM calls');
@@ -54,7 +55,6 @@ export function createCallReader(db: Database): CallReader {
   const listStatement = (sql: string) => {
     let stmt = listStatements.get(sql);
     if (stmt === undefined) {
-      // Raw rows: see summaryRowFromRaw.
       stmt = db.prepare<unknown[], unknown[]>(sql).raw(true);
       listStatements.set(sql, stmt);
     }
@@ -64,7 +64,7 @@ export function createCallReader(db: Database): CallReader {
   // Both reads in one snapshot, so a concurrent finish cannot pair the new row with the old helpers.
   const readCall = db.transaction((id: string): StoredCall | null => {
     const row = getCallRow.get(id);
-    return row === undefined ? null : toStoredCall(row, getHelpers.all(id));
+    return row === undefined ? null : callFromRaw(row, getHelpers.all(id).map(helperFromRaw));
   });
 
   return {

@@ -7,7 +7,7 @@
  */
 
 import type { Database } from 'better-sqlite3';
-import { byStartThenId, HELPER_SUMMARY_COLUMNS, SUMMARY_COLUMNS, summariesAsJsonSql, summariesFromJson, toHelperSummary, type HelperSummaryRow } from './call-decode.js';
+import { byStartThenId, HELPER_SUMMARY_COLUMNS, SUMMARY_COLUMNS, helperSummaryFromRaw, summariesAsJsonSql, summariesFromJson } from './call-decode.js';
 import type { PodCallGraph, PodCallScope, StoredCallSummary, StoredHelperSummary } from './types.js';
 
 /**
@@ -37,7 +37,7 @@ export const POD_GRAPH_SQL = {
   // Unordered: only which ids are new matters, and those are read (and sorted) by byIds.
   childIds: 'SELECT id FROM calls WHERE parent_id IN (SELECT value FROM json_each(?))',
   byIds: summariesAsJsonSql(`SELECT ${SUMMARY_COLUMNS} FROM calls WHERE id IN (SELECT value FROM json_each(?))`),
-  helpers: `SELECT call_id, ${HELPER_SUMMARY_COLUMNS} FROM helpers WHERE call_id IN (SELECT value FROM json_each(?)) ORDER BY call_id, seq`,
+  helpers: `SELECT ${HELPER_SUMMARY_COLUMNS} FROM helpers WHERE call_id IN (SELECT value FROM json_each(?)) ORDER BY call_id, seq`,
 } as const;
 
 export interface PodCallReader {
@@ -49,7 +49,7 @@ export function createPodCallReader(db: Database): PodCallReader {
   const podCallsOfUid = db.prepare<[string, string, string, number, number], string>(POD_GRAPH_SQL.podCallsOfUid).pluck();
   const childIds = db.prepare<[string], { id: string }>(POD_GRAPH_SQL.childIds);
   const byIds = db.prepare<[string], string>(POD_GRAPH_SQL.byIds).pluck();
-  const helpers = db.prepare<[string], HelperSummaryRow>(POD_GRAPH_SQL.helpers);
+  const helpers = db.prepare<[string], unknown[]>(POD_GRAPH_SQL.helpers).raw(true);
 
   // One snapshot: a call finishing meanwhile cannot show up with another call's view of its children.
   const readGraph = db.transaction((namespace: string, name: string, scope: PodCallScope): PodCallGraph => {
@@ -74,10 +74,10 @@ export function createPodCallReader(db: Database): PodCallReader {
     delegated.sort(byStartThenId);
     const byCall = new Map<string, StoredHelperSummary[]>();
     for (const row of helpers.all(JSON.stringify([...known]))) {
-      const list = byCall.get(row.call_id);
-      const h = toHelperSummary(row);
+      const h = helperSummaryFromRaw(row);
+      const list = byCall.get(h.callId);
       if (list) list.push(h);
-      else byCall.set(row.call_id, [h]);
+      else byCall.set(h.callId, [h]);
     }
     return { calls, delegated, helpers: byCall, truncated };
   });

@@ -4,74 +4,25 @@
  * derives text from the bytes itself, so nothing here is decoded or pretty.
  */
 
-import type { CapturedStream, CallStatus, CollectorEvent, HelperProcess } from '../../collector/index.js';
-import type { CaptureMode } from '../../bpf/index.js';
+import type { CallStatus, CollectorEvent } from '../../collector/index.js';
+import type { CallColumnSpec, FullOf, HelperColumnSpec, SummaryOf } from './call-columns.js';
+export type { StreamSize } from './call-columns.js';
 import type { StoredTracerEvent, TracerEventKind } from '../tracer-events/index.js';
 
-/** How much of a stream was kept, without the bytes (for lists). */
-export interface StreamSize {
-  /** Bytes stored: what `getCall` would return in `bytes`. */
-  readonly storedBytes: number;
-  /** Bytes the process moved in all. */
-  readonly totalBytes: number;
-  readonly truncated: boolean;
-}
+/**
+ * A call as every list shows it: its columns (call-columns.ts) but the
+ * payloads, argv and env, each stream as its sizes. Times are whole
+ * microseconds since the Unix epoch (the collector's fraction is dropped);
+ * `coreDumped` and `ok` are null when the call's end was not seen.
+ */
+export type StoredCallSummary = SummaryOf<CallColumnSpec>;
 
-export interface StoredCallSummary {
-  readonly id: string;
-  readonly status: CallStatus;
-  readonly incompleteReason: string | null;
-  readonly command: string | null;
-  readonly plugin: string;
-  readonly path: string;
-  readonly pid: number;
-  readonly ppid: number;
-  readonly parentId: string | null;
-  readonly parentPid: number | null;
-  readonly parentComm: string | null;
-  readonly parentExe: string | null;
-  readonly containerId: string | null;
-  readonly netns: string | null;
-  readonly ifname: string | null;
-  readonly podNamespace: string | null;
-  readonly podName: string | null;
-  readonly podUid: string | null;
-  readonly podInfraContainerId: string | null;
-  readonly traceParent: string | null;
-  readonly isVersionProbe: boolean;
-  /** Whole microseconds since the Unix epoch (the collector's fraction is dropped). */
-  readonly startedAtUs: number;
-  readonly endedAtUs: number | null;
-  readonly durationUs: number | null;
-  readonly exitCode: number | null;
-  readonly signal: number | null;
-  /** Null when the call's end was never seen. */
-  readonly coreDumped: boolean | null;
-  /** Exit 0 and no signal; null while running or when the outcome is unknown (incomplete). */
-  readonly ok: boolean | null;
-  readonly captureMode: CaptureMode;
-  readonly lostRecords: boolean;
-  readonly stdin: StreamSize;
-  readonly stdout: StreamSize;
-  readonly stderr: StreamSize;
-}
-
-/** A helper as the collector published it, its outcome flattened into the columns. */
-export interface StoredHelper extends Pick<HelperProcess, 'pid' | 'ppid' | 'path' | 'argv' | 'startedAtUs' | 'endedAtUs' | 'stdout' | 'stderr'> {
-  /** Order within its call, from 0. */
-  readonly seq: number;
-  readonly exitCode: number | null;
-  readonly signal: number | null;
-  readonly coreDumped: boolean | null;
-}
+/** A helper as the collector published it, its outcome flattened into the columns (helper columns in call-columns.ts). */
+export type StoredHelper = FullOf<HelperColumnSpec>;
 
 /** A helper with the sizes of what it printed, not the bytes (for the pod story). */
-export interface StoredHelperSummary extends Omit<StoredHelper, 'stdout' | 'stderr'> {
-  readonly stdout: StreamSize;
-  readonly stderr: StreamSize;
-}
+export type StoredHelperSummary = SummaryOf<HelperColumnSpec>;
 
-/** What a pod's story is built from, read in one snapshot. */
 /** Which of a pod name's calls a story is about; everything when empty. */
 export interface PodCallScope {
   /** Only that pod's calls: a name reused by several pods has one UID each. */
@@ -93,16 +44,8 @@ export interface PodCallGraph {
   readonly truncated: boolean;
 }
 
-export interface StoredCall extends Omit<StoredCallSummary, 'stdin' | 'stdout' | 'stderr'> {
-  readonly cniArgs: string | null;
-  readonly argv: readonly string[];
-  readonly env: Readonly<Record<string, string>>;
-  /** The exact bytes captured; `bytes.length` may be below `totalBytes` when truncated. */
-  readonly stdin: CapturedStream;
-  readonly stdout: CapturedStream;
-  readonly stderr: CapturedStream;
-  readonly helpers: readonly StoredHelper[];
-}
+/** A call in full: every column, the exact bytes captured (`bytes.length` may be below `totalBytes` when truncated), and its helpers. */
+export type StoredCall = FullOf<CallColumnSpec> & { readonly helpers: readonly StoredHelper[] };
 
 /** Every field narrows the list; absent fields do not filter. */
 export interface CallFilter {
