@@ -17,6 +17,7 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund --ignore-scripts \
  && npm rebuild better-sqlite3
 COPY tsconfig.json tsconfig.build.json ./
+COPY lib ./lib
 COPY bpf ./bpf
 COPY collector ./collector
 COPY store ./store

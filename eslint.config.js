@@ -6,7 +6,7 @@ import tseslint from 'typescript-eslint';
  * a folder with an index.ts only through that index.ts, its public surface. test/ and bench/ may reach
  * anything: they test and measure the insides.
  */
-export const LAYERS = ['bpf', 'collector', 'store', 'otel', 'api', 'daemon', 'cli'];
+export const LAYERS = ['lib', 'bpf', 'collector', 'store', 'otel', 'api', 'daemon', 'cli'];
 /** Folders inside a layer with a public surface of their own (an index.ts), which siblings go through. */
 export const INNER = {
   store: ['db', 'calls', 'cache', 'findings', 'retention', 'tracer-events', 'node-setup', 'export'],

@@ -14,10 +14,12 @@ import { encodePodStory } from './present/fast-json.js';
 import { buildPodStory } from './present/pod-story.js';
 import { replayScript } from './present/replay-script.js';
 import { presentFindingPage } from './present/finding.js';
-import { cacheListSchema, ipHistorySchema, presentCacheEntry, presentIpHolding, type cacheQuerySchema } from './schemas/cache.js';
+import { presentCacheEntry, presentIpHolding } from './present/cache.js';
+import { toCallFilter } from './present/call-filter.js';
+import { cacheListSchema, ipHistorySchema, type cacheQuerySchema } from './schemas/cache.js';
 import { findingPageSchema, type FindingsQuery } from './schemas/findings.js';
 import { callDetailSchema } from './schemas/call-detail.js';
-import { toCallFilter, type CallListQuery } from './schemas/call-query.js';
+import type { CallListQuery } from './schemas/call-query.js';
 import { presentStoredSummaries } from './present/call-error.js';
 
 /** The store's read side, as the read routes use it. */

@@ -10,6 +10,7 @@
 
 import type { Logger } from 'pino';
 import type { CallListener } from '../collector/index.js';
+import { isoFromMs } from '../lib/index.js';
 import { createStoreListener, type StoreListener, createTracerEventQueue, type TracerEventQueue, type StoreError, type CallStore, type TracerEventKind, type StoreStatus } from '../store/index.js';
 
 /** How often waiting writes are retried while the database refuses them. */
@@ -81,7 +82,7 @@ export function createStoreWiring(store: CallStore, log: Logger): StoreWiring {
       return {
         writable: failingSince === null,
         lastError,
-        failingSince: failingSince === null ? null : new Date(failingSince).toISOString(),
+        failingSince: failingSince === null ? null : isoFromMs(failingSince),
         pendingWrites: calls.pendingCount,
         droppedWrites: calls.droppedCount + tracer.droppedCount,
         databaseBytes: lastSize,

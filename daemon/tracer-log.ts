@@ -6,6 +6,7 @@
  */
 
 import type { TracerEventListener } from '../collector/index.js';
+import { isoFromUs } from '../lib/index.js';
 import type { StoreWiring } from './store-wiring.js';
 
 export function recordGaps(writes: Pick<StoreWiring, 'recordTracerEvent'>): TracerEventListener {
@@ -18,7 +19,7 @@ export function recordGaps(writes: Pick<StoreWiring, 'recordTracerEvent'>): Trac
         writes.recordTracerEvent(
           'restarted',
           {
-            gapStartedAt: new Date(gap.startedAtUs / 1000).toISOString(),
+            gapStartedAt: isoFromUs(gap.startedAtUs),
             gapSeconds: (gap.endedAtUs - gap.startedAtUs) / 1e6,
             reason: gap.reason,
             incompleteCalls: gap.incompleteCalls,

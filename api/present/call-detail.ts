@@ -5,11 +5,12 @@
  */
 
 import type { StoredCacheEntry, StoredCall, StoredCallSummary } from '../../store/index.js';
-import { presentCacheEntry } from '../schemas/cache.js';
 import type { CallDetail } from '../schemas/call-detail.js';
-import { summaryFromStored, type CallSummary } from '../schemas/call-summary.js';
+import type { CallSummary } from '../schemas/call-summary.js';
+import { presentCacheEntry } from './cache.js';
 import { failureFromStreams } from './call-error.js';
 import { cacheEntryForCall, networkOfConfig } from './call-cache.js';
+import { summaryFromStored } from './call-summary.js';
 import { presentHelper } from './helper.js';
 import { jsonOrNull, presentPayload } from './payload.js';
 

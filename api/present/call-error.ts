@@ -8,7 +8,7 @@
 
 import type { CallStore, FailureText, StoredCallSummary } from '../../store/index.js';
 import type { CallSummary } from '../schemas/call-summary.js';
-import { summaryFromStored } from '../schemas/call-summary.js';
+import { summaryFromStored } from './call-summary.js';
 
 /** A line, not a page: the call's own view has the whole error. */
 const MAX_CHARS = 300;

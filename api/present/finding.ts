@@ -2,7 +2,7 @@
 
 import { FINDING_SEVERITY, severityRankOf, type CacheFindingKind, type FindingGroupPage, type StoredFindingGroup } from '../../store/index.js';
 import type { Finding, FindingPage } from '../schemas/findings.js';
-import { isoFromMs } from '../schemas/iso-time.js';
+import { isoFromMs } from '../../lib/index.js';
 
 export function presentFinding(f: StoredFindingGroup): Finding {
   return {

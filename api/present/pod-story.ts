@@ -7,9 +7,9 @@
  */
 
 import { type CacheReader, type FindingsReader, byStartThenId, type CallStore, type PodCallScope, type StoredCallSummary } from '../../store/index.js';
-import { presentCacheEntry } from '../schemas/cache.js';
+import { presentCacheEntry } from './cache.js';
+import { summaryFromStored } from './call-summary.js';
 import { presentFinding } from './finding.js';
-import { summaryFromStored } from '../schemas/call-summary.js';
 import { failureMessage } from './call-error.js';
 import type { CallTree, PodStory, Sandbox } from '../schemas/pod-story.js';
 import { presentHelperSummary } from './helper.js';

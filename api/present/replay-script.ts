@@ -13,7 +13,7 @@
 import { REDACTION_MARKER } from '../../collector/index.js';
 import type { StoredCall } from '../../store/index.js';
 import { commentSafe, shQuote } from './shell-quote.js';
-import { iso } from './time.js';
+import { isoFromUs } from '../../lib/index.js';
 
 export type ReplaySource = Pick<
   StoredCall,
@@ -120,7 +120,7 @@ function describeCall(call: ReplaySource): Array<[string, string]> {
     ['pod', pod],
     ['container', call.containerId ?? '(none)'],
     ['netns', `${call.netns ?? '(none)'}, ifname ${call.ifname ?? '(none)'}`],
-    ['started', iso(call.startedAtUs)],
+    ['started', isoFromUs(call.startedAtUs)],
     ['outcome', outcomeText(call)],
   ];
   if (call.parentId !== null) rows.push(['delegated', `by call ${call.parentId} (normally the parent plugin runs this one)`]);

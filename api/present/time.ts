@@ -1,12 +1,6 @@
-/** Store microseconds → the API's ISO strings and milliseconds, shared by every presenter. */
+/** Store microseconds → the API's milliseconds, the unit of every `durationMs` (timestamps as text: lib/iso-time.ts). */
 
-import { isoFromUs as iso } from '../schemas/iso-time.js';
-
-export { iso };
-
-export const isoOrNull = (us: number | null): string | null => (us === null ? null : iso(us));
-
-/** Milliseconds with microsecond precision (3 decimals), the unit of every `durationMs`. */
+/** Milliseconds with microsecond precision (3 decimals). */
 export const msFromUs = (us: number): number => Math.round(us) / 1000;
 
 export function durationMs(startedAtUs: number, endedAtUs: number | null): number | null {

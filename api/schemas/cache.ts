@@ -3,8 +3,6 @@
  */
 
 import { z } from 'zod';
-import type { CacheEntryFields, StoredCacheEntry, StoredIpHolding } from '../../store/index.js';
-import { isoFromMs } from './iso-time.js';
 import { component } from './registry.js';
 
 const MAX_NAME_LENGTH = 253;
@@ -15,9 +13,6 @@ const booleanParam = (what: string) =>
     .enum(['true', 'false'])
     .transform((v) => v === 'true')
     .describe(what);
-
-const iso = isoFromMs;
-const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
 
 export const cacheQuerySchema = z.strictObject({
   containerId: z.string().min(1).max(MAX_NAME_LENGTH).optional().describe('The container (CNI_CONTAINERID) the entry is for'),
@@ -82,56 +77,6 @@ export const ipHoldingSchema = component(
 );
 
 export const ipHistorySchema = z.object({ ip: z.string(), history: z.array(ipHoldingSchema).describe('Oldest first') });
-
-type CacheFileFields = 'path' | 'format' | 'containerId' | 'networkName' | 'ifName' | 'netns' | 'podNamespace' | 'podName' | 'podUid' | 'ips';
-
-/** What every view of a cache entry (REST and the live tail) shows of the file: where it is and what it attaches. */
-export function presentCacheFile(f: Pick<CacheEntryFields, CacheFileFields>) {
-  return {
-    path: f.path,
-    format: f.format,
-    containerId: f.containerId,
-    networkName: f.networkName,
-    ifName: f.ifName,
-    netns: f.netns,
-    pod: f.podName === null ? null : { namespace: f.podNamespace, name: f.podName, uid: f.podUid },
-    ips: [...f.ips],
-  };
-}
-
-export function presentCacheEntry(e: StoredCacheEntry): z.input<typeof cacheEntrySchema> {
-  return {
-    id: e.id,
-    ...presentCacheFile(e),
-    cniArgs: e.cniArgs.map(([k, v]) => [k, v] as [string, string]),
-    capabilityArgs: e.capabilityArgs,
-    config: e.config,
-    configProblem: e.configProblem,
-    result: e.result,
-    fileMtime: iso(e.fileMtimeMs),
-    firstSeen: iso(e.firstSeenMs),
-    lastSeen: iso(e.lastSeenMs),
-    supersededAt: isoOrNull(e.supersededAtMs),
-    removedAt: isoOrNull(e.removedAtMs),
-    addCallId: e.addCallId,
-    delCallId: e.delCallId,
-    redacted: e.redactions.length > 0,
-    redactedPointers: [...e.redactions],
-  };
-}
-
-export function presentIpHolding(h: StoredIpHolding): z.input<typeof ipHoldingSchema> {
-  return {
-    network: h.network,
-    containerId: h.containerId,
-    ifName: h.ifName,
-    pod: h.podName === null ? null : { namespace: h.podNamespace, name: h.podName },
-    source: h.source,
-    path: h.path,
-    from: iso(h.fromMs),
-    to: isoOrNull(h.toMs),
-  };
-}
 
 export type CacheEntry = z.infer<typeof cacheEntrySchema>;
 export type CacheList = z.infer<typeof cacheListSchema>;

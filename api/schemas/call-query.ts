@@ -1,13 +1,13 @@
 /**
- * The query of GET /api/v1/calls and its translation to the store's
- * CallFilter (milliseconds → microseconds, "true" → true). Strict, like the
+ * The query of GET /api/v1/calls (its translation to the store's CallFilter
+ * is api/present/call-filter.ts). Strict, like the
  * tail's connect query: an unknown parameter (`namepsace=prod`) is a 400
  * naming it, never an unfiltered list. A repeated parameter arrives as an
  * array and is refused by the string schemas, naming the field.
  */
 
 import { z } from 'zod';
-import { MAX_PAGE_SIZE, type CallFilter } from '../../store/index.js';
+import { MAX_PAGE_SIZE } from '../../store/index.js';
 import { refineTimeWindow, timeParam } from './time-param.js';
 
 export const DEFAULT_PAGE_SIZE = 100;
@@ -53,21 +53,3 @@ export const callListQuerySchema = z
   .superRefine(refineTimeWindow);
 
 export type CallListQuery = z.output<typeof callListQuerySchema>;
-
-export function toCallFilter(q: CallListQuery): CallFilter {
-  return {
-    namespace: q.namespace,
-    pod: q.pod,
-    podUid: q.podUid,
-    containerId: q.containerId,
-    command: q.command,
-    plugin: q.plugin,
-    failed: q.failed,
-    // The store keeps whole microseconds; a fractional ms bound rounds to the nearest.
-    minDurationUs: q.minDurationMs === undefined ? undefined : Math.round(q.minDurationMs * 1000),
-    sinceUs: q.since,
-    untilUs: q.until,
-    includeVersion: q.includeVersion,
-    status: q.status,
-  };
-}

@@ -5,13 +5,8 @@
 
 import { z } from 'zod';
 import { payloadSchema } from './payload.js';
+import { processRunFields, streamSizeSchema } from './process.js';
 import { component } from './registry.js';
-
-const streamSizeSchema = z.object({
-  bytes: z.number().int(),
-  totalBytes: z.number().int(),
-  truncated: z.boolean(),
-});
 
 const helperFields = {
   seq: z.number().int().describe('Order within its call, from 0'),
@@ -19,12 +14,7 @@ const helperFields = {
   ppid: z.number().int(),
   path: z.string(),
   argv: z.array(z.string()),
-  startedAt: z.string().describe('ISO 8601'),
-  endedAt: z.string().nullable(),
-  durationMs: z.number().nullable(),
-  exitCode: z.number().int().nullable(),
-  signal: z.number().int().nullable(),
-  coreDumped: z.boolean().nullable(),
+  ...processRunFields,
 };
 
 export const helperSchema = component(

@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { PROBLEM_CODES, type DoctorReport, type RecordKnowledge } from '../../collector/index.js';
 import type { GcAnalysis, StoredBinary, StoredConfVersion } from '../../store/index.js';
-import { isoFromMs } from './iso-time.js';
+import { isoFromMs } from '../../lib/index.js';
 import { component } from './registry.js';
 
 const MAX_PAGE = 1000;

@@ -10,8 +10,8 @@
 
 import type { CacheEntry, CacheEvent } from '../../collector/index.js';
 import { cacheEntryFields } from '../../store/index.js';
-import { presentCacheFile } from '../schemas/cache.js';
-import { isoFromMs } from '../schemas/iso-time.js';
+import { isoFromMs } from '../../lib/index.js';
+import { presentCacheFile } from '../present/cache.js';
 import type { TailCacheEntry } from '../schemas/tail.js';
 import type { TailFilter } from './tail-filter.js';
 
@@ -29,7 +29,6 @@ export interface CacheFeed {
   messagesOf(events: readonly CacheEvent[]): TailCacheMessage[];
 }
 
-const iso = isoFromMs;
 
 /** The entry as the REST routes show its stored version, plus where it was found and when. */
 function live(e: CacheEntry, atMs: number): TailCacheEntry {
@@ -40,8 +39,8 @@ function live(e: CacheEntry, atMs: number): TailCacheEntry {
     dir: fields.dir,
     ...file,
     result: fields.result,
-    writtenAt: iso(e.mtimeMs),
-    at: iso(atMs),
+    writtenAt: isoFromMs(e.mtimeMs),
+    at: isoFromMs(atMs),
   };
 }
 
@@ -59,8 +58,8 @@ export function createCacheFeed(): CacheFeed {
           const last = lastVersion.get(ev.path);
           lastVersion.delete(ev.path);
           const entry: TailCacheEntry = last
-            ? { ...last, at: iso(ev.atMs) }
-            : { path: ev.path, dir: ev.dir, format: null, containerId: null, networkName: null, ifName: null, netns: null, pod: null, ips: [], result: null, writtenAt: null, at: iso(ev.atMs) };
+            ? { ...last, at: isoFromMs(ev.atMs) }
+            : { path: ev.path, dir: ev.dir, format: null, containerId: null, networkName: null, ifName: null, netns: null, pod: null, ips: [], result: null, writtenAt: null, at: isoFromMs(ev.atMs) };
           out.push({ type: 'cache.removed', entry });
         }
         // IP reservations, problems and reconciliation are not tail messages: /api/v1/ips and /api/v1/findings tell those.

@@ -8,8 +8,9 @@
 
 import type { CacheListener, CallListener, CniCall, CollectorEvent, TracerEvent, TracerEventListener } from '../../collector/index.js';
 import { failureFromStreams } from '../present/call-error.js';
-import { summaryFromLive, type CallSummary } from '../schemas/call-summary.js';
-import { isoFromMs, isoFromUs } from '../schemas/iso-time.js';
+import { isoFromMs, isoFromUs } from '../../lib/index.js';
+import { summaryFromLive } from '../present/call-summary.js';
+import type { CallSummary } from '../schemas/call-summary.js';
 import { createCacheFeed, matchesCacheFilter, type TailCacheMessage } from './tail-cache.js';
 import { matchesFilter, type TailFilter } from './tail-filter.js';
 import { encodeMessage, type CallEventType, type TailGap } from './tail-messages.js';

@@ -14,7 +14,8 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { CallStore } from '../../store/index.js';
 import { presentStoredSummaries } from '../present/call-error.js';
-import { iso, type CallSummary } from '../schemas/call-summary.js';
+import { isoFromUs } from '../../lib/index.js';
+import type { CallSummary } from '../schemas/call-summary.js';
 import { CLOSE_CODES, tooSlowReason } from './tail-close.js';
 import { matchesCacheFilter, type TailCacheMessage } from './tail-cache.js';
 import { matchesFilter, toCallFilter, type TailFilter, type TailQuery } from './tail-filter.js';
@@ -71,7 +72,7 @@ export function runTailSession(socket: WebSocket, query: TailQuery, opts: TailSe
     type: 'hello',
     protocol: TAIL_PROTOCOL_VERSION,
     filter,
-    replay: query.sinceUs === null ? null : { since: iso(query.sinceUs), limit: opts.replayLimit },
+    replay: query.sinceUs === null ? null : { since: isoFromUs(query.sinceUs), limit: opts.replayLimit },
   });
 
   // Live messages go out at once, or wait in `held` while a replay is being sent.
@@ -138,7 +139,7 @@ export function runTailSession(socket: WebSocket, query: TailQuery, opts: TailSe
       calls: replay.calls.length,
       capped: replay.capped,
       ...(replay.capped && oldest
-        ? { message: `Replay capped at ${opts.replayLimit} calls: calls started from ${iso(sinceUs)} to before ${iso(oldest.startedAtUs)} were left out` }
+        ? { message: `Replay capped at ${opts.replayLimit} calls: calls started from ${isoFromUs(sinceUs)} to before ${isoFromUs(oldest.startedAtUs)} were left out` }
         : {}),
     });
 

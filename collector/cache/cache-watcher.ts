@@ -17,6 +17,7 @@
  */
 
 import type { Logger } from 'pino';
+import { isoFromMs } from '../../lib/index.js';
 import { diffObservation, type Known, type Observation } from './cache-diff.js';
 import type { CacheEntry, CacheEvent, CacheListener } from './cache-types.js';
 import { createDirScanner } from './dir-scan.js';
@@ -177,7 +178,7 @@ export function createCacheWatcher(opts: CacheWatcherOptions): CacheWatcher {
         entries,
         allocations,
         problems,
-        lastScanAt: lastScanAt === null ? null : new Date(lastScanAt).toISOString(),
+        lastScanAt: lastScanAt === null ? null : isoFromMs(lastScanAt),
         lastError,
       };
     },

@@ -8,6 +8,7 @@
  */
 
 import type { Database } from 'better-sqlite3';
+import { isoFromMs } from '../../lib/index.js';
 
 /** What the write was, for the metrics label. */
 export type WriteKind = 'calls' | 'cache' | 'tracer-events' | 'retention' | 'vacuum' | 'checkpoint' | 'migration';
@@ -54,7 +55,7 @@ export function createWriteTiming(now: () => bigint = process.hrtime.bigint): Wr
     if (seconds > maxSeconds || maxKind === null) {
       maxSeconds = seconds;
       maxKind = kind;
-      maxAt = new Date().toISOString();
+      maxAt = isoFromMs(Date.now());
     }
     for (const o of observers) {
       try {

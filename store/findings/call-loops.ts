@@ -17,6 +17,7 @@
  */
 
 import type { Database } from 'better-sqlite3';
+import { isoFromUs } from '../../lib/index.js';
 import { createFindingsLog, type FindingFields } from './cache-findings.js';
 
 export interface CallLoopOptions {
@@ -112,7 +113,7 @@ export function createCallLoopDetector(db: Database, opts: CallLoopOptions = {})
       if (!last) continue;
       dels.set(`${row.container_id}/${row.ifname ?? ''}`, {
         message:
-          `DEL of container ${row.container_id} (${row.ifname ?? 'no ifname'})${podOf(last)} failed ${row.failures} times since ${isoOf(row.first_us)} and has not succeeded since: ` +
+          `DEL of container ${row.container_id} (${row.ifname ?? 'no ifname'})${podOf(last)} failed ${row.failures} times since ${isoFromUs(row.first_us)} and has not succeeded since: ` +
           `the runtime keeps retrying it, the sandbox cannot be removed and its address stays held. Last failure: call ${last.id}, ${failureOf(last)}`,
         containerId: row.container_id,
         callId: last.id,
@@ -129,7 +130,7 @@ export function createCallLoopDetector(db: Database, opts: CallLoopOptions = {})
       if (!last) continue;
       adds.set(`${row.pod_namespace}/${row.pod_name}/${row.pod_uid ?? ''}/${row.ifname ?? ''}`, {
         message:
-          `ADD for pod ${row.pod_namespace}/${row.pod_name} (${row.ifname ?? 'no ifname'}) failed ${row.failures} times since ${isoOf(row.first_us)} and has not succeeded since: ` +
+          `ADD for pod ${row.pod_namespace}/${row.pod_name} (${row.ifname ?? 'no ifname'}) failed ${row.failures} times since ${isoFromUs(row.first_us)} and has not succeeded since: ` +
           `the pod stays in ContainerCreating while the runtime retries with a new sandbox each time. Last failure: call ${last.id}, ${failureOf(last)}`,
         containerId: last.container_id,
         callId: last.id,
@@ -143,8 +144,6 @@ export function createCallLoopDetector(db: Database, opts: CallLoopOptions = {})
 
   return { detect: (nowMs) => void detect(nowMs) };
 }
-
-const isoOf = (us: number): string => new Date(Math.floor(us / 1000)).toISOString();
 
 function podOf(c: LastFailure): string {
   return c.pod_namespace !== null && c.pod_name !== null ? ` for pod ${c.pod_namespace}/${c.pod_name}` : '';

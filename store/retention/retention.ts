@@ -13,6 +13,7 @@
 
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import type { Database } from 'better-sqlite3';
+import { isoFromMs, isoFromUs } from '../../lib/index.js';
 import { createSizeMeter, type DatabaseSize, toStoreError, type StoreError, writeTimingFor } from '../db/index.js';
 import {
   HISTORY_TABLES,
@@ -268,14 +269,14 @@ export function createRetentionWorker(db: Database, opts: RetentionOptions): Ret
     const after = await settledSize(run);
     const oldestUs = pruner.oldestCallStartUs();
     const result: RetentionRun = {
-      startedAt: new Date(startedMs).toISOString(),
+      startedAt: isoFromMs(startedMs),
       durationMs: performance.now() - t0,
       deleted: run.deleted,
       bySize,
       overLimit,
       sizeBeforeBytes: sizeBefore,
       sizeAfterBytes: after.usedBytes,
-      oldestCallAt: oldestUs === null ? null : new Date(Math.floor(oldestUs / 1000)).toISOString(),
+      oldestCallAt: oldestUs === null ? null : isoFromUs(oldestUs),
       steps: run.steps,
       longestStepMs: run.longestStepMs,
     };

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isoFromMs, isoFromUs } from '../../api/schemas/iso-time.js';
+import { isoFromMs, isoFromUs } from '../../lib/iso-time.js';
 
 const MAX_MS = 8.64e15;
 

@@ -1,7 +1,7 @@
 // The tail's filter: parsing the connect query and `since`, and matching
 // live calls exactly as the store's list filter matches stored ones.
 import { describe, expect, it } from 'vitest';
-import { summaryFromLive, summaryFromStored } from '../../api/schemas/call-summary.js';
+import { summaryFromLive, summaryFromStored } from '../../api/present/call-summary.js';
 import { matchesFilter, parseSince, tailQueryFrom, tailQuerySchema, toCallFilter, type TailFilter } from '../../api/tail/tail-filter.js';
 import { createCallStore, openDatabase } from '../../store/index.js';
 import { asRunning, finished, makeCall, started, T0 } from '../integration/tail-harness.js';

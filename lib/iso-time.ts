@@ -1,4 +1,8 @@
 /**
+ * The one time formatter of the tree: every timestamp cnirec writes as text
+ * (API, tail, status, logs, findings) goes through it, in milliseconds or
+ * the store's microseconds.
+ *
  * Timestamps → ISO 8601 strings, exactly as Date#toISOString writes them,
  * without a Date per timestamp. A pod's story or a page of calls formats two
  * timestamps per call and helper; toISOString costs ~1.5 µs each, which was
