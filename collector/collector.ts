@@ -10,6 +10,7 @@
  */
 
 import type { Logger } from 'pino';
+import { createTopic } from '../lib/index.js';
 import type { AssemblerOptions } from './assemble/assembler.js';
 import type { Redactor } from './redact/redact-events.js';
 import { cniProcessPids, describeProcess, isProcessAlive } from './tracer/proc-info.js';
@@ -109,8 +110,8 @@ const STOP_DRAIN_MS = 1_000;
 
 export function createCollector(opts: CollectorOptions): Collector {
   const log = opts.logger;
-  const listeners = new Set<CallListener>();
-  const tracerListeners = new Set<TracerEventListener>();
+  const listeners = createTopic<CallListener>((err) => log.error({ err }, 'a call subscriber failed; its events are dropped'));
+  const tracerListeners = createTopic<TracerEventListener>((err) => log.error({ err }, 'a tracer event subscriber failed'));
   const gaps = new GapTracker();
   const wallClock = new MonoToEpoch(undefined, {
     onStep: (stepUs) => log.warn({ stepMs: Math.round(stepUs / 1000) }, 'the wall clock stepped; calls recorded from now on are dated by the new time'),
@@ -175,13 +176,7 @@ export function createCollector(opts: CollectorOptions): Collector {
     // Redacted here, once per event, so the store and the live tail get the same bytes and neither the raw ones.
     const batch = opts.redactor ? opts.redactor.callEvents(pending) : pending;
     pending = [];
-    for (const l of listeners) {
-      try {
-        l.onEvents(batch);
-      } catch (err) {
-        log.error({ err }, 'a call subscriber failed; its events are dropped');
-      }
-    }
+    listeners.publish((l) => l.onEvents(batch));
   };
 
   const publish = () => {
@@ -266,13 +261,7 @@ export function createCollector(opts: CollectorOptions): Collector {
   const announce = (gap: TracerGap | null) => {
     if (gap === null) return;
     const event: TracerEvent = { type: 'tracer.gap', gap };
-    for (const l of tracerListeners) {
-      try {
-        l.onTracerEvent(event);
-      } catch (err) {
-        log.error({ err }, 'a tracer event subscriber failed');
-      }
-    }
+    tracerListeners.publish((l) => l.onTracerEvent(event));
   };
 
   const onUnexpectedExit = (run: TracerRun, exit: TracerExit) => {
@@ -319,14 +308,8 @@ export function createCollector(opts: CollectorOptions): Collector {
   };
 
   return {
-    subscribe(listener) {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
-    subscribeTracer(listener) {
-      tracerListeners.add(listener);
-      return () => tracerListeners.delete(listener);
-    },
+    subscribe: (listener) => listeners.subscribe(listener),
+    subscribeTracer: (listener) => tracerListeners.subscribe(listener),
     async start() {
       stopping = false;
       timers.push(setInterval(publish, opts.flushIntervalMs ?? 25));

@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import type { CacheDeps } from '../api/index.js';
 import { type CacheListener, createCacheWatcher, type CacheWatcher, type Redactor } from '../collector/index.js';
 import { createCacheStoreListener, createCacheStore, type CacheStatus, type CacheStore } from '../store/index.js';
+import { createTopic } from '../lib/index.js';
 import type { DaemonConfig } from './config.js';
 
 export interface CacheWiring {
@@ -52,22 +53,9 @@ export function createCacheWiring(
     { file: config.db },
   );
   // The store listener first: a tail client told of a change can then find it in the store.
-  const followers = new Set<CacheListener>();
-  const toFollowers: CacheListener = {
-    onCacheEvents(events) {
-      for (const f of followers) {
-        try {
-          f.onCacheEvents(events);
-        } catch (err) {
-          log.error({ err }, 'a CNI cache follower failed; its events are dropped');
-        }
-      }
-    },
-  };
-  const subscribe = (follower: CacheListener) => {
-    followers.add(follower);
-    return () => void followers.delete(follower);
-  };
+  const followers = createTopic<CacheListener>((err) => log.error({ err }, 'a CNI cache follower failed; its events are dropped'));
+  const toFollowers: CacheListener = { onCacheEvents: (events) => followers.publish((f) => f.onCacheEvents(events)) };
+  const subscribe = (follower: CacheListener) => followers.subscribe(follower);
   const status = (): CacheStatus => {
     const w = watcher?.status();
     return {

@@ -7,8 +7,8 @@
  */
 
 import type { CacheListener, CallListener, CniCall, CollectorEvent, TracerEvent, TracerEventListener } from '../../collector/index.js';
+import { createTopic, isoFromMs, isoFromUs } from '../../lib/index.js';
 import { failureFromStreams } from '../present/call-error.js';
-import { isoFromMs, isoFromUs } from '../../lib/index.js';
 import { summaryFromLive } from '../present/call-summary.js';
 import type { CallSummary } from '../schemas/call-summary.js';
 import { createCacheFeed, matchesCacheFilter, type TailCacheMessage } from './tail-cache.js';
@@ -47,7 +47,7 @@ function liveFailure(c: CniCall): string | null {
 }
 
 export function createTailHub(options: TailHubOptions = {}): TailHub {
-  const subscribers = new Set<TailSubscriber>();
+  const subscribers = createTopic<TailSubscriber>((err) => options.onSubscriberError?.(err));
   let droppedClients = 0;
   let droppedMessages = 0;
 
@@ -55,41 +55,25 @@ export function createTailHub(options: TailHubOptions = {}): TailHub {
     const call = summaryFromLive(event.call, liveFailure(event.call));
     // Encoded lazily: an event no client wants costs one summary, not a JSON string.
     let frame: Buffer | null = null;
-    for (const subscriber of subscribers) {
-      if (!matchesFilter(call, subscriber.filter)) continue;
+    subscribers.publish((subscriber) => {
+      if (!matchesFilter(call, subscriber.filter)) return;
       frame ??= encodeMessage({ type: event.type, call });
-      try {
-        subscriber.deliver(event.type, call, frame);
-      } catch (err) {
-        options.onSubscriberError?.(err);
-      }
-    }
+      subscriber.deliver(event.type, call, frame);
+    });
   };
 
   // Fed even with no client connected: it must know every live file to describe a later removal.
   const cacheFeed = createCacheFeed();
   const fanOutCache = (message: TailCacheMessage) => {
     let frame: Buffer | null = null;
-    for (const subscriber of subscribers) {
-      if (subscriber.deliverCache === undefined || !matchesCacheFilter(message.entry, subscriber.filter)) continue;
+    subscribers.publish((subscriber) => {
+      if (subscriber.deliverCache === undefined || !matchesCacheFilter(message.entry, subscriber.filter)) return;
       frame ??= encodeMessage(message);
-      try {
-        subscriber.deliverCache(message, frame);
-      } catch (err) {
-        options.onSubscriberError?.(err);
-      }
-    }
+      subscriber.deliverCache(message, frame);
+    });
   };
 
-  const toEveryone = (frame: Buffer) => {
-    for (const subscriber of subscribers) {
-      try {
-        subscriber.deliverTracer?.(frame);
-      } catch (err) {
-        options.onSubscriberError?.(err);
-      }
-    }
-  };
+  const toEveryone = (frame: Buffer) => subscribers.publish((subscriber) => subscriber.deliverTracer?.(frame));
 
   return {
     onConfEvents(events: readonly ConfEvent[]) {
@@ -113,14 +97,7 @@ export function createTailHub(options: TailHubOptions = {}): TailHub {
     },
     onTracerEvent(event: TracerEvent) {
       if (subscribers.size === 0) return;
-      const frame = encodeMessage({ type: 'tracer.gap', gap: tailGap(event) });
-      for (const subscriber of subscribers) {
-        try {
-          subscriber.deliverTracer?.(frame);
-        } catch (err) {
-          options.onSubscriberError?.(err);
-        }
-      }
+      toEveryone(encodeMessage({ type: 'tracer.gap', gap: tailGap(event) }));
     },
     onCacheEvents(events) {
       const messages = cacheFeed.messagesOf(events);
@@ -131,12 +108,7 @@ export function createTailHub(options: TailHubOptions = {}): TailHub {
       if (subscribers.size === 0) return;
       for (const event of events) fanOut(event);
     },
-    add(subscriber) {
-      subscribers.add(subscriber);
-      return () => {
-        subscribers.delete(subscriber);
-      };
-    },
+    add: (subscriber) => subscribers.subscribe(subscriber),
     recordDrop(messages) {
       droppedClients++;
       droppedMessages += messages;

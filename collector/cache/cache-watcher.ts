@@ -17,7 +17,7 @@
  */
 
 import type { Logger } from 'pino';
-import { isoFromMs } from '../../lib/index.js';
+import { createTopic, isoFromMs } from '../../lib/index.js';
 import { diffObservation, type Known, type Observation } from './cache-diff.js';
 import type { CacheEntry, CacheEvent, CacheListener } from './cache-types.js';
 import { createDirScanner } from './dir-scan.js';
@@ -68,7 +68,7 @@ export interface CacheWatcher {
 
 export function createCacheWatcher(opts: CacheWatcherOptions): CacheWatcher {
   const log = opts.logger;
-  const listeners = new Set<CacheListener>();
+  const listeners = createTopic<CacheListener>((err) => log.error({ err }, 'a cache subscriber failed; its events are dropped'));
   const known = new Map<string, Known>();
   let pending: CacheEvent[] = [];
   let queue: Promise<void> = Promise.resolve();
@@ -82,13 +82,7 @@ export function createCacheWatcher(opts: CacheWatcherOptions): CacheWatcher {
     if (pending.length === 0) return;
     const batch = pending;
     pending = [];
-    for (const l of listeners) {
-      try {
-        l.onCacheEvents(batch);
-      } catch (err) {
-        log.error({ err }, 'a cache subscriber failed; its events are dropped');
-      }
-    }
+    listeners.publish((l) => l.onCacheEvents(batch));
   };
 
   /** Runs `task` after every earlier one; a failure is logged, never propagated (the watcher must not stall). */
@@ -138,10 +132,7 @@ export function createCacheWatcher(opts: CacheWatcherOptions): CacheWatcher {
   };
 
   return {
-    subscribe(listener) {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
+    subscribe: (listener) => listeners.subscribe(listener),
     async start() {
       running = true;
       await enqueue('startup scan', async () => {

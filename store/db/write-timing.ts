@@ -8,7 +8,7 @@
  */
 
 import type { Database } from 'better-sqlite3';
-import { isoFromMs } from '../../lib/index.js';
+import { createTopic, isoFromMs } from '../../lib/index.js';
 
 /** What the write was, for the metrics label. */
 export type WriteKind = 'calls' | 'cache' | 'tracer-events' | 'retention' | 'vacuum' | 'checkpoint' | 'migration';
@@ -44,7 +44,8 @@ export function writeTimingFor(db: Database): WriteTiming {
 }
 
 export function createWriteTiming(now: () => bigint = process.hrtime.bigint): WriteTiming {
-  const observers = new Set<WriteObserver>();
+  // An observer (metrics) failing must never fail a write that succeeded.
+  const observers = createTopic<WriteObserver>(() => undefined);
   let writes = 0;
   let maxSeconds = 0;
   let maxKind: WriteKind | null = null;
@@ -57,21 +58,12 @@ export function createWriteTiming(now: () => bigint = process.hrtime.bigint): Wr
       maxKind = kind;
       maxAt = isoFromMs(Date.now());
     }
-    for (const o of observers) {
-      try {
-        o(kind, seconds);
-      } catch {
-        // An observer (metrics) failing must never fail a write that succeeded.
-      }
-    }
+    observers.publish((o) => o(kind, seconds));
   };
 
   return {
     stats: () => ({ writes, maxSeconds, maxKind, maxAt }),
-    observe(observer) {
-      observers.add(observer);
-      return () => void observers.delete(observer);
-    },
+    observe: (observer) => observers.subscribe(observer),
     time(kind, fn) {
       const start = now();
       try {
