@@ -2,12 +2,15 @@
  * Plugs the cache store into the cache watcher as a CacheListener, and
  * refreshes links and findings on a timer (the calls they depend on arrive
  * on their own schedule). As with calls, nothing thrown here reaches the
- * watcher: a failed batch waits, bounded, and is retried with the next one.
+ * watcher: changes wait in the store's write-behind queue
+ * (store/db/write-behind-queue.ts) while the database refuses them, and one
+ * change it refuses on its own merits is dropped, not retried in front of
+ * every later one.
  */
 
 import type { CacheEvent, CacheListener } from '../../collector/index.js';
 import type { CacheStore } from './cache-store.js';
-import { toStoreError, type StoreError } from '../db/index.js';
+import { createWriteBehindQueue, toStoreError, type StoreError } from '../db/index.js';
 
 export interface CacheStoreListener extends CacheListener {
   readonly pendingCount: number;
@@ -18,6 +21,7 @@ export interface CacheStoreListener extends CacheListener {
   stop(): void;
 }
 
+/** Changes kept while the database refuses them; past this, the oldest go (a later rescan re-announces whatever still exists). */
 const MAX_PENDING = 100_000;
 
 export function createCacheStoreListener(
@@ -25,45 +29,32 @@ export function createCacheStoreListener(
   onError: (err: StoreError) => void,
   opts: { readonly refreshIntervalMs?: number; readonly file?: string } = {},
 ): CacheStoreListener {
-  let pending: CacheEvent[] = [];
-  let dropped = 0;
+  const file = opts.file ?? 'database';
+  const queue = createWriteBehindQueue<CacheEvent>({
+    write: (events) => store.writeCacheEvents(events),
+    onError,
+    toError: (err) => toStoreError(err, file, 'record CNI cache changes in'),
+    maxPending: MAX_PENDING,
+  });
   let timer: NodeJS.Timeout | null = null;
 
-  const flush = () => {
-    if (pending.length === 0) return;
-    try {
-      store.writeCacheEvents(pending);
-      pending = [];
-    } catch (err) {
-      onError(toStoreError(err, opts.file ?? 'database', 'record CNI cache changes in'));
-      if (pending.length > MAX_PENDING) {
-        // Oldest first out: a later rescan re-announces whatever still exists.
-        dropped += pending.length - MAX_PENDING;
-        pending = pending.slice(-MAX_PENDING);
-      }
-    }
-  };
-
   const refresh = () => {
-    flush();
+    queue.flush();
     try {
       store.refresh(Date.now());
     } catch (err) {
-      onError(toStoreError(err, opts.file ?? 'database', 'update CNI cache findings in'));
+      onError(toStoreError(err, file, 'update CNI cache findings in'));
     }
   };
 
   return {
     get pendingCount() {
-      return pending.length;
+      return queue.pendingCount;
     },
     get droppedCount() {
-      return dropped;
+      return queue.droppedCount;
     },
-    onCacheEvents(events) {
-      pending.push(...events);
-      flush();
-    },
+    onCacheEvents: (events) => queue.add(events),
     start() {
       timer ??= setInterval(refresh, opts.refreshIntervalMs ?? 1000);
       timer.unref();
@@ -71,7 +62,7 @@ export function createCacheStoreListener(
     stop() {
       if (timer) clearInterval(timer);
       timer = null;
-      flush();
+      queue.flush();
     },
   };
 }

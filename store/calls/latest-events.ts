@@ -9,17 +9,14 @@
 
 import type { CollectorEvent } from '../../collector/index.js';
 
+/** Of two events of one call, the one that decides its row: the later finished one, else the first. */
+export const laterEvent = (kept: CollectorEvent, next: CollectorEvent): CollectorEvent => (next.type === 'call.finished' ? next : kept);
+
 /** Folds `event` into `latest` (keyed by call id), keeping first-seen order. */
 export function foldEvent(latest: Map<string, CollectorEvent>, event: CollectorEvent): void {
-  const id = event.call.id;
-  const seen = latest.get(id);
-  if (seen === undefined) {
-    latest.set(id, event);
-  } else if (event.type === 'call.finished') {
-    // Map.set on an existing key keeps its position.
-    latest.set(id, event);
-  }
-  // A started event after anything for the same call changes nothing.
+  const seen = latest.get(event.call.id);
+  // Map.set on an existing key keeps its position.
+  latest.set(event.call.id, seen === undefined ? event : laterEvent(seen, event));
 }
 
 export function latestEventPerCall(events: readonly CollectorEvent[]): CollectorEvent[] {

@@ -6,3 +6,4 @@ export { MIGRATIONS, type Migration, migrate } from './migrations.js';
 export { type Database, openDatabase, openReadConnection } from './open-database.js';
 export { EXPORT_TRIGGERS } from './export-schema.js';
 export { type WriteKind, type WriteTiming, type WriteTimingStats, writeTimingFor } from './write-timing.js';
+export { type WriteBehindOptions, type WriteBehindQueue, createWriteBehindQueue } from './write-behind-queue.js';

@@ -1,11 +1,12 @@
 /**
  * Tracer events (started, gap, restarted, stopped) written the way calls
- * are: never throwing at the caller, kept in a small bounded queue while the
- * disk is full or read-only, and written in order once it is back. A gap
- * that happens during a disk outage must still be on record afterwards.
+ * are (store/db/write-behind-queue.ts): never throwing at the caller, kept
+ * in a small bounded queue while the disk is full or read-only, and written
+ * in order once it is back. A gap that happens during a disk outage must
+ * still be on record afterwards.
  */
 
-import { StoreError, isTransientStoreError } from '../db/index.js';
+import { StoreError, createWriteBehindQueue } from '../db/index.js';
 import type { TracerEventKind } from './types.js';
 
 /** Where the queue writes: the call store's tracer event log. */
@@ -31,49 +32,23 @@ interface Pending {
 /** Tracer events are rare (a few per restart): this many cover hours of a crash-looping tracer. */
 const DEFAULT_MAX_PENDING = 1_000;
 
-export function createTracerEventQueue(
-  store: TracerEventSink,
-  onError: (err: StoreError) => void,
-  maxPending = DEFAULT_MAX_PENDING,
-): TracerEventQueue {
-  const pending: Pending[] = [];
-  let dropped = 0;
-
-  const flush = (): boolean => {
-    while (pending.length > 0) {
-      const next = pending[0]!;
-      try {
-        store.recordTracerEvent(next.kind, next.detail, next.atUs);
-      } catch (err) {
-        const storeError = err instanceof StoreError ? err : new StoreError('internal', '', `Cannot record a tracer event: ${String(err)}.`, { cause: err });
-        try {
-          onError(storeError);
-        } catch {
-          // Reporting must not break the caller either.
-        }
-        if (isTransientStoreError(storeError)) return false;
-        dropped++; // refused on its own merits: retrying would fail forever
-      }
-      pending.shift();
-    }
-    return true;
-  };
-
+export function createTracerEventQueue(store: TracerEventSink, onError: (err: StoreError) => void, maxPending = DEFAULT_MAX_PENDING): TracerEventQueue {
+  const queue = createWriteBehindQueue<Pending>({
+    // One event a write: the sink records one at a time, and a batch must be all or nothing.
+    write: ([e]) => store.recordTracerEvent(e!.kind, e!.detail, e!.atUs),
+    maxBatch: 1,
+    onError,
+    toError: (err) => new StoreError('internal', '', `Cannot record a tracer event: ${String(err)}.`, { cause: err }),
+    maxPending,
+  });
   return {
-    record(kind, detail, atUs) {
-      pending.push({ kind, detail, atUs });
-      if (pending.length > maxPending) {
-        pending.shift();
-        dropped++;
-      }
-      flush();
-    },
-    flush,
+    record: (kind, detail, atUs) => queue.add([{ kind, detail, atUs }]),
+    flush: () => queue.flush(),
     get pendingCount() {
-      return pending.length;
+      return queue.pendingCount;
     },
     get droppedCount() {
-      return dropped;
+      return queue.droppedCount;
     },
   };
 }
