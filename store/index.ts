@@ -4,7 +4,7 @@ export { openDatabase, openReadConnection, type Database, StoreError, isTransien
 export { createCallStore, byStartThenId, summaryOfCall, createCallReader, type CallReader, createStoreListener, type StoreListener, type StoreListenerOptions, MAX_PAGE_SIZE, type StoreStatus } from './calls/index.js';
 export type * from './calls/index.js';
 export { createRetentionWorker, type RetentionOptions, type RetentionRun, type RetentionStatus, type RetentionWorker, type RetentionCounts } from './retention/index.js';
-export { type CacheEntryFields, cacheEntryFields, createCacheStoreListener, type CacheReader, createCacheReader, type CacheStore, createCacheStore, type StoredCacheEntry, type StoredIpHolding, type CacheStatus } from './cache/index.js';
+export { type CacheEntryFields, cacheEntryFields, cacheFileWrittenAtMs, createCacheStoreListener, type CacheReader, createCacheReader, type CacheStore, createCacheStore, type StoredCacheEntry, type StoredIpHolding, type CacheStatus } from './cache/index.js';
 export { CACHE_FINDING_KINDS, type CacheFindingKind, type StoredFinding, createCallLoopDetector, createFindingsReader, type FindingsReader, FINDING_SEVERITIES, FINDING_SEVERITY, type FindingSeverity, type FindingGroupPage, type FindingGroupQuery, type StoredFindingGroup, kindsOfSeverity, severityRankOf, MAX_FINDINGS_PAGE } from './findings/index.js';
 export { type StoredTracerEvent, type TracerEventKind, type TracerEventQueue, createTracerEventQueue } from './tracer-events/index.js';
 export {

@@ -7,7 +7,7 @@
  * of one chain both show the entry the chain produced.
  */
 
-import type { StoredCacheEntry, StoredCall } from '../../store/index.js';
+import { cacheFileWrittenAtMs, type StoredCacheEntry, type StoredCall } from '../../store/index.js';
 
 type CallForCache = Pick<StoredCall, 'id' | 'parentId' | 'isVersionProbe' | 'containerId' | 'ifname' | 'startedAtUs'>;
 
@@ -17,13 +17,13 @@ export function cacheEntryForCall(call: CallForCache, network: string | null, en
   // Delegated calls (host-local under bridge) and VERSION probes are not what libcni caches.
   if (call.parentId !== null || call.isVersionProbe || call.containerId === null || call.ifname === null) return null;
   const startedMs = call.startedAtUs / 1000;
+  const distance = (e: StoredCacheEntry) => Math.abs(cacheFileWrittenAtMs(e.fileMtimeMs, e.firstSeenMs) - startedMs);
   let best: StoredCacheEntry | null = null;
   for (const e of entries) {
     if (e.containerId !== call.containerId || e.ifName !== call.ifname) continue;
     // Without a network on either side (light capture, legacy file) container and ifname decide.
     if (network !== null && e.networkName !== null && e.networkName !== network) continue;
-    const written = e.fileMtimeMs > 0 ? e.fileMtimeMs : e.firstSeenMs;
-    if (best === null || Math.abs(written - startedMs) < Math.abs((best.fileMtimeMs > 0 ? best.fileMtimeMs : best.firstSeenMs) - startedMs)) best = e;
+    if (best === null || distance(e) < distance(best)) best = e;
   }
   return best;
 }

@@ -12,6 +12,16 @@
 
 import type { Database } from 'better-sqlite3';
 import { createFindingsLog } from '../findings/index.js';
+import {
+  addWithoutCacheFinding,
+  cacheFileWrittenAtMs,
+  detectionWindow,
+  leakedIpFinding,
+  linkWindow,
+  newLink,
+  noLongerFound,
+  staleEntryFinding,
+} from './cache-link-rules.js';
 
 export interface CacheLinkOptions {
   /** How long after the fact a missing link or a condition is still looked for / judged. */
@@ -38,17 +48,6 @@ const DEL_SUCCEEDED_AFTER = `SELECT 1 FROM calls d
   WHERE d.container_id = c.container_id AND d.ifname = c.ifname AND d.parent_id IS NULL AND d.command = 'DEL' AND d.ok = 1
     AND d.started_at_us > c.started_at_us`;
 const TOP_LEVEL = 'c.parent_id IS NULL AND c.is_version_probe = 0 AND c.container_id = @containerId AND c.ifname = @ifName';
-/**
- * How long after a file appears (or goes) before it is linked: longer than the collector can take to publish
- * a call (its reordering window, the grace after exit and the store's batching).
- */
-const SETTLE_MS = 3_000;
-/**
- * How long a link stays open to a better candidate. On a loaded node the chain's last calls can reach the
- * store after SETTLE_MS (the tracer or the collector catching up): a link made meanwhile took an earlier
- * plugin of the chain, and a better candidate arriving within this time replaces it.
- */
-const RELINK_MS = 30_000;
 /** Clock slack between the file's mtime, our detection time and the tracer's timestamps. */
 const SLACK_US = 2_000_000;
 /**
@@ -71,7 +70,7 @@ export function createCacheLinker(db: Database, opts: CacheLinkOptions = {}): Ca
     // Recent files are retried for the whole window (their ADD may reach the store late); old files found at
     // startup only briefly: their ADD is either in the database already or was never recorded. A file is
     // linked only once it has settled, so every call of its chain has normally been stored: linked earlier, it
-    // could take a plugin that ran before the chain's last one. Young links are looked at again (RELINK_MS).
+    // could take a plugin that ran before the chain's last one. Young links are looked at again (see LinkWindow).
     `SELECT id, container_id, if_name, network_name, file_mtime_ms, first_seen_ms, add_call_id FROM cache_entries
      WHERE container_id IS NOT NULL AND if_name IS NOT NULL AND first_seen_ms <= @settled
        AND ((add_call_id IS NULL AND (file_mtime_ms >= @since OR first_seen_ms >= @briefly)) OR first_seen_ms >= @relink)`,
@@ -154,16 +153,16 @@ export function createCacheLinker(db: Database, opts: CacheLinkOptions = {}): Ca
       OR EXISTS (SELECT 1 FROM calls c WHERE c.id = @id AND EXISTS (${DEL_SUCCEEDED_AFTER})) AS ended`);
 
   const link = db.transaction((nowMs: number) => {
-    const settled = nowMs - SETTLE_MS;
-    const relink = nowMs - RELINK_MS;
-    for (const e of addsToLink.all({ since: nowMs - windowMs, briefly: nowMs - 30_000, settled, relink })) {
-      const writtenUs = (e.file_mtime_ms > 0 ? e.file_mtime_ms : e.first_seen_ms) * 1000;
-      const add = findAdd.get({ containerId: e.container_id, ifName: e.if_name, network: e.network_name, writtenUs });
-      if (add && add.id !== e.add_call_id) setAdd.run(add.id, e.id);
+    const { since, briefly, settled, relink } = linkWindow(nowMs, windowMs);
+    for (const e of addsToLink.all({ since, briefly, settled, relink })) {
+      const writtenUs = cacheFileWrittenAtMs(e.file_mtime_ms, e.first_seen_ms) * 1000;
+      const add = newLink(findAdd.get({ containerId: e.container_id, ifName: e.if_name, network: e.network_name, writtenUs }), e.add_call_id);
+      if (add !== null) setAdd.run(add, e.id);
     }
-    for (const e of delsToLink.all({ since: nowMs - windowMs, settled, relink })) {
-      const del = findDel.get({ containerId: e.container_id, ifName: e.if_name, network: e.network_name, writtenUs: e.file_mtime_ms * 1000, removedUs: e.removed_at_ms * 1000 });
-      if (del && del.id !== e.del_call_id) setDel.run(del.id, e.id);
+    for (const e of delsToLink.all({ since, settled, relink })) {
+      const found = findDel.get({ containerId: e.container_id, ifName: e.if_name, network: e.network_name, writtenUs: e.file_mtime_ms * 1000, removedUs: e.removed_at_ms * 1000 });
+      const del = newLink(found, e.del_call_id);
+      if (del !== null) setDel.run(del, e.id);
     }
   });
 
@@ -173,63 +172,22 @@ export function createCacheLinker(db: Database, opts: CacheLinkOptions = {}): Ca
     const stale = new Set<string>();
     for (const s of staleEntries.all({ beforeUs: before * 1000 })) {
       stale.add(s.path);
-      findings.open(
-        'stale-cache-entry',
-        s.path,
-        {
-          message: `cache entry ${s.path} is still there although DEL of container ${s.container_id} succeeded (call ${s.del_id}): the runtime will replay this stale state on the next DEL/CHECK; delete the file if the container is gone`,
-          path: s.path,
-          containerId: s.container_id,
-          network: s.network_name,
-          callId: s.del_id,
-          podNamespace: s.pod_namespace,
-          podName: s.pod_name,
-        },
-        nowMs,
-      );
+      findings.open('stale-cache-entry', s.path, staleEntryFinding(s), nowMs);
     }
-    for (const subject of findings.openSubjects('stale-cache-entry')) if (!stale.has(subject)) findings.resolve('stale-cache-entry', subject, nowMs);
+    for (const subject of noLongerFound(findings.openSubjects('stale-cache-entry'), stale)) findings.resolve('stale-cache-entry', subject, nowMs);
 
     // Without a watched result directory every reservation would look leaked.
     const leaked = new Set<string>();
     if (watchedSinceMs !== null) {
       for (const l of leakedIps.all({ before })) {
         leaked.add(l.path);
-        findings.open(
-          'leaked-ip',
-          l.path,
-          {
-            message: `host-local holds ${l.ip} in network ${l.network ?? '?'} for container ${l.container_id ?? '(none written)'}, which has no live CNI cache entry: the address is probably leaked (a DEL that never ran or failed); if the container is gone, delete ${l.path}`,
-            path: l.path,
-            ip: l.ip,
-            network: l.network,
-            containerId: l.container_id,
-            podNamespace: l.pod_namespace,
-            podName: l.pod_name,
-          },
-          nowMs,
-        );
+        findings.open('leaked-ip', l.path, leakedIpFinding(l), nowMs);
       }
     }
-    for (const subject of findings.openSubjects('leaked-ip')) if (!leaked.has(subject)) findings.resolve('leaked-ip', subject, nowMs);
+    for (const subject of noLongerFound(findings.openSubjects('leaked-ip'), leaked)) findings.resolve('leaked-ip', subject, nowMs);
 
     if (watchedSinceMs !== null) {
-      const fromUs = Math.max(watchedSinceMs, nowMs - windowMs) * 1000;
-      for (const a of addsWithoutCache.all({ fromUs, toUs: before * 1000 })) {
-        findings.open(
-          'add-without-cache',
-          a.id,
-          {
-            message: `ADD call ${a.id} for container ${a.container_id} (${a.ifname}${a.network ? `, network ${a.network}` : ''}) succeeded but no CNI cache file appeared after it: a later DEL will lack the cached result (a runtime that bypasses libcni's cache, a plugin run by hand, or a cache directory cnirec does not watch)`,
-            containerId: a.container_id,
-            network: a.network,
-            callId: a.id,
-            podNamespace: a.pod_namespace,
-            podName: a.pod_name,
-          },
-          nowMs,
-        );
-      }
+      for (const a of addsWithoutCache.all(detectionWindow(nowMs, graceMs, windowMs, watchedSinceMs))) findings.open('add-without-cache', a.id, addWithoutCacheFinding(a), nowMs);
       for (const subject of findings.openSubjects('add-without-cache')) {
         if (addWithoutCacheEnded.get({ id: subject })?.ended === 1) findings.resolve('add-without-cache', subject, nowMs);
       }

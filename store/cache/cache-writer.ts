@@ -16,21 +16,15 @@ import type { CacheEntry, CacheEvent, IpAllocation } from '../../collector/index
 import { toStoreError } from '../db/index.js';
 import { cacheEntryFields } from './cache-entry-fields.js';
 import { createFindingsLog, FILE_KINDS_SQL } from '../findings/index.js';
+import { goneFromDisk, preloadsLiveRows, reservationChange, versionChange, type OpenReservation } from './cache-write-rules.js';
 
 export interface CacheWriter {
   writeCacheEvents(events: readonly CacheEvent[]): void;
 }
 
-/** From this many events on, a batch preloads the live rows instead of looking each one up. */
-const PRELOAD_AT = 64;
-
 interface LiveEntry {
   readonly id: number;
   readonly digest: string;
-}
-interface OpenReservation {
-  readonly container_id: string | null;
-  readonly if_name: string | null;
 }
 
 /** A map of rows loaded once for a batch, or a lookup per key; either way kept in step with the batch's own writes. */
@@ -103,7 +97,7 @@ export function createCacheWriter(db: Database, opts: { readonly sinceMs: number
   }
 
   const beginBatch = (size: number): Batch => {
-    const large = size >= PRELOAD_AT;
+    const large = preloadsLiveRows(size);
     return {
       live: rowIndex(large ? () => allLive.all().map((r) => [r.path, r] as [string, LiveEntry]) : null, (p) => liveByPath.get(p)),
       hostLocal: rowIndex(large ? () => allOpenHostLocal.all().map((r) => [r.path, r] as [string, OpenReservation]) : null, (p) => openHostLocal.get(p)),
@@ -125,14 +119,15 @@ export function createCacheWriter(db: Database, opts: { readonly sinceMs: number
   const addVersion = (b: Batch, e: CacheEntry, atMs: number) => {
     const live = b.live.get(e.path);
     resolveFileProblems(b, e.path, atMs);
-    if (live && live.digest === e.digest) {
+    const change = versionChange(live, e.digest);
+    if (change.kind === 'touch') {
       const ids = b.touched.get(atMs);
-      if (ids) ids.push(live.id);
-      else b.touched.set(atMs, [live.id]);
+      if (ids) ids.push(change.liveId);
+      else b.touched.set(atMs, [change.liveId]);
       return;
     }
-    if (live) {
-      supersede.run({ at: atMs, id: live.id });
+    if (change.kind === 'replace') {
+      supersede.run({ at: atMs, id: change.liveId });
       closeIps.run({ at: atMs, source: 'cache', path: e.path });
     }
     // The plain columns as they are; the structured ones as JSON text.
@@ -179,9 +174,9 @@ export function createCacheWriter(db: Database, opts: { readonly sinceMs: number
   };
 
   const allocate = (b: Batch, a: IpAllocation, atMs: number) => {
-    const open = b.hostLocal.get(a.path);
-    if (open && open.container_id === a.containerId && open.if_name === a.ifName) return;
-    if (open) release(b, a.path, atMs);
+    const change = reservationChange(b.hostLocal.get(a.path), a, atMs);
+    if (change.kind === 'unchanged') return;
+    if (change.releaseFirst) release(b, a.path, atMs);
     const pod = a.containerId ? podOfContainer.get(a.containerId) : undefined;
     openIp.run({
       ip: a.ip,
@@ -192,8 +187,7 @@ export function createCacheWriter(db: Database, opts: { readonly sinceMs: number
       podName: pod?.pod_name ?? null,
       source: 'host-local',
       path: a.path,
-      // host-local's file mtime is when it reserved the address, also for files found at startup.
-      from: open || a.mtimeMs <= 0 ? atMs : Math.min(atMs, Math.round(a.mtimeMs)),
+      from: change.fromMs,
     });
     b.hostLocal.set(a.path, { container_id: a.containerId, if_name: a.ifName });
   };
@@ -202,8 +196,8 @@ export function createCacheWriter(db: Database, opts: { readonly sinceMs: number
     const live = new Set(livePaths);
     for (const dir of dirs) {
       // Gone while cnirec was not watching: removed now, the best time we know.
-      for (const row of liveUnder.all(dir, dir)) if (!live.has(row.path)) removeVersion(b, row.path, atMs);
-      for (const row of openHostLocalUnder.all(dir, dir)) if (!live.has(row.path)) release(b, row.path, atMs);
+      for (const row of goneFromDisk(liveUnder.all(dir, dir), live)) removeVersion(b, row.path, atMs);
+      for (const row of goneFromDisk(openHostLocalUnder.all(dir, dir), live)) release(b, row.path, atMs);
       findings.resolveFileProblemsUnder(dir, opts.sinceMs, atMs);
     }
   };

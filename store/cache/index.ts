@@ -2,6 +2,7 @@
 
 export { type CacheEntryFields, cacheEntryFields } from './cache-entry-fields.js';
 export { createCacheStoreListener } from './cache-listener.js';
+export { cacheFileWrittenAtMs } from './cache-link-rules.js';
 export { type CacheReader, createCacheReader } from './cache-reader.js';
 export { type CacheStore, createCacheStore } from './cache-store.js';
 export { type StoredCacheEntry, type StoredIpHolding } from './cache-types.js';

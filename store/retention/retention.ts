@@ -24,6 +24,7 @@ import {
   type CallPosition,
   type RetentionCounts,
 } from './retention-prune.js';
+import { checkEveryMs, countedBytes, nextSizeStep, overHighWater, runDue, sizeTarget, walBounds, yieldAfterStepMs } from './retention-policy.js';
 import { createVacuumer } from './retention-vacuum.js';
 import { createTracerEventLog } from '../tracer-events/index.js';
 
@@ -101,14 +102,6 @@ const DEFAULT_BATCH_ROWS = 100;
 const DEFAULT_BATCH_BUDGET_MS = 10;
 // 32 pages of 16 KiB: 512 KiB moved per step, a few ms on any disk.
 const DEFAULT_VACUUM_STEP_PAGES = 32;
-/**
- * Size deletion starts at this fraction of the limit, and deletes down to
- * the low-water mark, not just under it: ingest keeps writing while a run
- * works and until the next size check, and the next run then has room for
- * that instead of deleting a sliver each time (and the file over the limit).
- */
-const HIGH_WATER_MARK = 0.95;
-const LOW_WATER_MARK = 0.85;
 
 export function createRetentionWorker(db: Database, opts: RetentionOptions): RetentionWorker {
   const intervalMs = opts.intervalMs ?? DEFAULT_INTERVAL_MS;
@@ -148,18 +141,15 @@ export function createRetentionWorker(db: Database, opts: RetentionOptions): Ret
       get longestStepMs() {
         return longestStepMs;
       },
-      /**
-       * Runs one transaction, counts it, then gives the event loop at least
-       * as long as the step took: retention never takes more than half of
-       * the daemon's time, so ingest keeps up even on a busy machine.
-       */
+      /** Runs one transaction, counts it, then yields to the event loop (yieldAfterStepMs): ingest keeps up even on a busy machine. */
       async step<T>(fn: () => T): Promise<T> {
         const t0 = performance.now();
         const result = fn();
         const took = performance.now() - t0;
         steps++;
         longestStepMs = Math.max(longestStepMs, took);
-        if (took >= 1) await sleep(took);
+        const pause = yieldAfterStepMs(took);
+        if (pause > 0) await sleep(pause);
         else await nextTurn();
         return result;
       },
@@ -220,23 +210,15 @@ export function createRetentionWorker(db: Database, opts: RetentionOptions): Ret
     return meter.measure();
   };
 
-  /**
-   * Over the limit: deletes the oldest calls until the data (pages in use)
-   * plus the WAL's budget is under the low-water mark. Free pages count as
-   * gone (the vacuum hands them back afterwards) and the WAL as its budget,
-   * not its size of the moment, so the loop needs no checkpoint per batch.
-   */
+  /** Over the limit: deletes the oldest calls, then closed history, until what the limit counts is under its target (retention-policy.ts). */
   const runSizeLimit = async (run: Run): Promise<{ bySize: boolean; overLimit: boolean }> => {
-    const dataBytes = () => {
-      const m = meter.measure();
-      return m.fileBytes - m.freeBytes + walBudgetBytes;
-    };
-    if (dataBytes() <= opts.maxDbBytes * HIGH_WATER_MARK) return { bySize: false, overLimit: false };
-    const target = Math.floor(opts.maxDbBytes * LOW_WATER_MARK);
+    const counted = () => countedBytes(meter.measure(), walBudgetBytes);
+    if (!overHighWater(counted(), opts.maxDbBytes)) return { bySize: false, overLimit: false };
+    const target = sizeTarget(opts.maxDbBytes);
     let position: CallPosition | null = null;
     let callsLeft = true;
-    while (dataBytes() > target && !stopped) {
-      if (callsLeft) {
+    for (let step = nextSizeStep(counted(), target, callsLeft); step !== 'done' && !stopped; step = nextSizeStep(counted(), target, callsLeft)) {
+      if (step === 'calls') {
         const batch = await callBatch(run, NO_CUTOFF, position);
         addCounts(run.deleted, { calls: batch.calls, helpers: batch.helpers });
         position = batch.position;
@@ -246,7 +228,7 @@ export function createRetentionWorker(db: Database, opts: RetentionOptions): Ret
         if (horizonUs !== null) await deleteHistory(run, Math.floor(horizonUs / 1000), true);
       } else if ((await deleteHistory(run, NO_CUTOFF, true)) === 0) {
         // Only calls in flight and the node's live cache state are left.
-        return { bySize: true, overLimit: dataBytes() > opts.maxDbBytes };
+        return { bySize: true, overLimit: counted() > opts.maxDbBytes };
       }
     }
     return { bySize: true, overLimit: false };
@@ -327,25 +309,21 @@ export function createRetentionWorker(db: Database, opts: RetentionOptions): Ret
   };
 
   /** Cheap (three pragmas and a stat): whether the size limit needs a run before the interval is up. */
-  const overSize = () => {
-    if (opts.maxDbBytes <= 0) return false;
-    const m = meter.measure();
-    return m.fileBytes - m.freeBytes + walBudgetBytes > opts.maxDbBytes * HIGH_WATER_MARK;
-  };
+  const overSize = () => opts.maxDbBytes > 0 && overHighWater(countedBytes(meter.measure(), walBudgetBytes), opts.maxDbBytes);
 
   let lastRunEndMs = Number.NEGATIVE_INFINITY;
   const schedule = (delayMs: number) => {
     if (stopped || !enabled) return;
     timer = setTimeout(() => {
       timer = null;
-      // A flood can fill the database faster than the interval: check the size every second in between.
-      if (performance.now() - lastRunEndMs < intervalMs && !overSize()) {
-        schedule(Math.min(sizeCheckMs, intervalMs));
+      // A flood can fill the database faster than the interval: the size is checked every second in between.
+      if (!runDue(performance.now() - lastRunEndMs, intervalMs, overSize)) {
+        schedule(checkEveryMs(sizeCheckMs, intervalMs));
         return;
       }
       void guardedRun().then(() => {
         lastRunEndMs = performance.now();
-        schedule(Math.min(sizeCheckMs, intervalMs));
+        schedule(checkEveryMs(sizeCheckMs, intervalMs));
       });
     }, delayMs);
     // The daemon is kept alive by its server and tracer, not by housekeeping.
@@ -380,22 +358,15 @@ export function createRetentionWorker(db: Database, opts: RetentionOptions): Ret
   };
 }
 
-/**
- * The WAL is disk the database takes, and in WAL mode it sits at its high
- * water mark between checkpoints: at SQLite's defaults (1000 pages, here
- * 16 MiB) it alone would be half of a 32 MiB limit. So a size limit also
- * bounds the WAL to a sixteenth of it (between 1 and 16 MiB): checkpoint
- * after that much (smaller checkpoints are also shorter stalls), and cut the
- * file back to it after each one. Only ever lowers what open-database chose.
- * Returns the WAL budget in bytes, which the size limit reserves.
- */
+/** Applies walBounds (retention-policy.ts) to the connection; returns the WAL budget in bytes, which the size limit reserves. */
 function boundWal(db: Database, maxDbBytes: number): number {
-  const pageSize = db.pragma('page_size', { simple: true }) as number;
-  const budget = Math.min(16 * 1024 * 1024, Math.max(1024 * 1024, Math.floor(maxDbBytes / 16)));
-  const pages = Math.max(16, Math.floor(budget / pageSize));
-  const current = db.pragma('wal_autocheckpoint', { simple: true }) as number;
-  if (current <= 0 || pages < current) db.pragma(`wal_autocheckpoint = ${pages}`);
-  const limit = db.pragma('journal_size_limit', { simple: true }) as number;
-  if (limit < 0 || budget < limit) db.pragma(`journal_size_limit = ${budget}`);
-  return budget;
+  const bounds = walBounds(maxDbBytes, db.pragma('page_size', { simple: true }) as number, {
+    autocheckpointPages: db.pragma('wal_autocheckpoint', { simple: true }) as number,
+    journalSizeLimit: db.pragma('journal_size_limit', { simple: true }) as number,
+  });
+  const pages = bounds.autocheckpointPages;
+  if (pages !== null) db.pragma(`wal_autocheckpoint = ${pages}`);
+  const budget = bounds.journalSizeLimit;
+  if (budget !== null) db.pragma(`journal_size_limit = ${budget}`);
+  return bounds.budgetBytes;
 }
