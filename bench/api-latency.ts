@@ -58,6 +58,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import BetterSqlite3 from 'better-sqlite3';
 import { DEFAULT_PAGE_SIZE } from '../api/schemas/call-query.js';
 import { settings } from '../daemon/config.js';
@@ -148,7 +149,6 @@ function sh(cmd: string, args: readonly string[]): string {
   }
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 // ------------------------------------------------------------------ daemon
 

@@ -42,10 +42,12 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlink
 import net from 'node:net';
 import { cpus, release, tmpdir, totalmem } from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { programText } from '../bpf/program.js';
 import { startBenchDaemon, type BenchDaemon } from './lib/daemon-process.js';
 import { allPids, descendants, killTree, procStat } from './lib/proc-tree.js';
+import { cpuTotals, median } from './lib/stats.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const COMMAND = 'node dist/bench/overhead.js';
@@ -150,10 +152,6 @@ function hasCommand(name: string): boolean {
   return sh('sh', ['-c', `command -v ${name}`]) !== '';
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}
-
 function waitExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
   return new Promise((resolve) => {
@@ -242,12 +240,6 @@ const RETRY_UNTIL_MS = 6 * 60_000;
  */
 const NICE = ['nice', '-n', '-20'];
 
-function cpuTimes(): { busy: number; total: number } {
-  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1, 9).map(Number);
-  const total = f.reduce((a, b) => a + b, 0);
-  return { busy: total - f[3]! - f[4]!, total };
-}
-
 /**
  * Waits, within the run's total gate budget, until the node is quiet: no
  * foreign tracer (up to 20 s) and under QUIET_BUSY of all CPUs busy over
@@ -261,9 +253,9 @@ async function quietGate(): Promise<{ busy: number; foreign: string[] }> {
   const foreignDeadline = start + Math.min(20_000, gateBudgetMs);
   try {
     for (;;) {
-      const a = cpuTimes();
+      const a = cpuTotals();
       await sleep(500);
-      const b = cpuTimes();
+      const b = cpuTotals();
       const busy = (b.busy - a.busy) / Math.max(1, b.total - a.total);
       const foreign = foreignTracers();
       const now = Date.now();
@@ -707,12 +699,6 @@ async function attribution(opts: Options, ddCount: number): Promise<Attribution>
 }
 
 // ------------------------------------------------------------------ stats
-
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-}
 
 interface Cell {
   /** 'clean': only samples without a foreign tracer around; 'all': too few of those */

@@ -1,6 +1,7 @@
-/** Percentiles and the CPU bookkeeping the API latency benchmark reports with every measurement. */
+/** Percentiles, medians and the CPU and memory bookkeeping the benchmarks report with their measurements. */
 
 import { readFileSync } from 'node:fs';
+import { procStat } from './proc-tree.js';
 
 export interface Distribution {
   readonly n: number;
@@ -33,6 +34,13 @@ export function distribution(values: readonly number[]): Distribution {
   };
 }
 
+/** The middle value (the mean of the two middle ones for an even count). */
+export function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
 /** Three decimals: µs resolution on millisecond values. */
 export function round(x: number, digits = 3): number {
   const f = 10 ** digits;
@@ -41,27 +49,20 @@ export function round(x: number, digits = 3): number {
 
 // --------------------------------------------------------------------- CPU
 
-interface CpuTotals {
+/** All CPUs' time since boot from /proc/stat, in clock ticks: busy, and in all. */
+export interface CpuTotals {
   readonly busy: number;
   readonly total: number;
 }
 
-function cpuTotals(): CpuTotals {
+export function cpuTotals(): CpuTotals {
   const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1, 9).map(Number);
   const total = f.reduce((a, b) => a + b, 0);
   return { busy: total - f[3]! - f[4]!, total };
 }
 
 /** utime + stime of a process, in clock ticks; 0 when it is gone. */
-export function processTicks(pid: number): number {
-  try {
-    const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const rest = s.slice(s.lastIndexOf(')') + 2).split(' ');
-    return Number(rest[11]) + Number(rest[12]);
-  } catch {
-    return 0;
-  }
-}
+export const processTicks = (pid: number): number => procStat(pid)?.ticks ?? 0;
 
 export interface CpuShare {
   /** Busy share of all CPUs (0..1) over the window. */
