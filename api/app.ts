@@ -31,6 +31,11 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
     frameworkErrors: answerFrameworkError,
   });
   // Zod validates requests and shapes responses; the same schemas feed the OpenAPI document.
+  // The busy routes (a page of calls, a pod's story) bypass the zod serializer with their own
+  // (present/fast-json.ts): it walks every field of every call through the schema before
+  // JSON.stringify, which cost more than the query for a page of 100 calls or a story of 300 trees
+  // (bench/README.md, "API latency"). Their bodies come from the typed mappers of api/present,
+  // which build exactly the schema's shape, and the route tests check each against its schema.
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
 

@@ -3,8 +3,8 @@
  * pod story). fastify-type-provider-zod encodes every response through its
  * zod schema before JSON.stringify; for a page of 100 calls or a pod's 300
  * trees that walk cost more than the query (bench/results/api-latency.md).
- * These responses are built only by the typed mappers in api/present and
- * api/schemas, whose output has exactly the schema's shape, so plain
+ * These responses are built only by the typed mappers in api/present,
+ * whose output has exactly the schema's shape, so plain
  * JSON.stringify says the same; the route tests check every such response
  * against its zod schema. Error responses keep the same plain path.
  */
