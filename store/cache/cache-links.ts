@@ -12,16 +12,7 @@
 
 import type { Database } from 'better-sqlite3';
 import { createFindingsLog } from '../findings/index.js';
-import {
-  addWithoutCacheFinding,
-  cacheFileWrittenAtMs,
-  detectionWindow,
-  leakedIpFinding,
-  linkWindow,
-  newLink,
-  noLongerFound,
-  staleEntryFinding,
-} from './cache-link-rules.js';
+import { addWithoutCacheFinding, cacheFileWrittenAtMs, detectionWindow, leakedIpFinding, linkWindow, newLink, noLongerFound, staleEntryFinding } from './cache-link-rules.js';
 
 export interface CacheLinkOptions {
   /** How long after the fact a missing link or a condition is still looked for / judged. */

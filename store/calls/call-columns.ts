@@ -1,7 +1,7 @@
 /**
  * The one list of a call's columns, and of a helper's: for each, its SQL
- * declaration, the field of the stored shape it reads back as, and how it is
- * computed from what the collector published. Everything else is derived
+ * declaration and how it is computed from what the collector published; it
+ * reads back as the field named after it (FieldName). Everything else is derived
  * from these two lists: the INSERT, finish UPDATE and SELECT column lists,
  * the row and stored types (below and in types.ts), the row builders
  * (call-rows.ts) and the decoders (call-decode.ts). A new column is one line
@@ -54,7 +54,7 @@ export type ColumnRole = 'field' | 'stream-total' | 'stream-truncated' | 'stream
 
 export interface Column<A extends unknown[], N extends string, F extends string, S extends SqlValue, T, R extends ColumnRole, D extends boolean> {
   readonly name: N;
-  /** The stored shape's field: camelCase of the column, or the stream's name for a stream's parts. */
+  /** The stored shape's field (see FieldName), or the stream's name for a stream's parts. */
   readonly field: F;
   readonly type: ColumnType<S, T>;
   readonly role: R;
@@ -69,13 +69,18 @@ export interface Column<A extends unknown[], N extends string, F extends string,
   readonly encode: (...args: A) => S;
 }
 
+type Camel<S extends string> = S extends `${infer Head}_${infer Tail}` ? `${Head}${Capitalize<Camel<Tail>>}` : S;
+/** A column's field in the stored shape: its name in camelCase, a JSON column's without `_json` (`pod_uid` → `podUid`, `argv_json` → `argv`). */
+export type FieldName<N extends string> = Camel<N extends `${infer Json}_json` ? Json : N>;
+const fieldName = <N extends string>(name: N): FieldName<N> => name.replace(/_json$/, '').replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()) as FieldName<N>;
+
 /** Column constructors for rows built from `A`. */
 function columnsOf<A extends unknown[]>() {
   return {
-    field: <const N extends string, const F extends string, S extends SqlValue, T>(name: N, field: F, type: ColumnType<S, T>, encode: (...args: A) => S) =>
-      ({ name, field, type, role: 'field', detail: false, encode }) as Column<A, N, F, S, T, 'field', false>,
-    detailField: <const N extends string, const F extends string, S extends SqlValue, T>(name: N, field: F, type: ColumnType<S, T>, encode: (...args: A) => S) =>
-      ({ name, field, type, role: 'field', detail: true, encode }) as Column<A, N, F, S, T, 'field', true>,
+    field: <const N extends string, S extends SqlValue, T>(name: N, type: ColumnType<S, T>, encode: (...args: A) => S) =>
+      ({ name, field: fieldName(name), type, role: 'field', detail: false, encode }) as Column<A, N, FieldName<N>, S, T, 'field', false>,
+    detailField: <const N extends string, S extends SqlValue, T>(name: N, type: ColumnType<S, T>, encode: (...args: A) => S) =>
+      ({ name, field: fieldName(name), type, role: 'field', detail: true, encode }) as Column<A, N, FieldName<N>, S, T, 'field', true>,
     /**
      * A stream's total size, truncated flag and bytes, in that order. `of`
      * takes the row's first argument only (the call or the helper): the
@@ -120,31 +125,31 @@ const call = columnsOf<[CniCall]>();
 
 /** Known when the plugin is exec'd (the assembler's `CallState.base`): the same in the started and finished snapshots. */
 export const EXEC_TABLE = [
-  call.field('id', 'id', text(), (c) => c.id),
-  call.field('command', 'command', textOrNull(), (c) => c.command),
-  call.field('plugin', 'plugin', text(), (c) => c.plugin),
-  call.field('path', 'path', text(), (c) => c.path),
-  call.field('pid', 'pid', int(), (c) => c.pid),
-  call.field('ppid', 'ppid', int(), (c) => c.ppid),
-  call.field('parent_id', 'parentId', textOrNull(), (c) => c.parentId),
-  call.field('parent_pid', 'parentPid', intOrNull(), (c) => c.parentProcess?.pid ?? null),
-  call.field('parent_comm', 'parentComm', textOrNull(), (c) => c.parentProcess?.comm ?? null),
-  call.field('parent_exe', 'parentExe', textOrNull(), (c) => c.parentProcess?.exe ?? null),
-  call.field('container_id', 'containerId', textOrNull(), (c) => c.containerId),
-  call.field('netns', 'netns', textOrNull(), (c) => c.netns),
-  call.field('ifname', 'ifname', textOrNull(), (c) => c.ifname),
-  call.detailField('cni_args', 'cniArgs', textOrNull(), (c) => c.cniArgs),
-  call.field('pod_namespace', 'podNamespace', textOrNull(), (c) => c.pod?.namespace ?? null),
-  call.field('pod_name', 'podName', textOrNull(), (c) => c.pod?.name ?? null),
-  call.field('pod_uid', 'podUid', textOrNull(), (c) => c.pod?.uid ?? null),
-  call.field('pod_infra_container_id', 'podInfraContainerId', textOrNull(), (c) => c.pod?.infraContainerId ?? null),
-  call.field('trace_parent', 'traceParent', textOrNull(), (c) => c.traceParent),
-  call.field('is_version_probe', 'isVersionProbe', flag(), (c) => bit(c.isVersionProbe)),
+  call.field('id', text(), (c) => c.id),
+  call.field('command', textOrNull(), (c) => c.command),
+  call.field('plugin', text(), (c) => c.plugin),
+  call.field('path', text(), (c) => c.path),
+  call.field('pid', int(), (c) => c.pid),
+  call.field('ppid', int(), (c) => c.ppid),
+  call.field('parent_id', textOrNull(), (c) => c.parentId),
+  call.field('parent_pid', intOrNull(), (c) => c.parentProcess?.pid ?? null),
+  call.field('parent_comm', textOrNull(), (c) => c.parentProcess?.comm ?? null),
+  call.field('parent_exe', textOrNull(), (c) => c.parentProcess?.exe ?? null),
+  call.field('container_id', textOrNull(), (c) => c.containerId),
+  call.field('netns', textOrNull(), (c) => c.netns),
+  call.field('ifname', textOrNull(), (c) => c.ifname),
+  call.detailField('cni_args', textOrNull(), (c) => c.cniArgs),
+  call.field('pod_namespace', textOrNull(), (c) => c.pod?.namespace ?? null),
+  call.field('pod_name', textOrNull(), (c) => c.pod?.name ?? null),
+  call.field('pod_uid', textOrNull(), (c) => c.pod?.uid ?? null),
+  call.field('pod_infra_container_id', textOrNull(), (c) => c.pod?.infraContainerId ?? null),
+  call.field('trace_parent', textOrNull(), (c) => c.traceParent),
+  call.field('is_version_probe', flag(), (c) => bit(c.isVersionProbe)),
   // Whole microseconds since the Unix epoch (the collector's fraction is dropped).
-  call.field('started_at_us', 'startedAtUs', int(), (c) => wholeUs(c.startedAtUs)),
-  call.field('capture_mode', 'captureMode', text<CaptureMode>(), (c) => c.captureMode),
-  call.detailField('argv_json', 'argv', json<readonly string[]>(), (c) => JSON.stringify(c.argv)),
-  call.detailField('env_json', 'env', json<Readonly<Record<string, string>>>(), (c) => JSON.stringify(c.env)),
+  call.field('started_at_us', int(), (c) => wholeUs(c.startedAtUs)),
+  call.field('capture_mode', text<CaptureMode>(), (c) => c.captureMode),
+  call.detailField('argv_json', json<readonly string[]>(), (c) => JSON.stringify(c.argv)),
+  call.detailField('env_json', json<Readonly<Record<string, string>>>(), (c) => JSON.stringify(c.env)),
 ] as const;
 
 /**
@@ -154,17 +159,17 @@ export const EXEC_TABLE = [
  * facts later, move their columns here.
  */
 export const FINISH_TABLE = [
-  call.field('status', 'status', text<CallStatus>(), (c) => c.status),
-  call.field('incomplete_reason', 'incompleteReason', textOrNull(), (c) => c.incompleteReason),
-  call.field('ended_at_us', 'endedAtUs', intOrNull(), (c) => wholeUsOrNull(c.endedAtUs)),
-  call.field('duration_us', 'durationUs', intOrNull(), (c) => (c.durationUs === null ? null : Math.round(c.durationUs))),
-  call.field('exit_code', 'exitCode', intOrNull(), (c) => c.outcome?.exitCode ?? null),
-  call.field('signal', 'signal', intOrNull(), (c) => c.outcome?.signal ?? null),
+  call.field('status', text<CallStatus>(), (c) => c.status),
+  call.field('incomplete_reason', textOrNull(), (c) => c.incompleteReason),
+  call.field('ended_at_us', intOrNull(), (c) => wholeUsOrNull(c.endedAtUs)),
+  call.field('duration_us', intOrNull(), (c) => (c.durationUs === null ? null : Math.round(c.durationUs))),
+  call.field('exit_code', intOrNull(), (c) => c.outcome?.exitCode ?? null),
+  call.field('signal', intOrNull(), (c) => c.outcome?.signal ?? null),
   // Null when the call's end was never seen.
-  call.field('core_dumped', 'coreDumped', flagOrNull(), (c) => coreDumpedOf(c.outcome)),
+  call.field('core_dumped', flagOrNull(), (c) => coreDumpedOf(c.outcome)),
   // Exit 0 and no signal; null while running or when the outcome is unknown (incomplete).
-  call.field('ok', 'ok', flagOrNull(), (c) => okOf(c.outcome)),
-  call.field('lost_records', 'lostRecords', flag(), (c) => bit(c.lostRecords)),
+  call.field('ok', flagOrNull(), (c) => okOf(c.outcome)),
+  call.field('lost_records', flag(), (c) => bit(c.lostRecords)),
   ...call.stream('stdin', (c) => c.stdin),
   ...call.stream('stdout', (c) => c.stdout),
   ...call.stream('stderr', (c) => c.stderr),
@@ -180,18 +185,18 @@ const helper = columnsOf<[HelperProcess, string, number]>();
 
 /** Every column of `helpers` but its rowid `id`, in INSERT order; a helper's row is built from it, its call's id and its position. */
 export const HELPER_TABLE = [
-  helper.field('call_id', 'callId', text(), (_h, callId) => callId),
+  helper.field('call_id', text(), (_h, callId) => callId),
   // Order within its call, from 0.
-  helper.field('seq', 'seq', int(), (_h, _callId, seq) => seq),
-  helper.field('pid', 'pid', int(), (h) => h.pid),
-  helper.field('ppid', 'ppid', int(), (h) => h.ppid),
-  helper.field('path', 'path', text(), (h) => h.path),
-  helper.field('started_at_us', 'startedAtUs', int(), (h) => wholeUs(h.startedAtUs)),
-  helper.field('ended_at_us', 'endedAtUs', intOrNull(), (h) => wholeUsOrNull(h.endedAtUs)),
-  helper.field('exit_code', 'exitCode', intOrNull(), (h) => h.outcome?.exitCode ?? null),
-  helper.field('signal', 'signal', intOrNull(), (h) => h.outcome?.signal ?? null),
-  helper.field('core_dumped', 'coreDumped', flagOrNull(), (h) => coreDumpedOf(h.outcome)),
-  helper.field('argv_json', 'argv', json<readonly string[]>(), (h) => JSON.stringify(h.argv)),
+  helper.field('seq', int(), (_h, _callId, seq) => seq),
+  helper.field('pid', int(), (h) => h.pid),
+  helper.field('ppid', int(), (h) => h.ppid),
+  helper.field('path', text(), (h) => h.path),
+  helper.field('started_at_us', int(), (h) => wholeUs(h.startedAtUs)),
+  helper.field('ended_at_us', intOrNull(), (h) => wholeUsOrNull(h.endedAtUs)),
+  helper.field('exit_code', intOrNull(), (h) => h.outcome?.exitCode ?? null),
+  helper.field('signal', intOrNull(), (h) => h.outcome?.signal ?? null),
+  helper.field('core_dumped', flagOrNull(), (h) => coreDumpedOf(h.outcome)),
+  helper.field('argv_json', json<readonly string[]>(), (h) => JSON.stringify(h.argv)),
   ...helper.stream('stdout', (h) => h.stdout),
   ...helper.stream('stderr', (h) => h.stderr),
   helper.redactions((h) => (h.stdout.redactions || h.stderr.redactions ? redactionsOf({ stdout: h.stdout, stderr: h.stderr }) : null)),

@@ -1,8 +1,5 @@
 // A CNI cache change the database refuses (here: a format its CHECK constraint does not know) is dropped alone:
 // the changes after it are stored, instead of piling up behind it until 100,000 of them are thrown away.
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CacheEntry, CacheEvent } from '../../collector/cache/cache-types.js';
 import { createCacheStoreListener } from '../../store/cache/cache-listener.js';
@@ -34,19 +31,10 @@ const entry = (cid: string, over: Partial<CacheEntry> = {}): CacheEntry => ({
 const added = (e: CacheEntry): CacheEvent => ({ type: 'cache.added', entry: e, atMs: T0 + 1 });
 
 describe('the cache store listener', () => {
-  let dir: string;
   let db: Database;
   let store: CacheStore;
-
-  beforeEach(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cnirec-cache-listener-'));
-    db = openDatabase(path.join(dir, 'c.db'));
-    store = createCacheStore(db, { sinceMs: T0 });
-  });
-  afterEach(() => {
-    db.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  beforeEach(() => void (store = createCacheStore((db = openDatabase(':memory:')), { sinceMs: T0 })));
+  afterEach(() => db.close());
 
   it('drops a change the database refuses and stores everything around and after it', () => {
     const errors: StoreError[] = [];

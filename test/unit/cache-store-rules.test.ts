@@ -1,16 +1,7 @@
 // What the cache store decides, without a database: how a watcher event changes the stored rows, and how the
 // linker picks entries, links calls and words and resolves its findings.
 import { describe, expect, it } from 'vitest';
-import {
-  addWithoutCacheFinding,
-  cacheFileWrittenAtMs,
-  detectionWindow,
-  leakedIpFinding,
-  linkWindow,
-  newLink,
-  noLongerFound,
-  staleEntryFinding,
-} from '../../store/cache/cache-link-rules.js';
+import { addWithoutCacheFinding, cacheFileWrittenAtMs, detectionWindow, leakedIpFinding, linkWindow, newLink, noLongerFound, staleEntryFinding } from '../../store/cache/cache-link-rules.js';
 import { goneFromDisk, preloadsLiveRows, reservationChange, versionChange } from '../../store/cache/cache-write-rules.js';
 
 const NOW = 1_763_750_000_000;
