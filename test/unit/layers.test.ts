@@ -27,6 +27,7 @@ describe('the layer rule', () => {
     ['store/calls/probe.ts', '../../daemon/index.js', 'store/ must not import daemon/'],
     ['api/routes/probe.ts', '../../cli/main.js', 'api/ must not import cli/'],
     ['daemon/probe.ts', '../cli/main.js', 'daemon/ must not import cli/'],
+    ['lib/probe.ts', '../bpf/index.js', 'lib/ must not import bpf/'],
   ])('refuses an import against the data flow: %s importing %s', async (file, specifier, said) => {
     const messages = await restrictedImports(file, specifier);
     expect(messages).toHaveLength(1);
@@ -38,6 +39,7 @@ describe('the layer rule', () => {
     ['daemon/probe.ts', '../collector/tracer/tracer-run.js', 'through collector/index.ts'],
     ['cli/probe.ts', '../daemon/run.js', 'through daemon/index.ts'],
     ['store/calls/probe.ts', '../cache/cache-reader.js', 'through store/cache/index.ts'],
+    ['collector/probe.ts', '../lib/topic.js', 'through lib/index.ts'],
   ])('refuses an import past a folder index: %s importing %s', async (file, specifier, said) => {
     const messages = await restrictedImports(file, specifier);
     expect(messages).toHaveLength(1);
@@ -50,6 +52,7 @@ describe('the layer rule', () => {
     ['store/calls/probe.ts', './call-reader.js'],
     ['collector/assemble/probe.ts', '../tracer/canary.js'],
     ['cli/probe.ts', '../daemon/index.js'],
+    ['collector/cache/probe.ts', '../../lib/index.js'],
     ['test/unit/probe.test.ts', '../../store/calls/call-reader.js'],
     ['bench/probe.ts', '../collector/assemble/assembler.js'],
   ])('allows %s to import %s', async (file, specifier) => {
