@@ -23,6 +23,7 @@ import {
   type Requested,
 } from '../collector/index.js';
 import { createConfHistory, createConfigFailureDetector, createGcChecks, createPluginBinaries, createRecordKnowledge } from '../store/index.js';
+import { createTopic } from '../lib/index.js';
 import type { DaemonConfig } from './config.js';
 
 /** Findings from calls and conf versions: a look every few seconds is soon enough. */
@@ -54,7 +55,7 @@ export function createNodeSetupWiring(
   const gc = createGcChecks(db);
   const configFailures = createConfigFailureDetector(db);
   const hasher = createBinaryHasher();
-  const followers = new Set<ConfListener>();
+  const followers = createTopic<ConfListener>((err) => log.error({ err }, 'a CNI conf follower failed; its events are dropped'));
   const changes = { added: 0, changed: 0, removed: 0 };
   let watcher: ConfWatcher | null = null;
   let watchedFiles = 0;
@@ -113,13 +114,7 @@ export function createNodeSetupWiring(
         }
       }
       if (startup) return;
-      for (const f of followers) {
-        try {
-          f.onConfEvents(events);
-        } catch (err) {
-          log.error({ err }, 'a CNI conf follower failed; its events are dropped');
-        }
-      }
+      followers.publish((f) => f.onConfEvents(events));
       refreshReport();
     },
   };
@@ -181,10 +176,7 @@ export function createNodeSetupWiring(
       status,
     },
     callListener,
-    subscribeConf(listener) {
-      followers.add(listener);
-      return () => void followers.delete(listener);
-    },
+    subscribeConf: (listener) => followers.subscribe(listener),
     async start() {
       const dirs = confDirsToWatch({ requested, env: process.env });
       watcher = createConfWatcher({

@@ -13,6 +13,7 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
+import { createTopic } from '../../lib/index.js';
 import { createDirWatches } from '../cache/dir-watches.js';
 import { lstatOrNull, statKey } from '../cache/read-bounded.js';
 import { confKindOf } from './conf-file.js';
@@ -54,7 +55,7 @@ interface Known {
 
 export function createConfWatcher(opts: ConfWatcherOptions): ConfWatcher {
   const log = opts.logger;
-  const listeners = new Set<ConfListener>();
+  const listeners = createTopic<ConfListener>((err) => log.error({ err }, 'a conf dir subscriber failed; its events are dropped'));
   const known = new Map<string, Known>();
   let pending: ConfEvent[] = [];
   let queue: Promise<void> = Promise.resolve();
@@ -65,13 +66,7 @@ export function createConfWatcher(opts: ConfWatcherOptions): ConfWatcher {
     if (pending.length === 0) return;
     const batch = pending;
     pending = [];
-    for (const l of listeners) {
-      try {
-        l.onConfEvents(batch);
-      } catch (err) {
-        log.error({ err }, 'a conf dir subscriber failed; its events are dropped');
-      }
-    }
+    listeners.publish((l) => l.onConfEvents(batch));
   };
   const enqueue = (what: string, task: () => void): Promise<void> => {
     queue = queue
@@ -136,10 +131,7 @@ export function createConfWatcher(opts: ConfWatcherOptions): ConfWatcher {
 
   return {
     dirs: opts.dirs,
-    subscribe(listener) {
-      listeners.add(listener);
-      return () => void listeners.delete(listener);
-    },
+    subscribe: (listener) => listeners.subscribe(listener),
     async start() {
       running = true;
       await enqueue('startup scan', () => {
