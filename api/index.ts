@@ -7,7 +7,8 @@
 
 export { buildApp } from './app.js';
 export type { ApiDeps, CacheDeps, NodeCniDeps, NodeCniStatus } from './deps.js';
-export { presentReport, type ConfDiffBody, type ConfVersionBody, type DoctorReportBody, type RecordKnowledgeBody } from './schemas/node-cni.js';
+export { presentReport } from './present/node-cni.js';
+export type { ConfDiffBody, ConfVersionBody, DoctorReportBody, RecordKnowledgeBody } from './schemas/node-cni.js';
 
 export type { CacheEntry, CacheList, IpHistory, IpHolding } from './schemas/cache.js';
 export type { CallDetail } from './schemas/call-detail.js';

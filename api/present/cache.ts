@@ -8,8 +8,7 @@ import type { z } from 'zod';
 import { isoFromMs } from '../../lib/index.js';
 import type { CacheEntryFields, StoredCacheEntry, StoredIpHolding } from '../../store/index.js';
 import type { cacheEntrySchema, ipHoldingSchema } from '../schemas/cache.js';
-
-const isoFromMsOrNull = (ms: number | null): string | null => (ms === null ? null : isoFromMs(ms));
+import { isoFromMsOrNull } from './time.js';
 
 type CacheFileFields = 'path' | 'format' | 'containerId' | 'networkName' | 'ifName' | 'netns' | 'podNamespace' | 'podName' | 'podUid' | 'ips';
 

@@ -25,15 +25,12 @@ import {
   doctorReportSchema,
   gcListSchema,
   gcQuerySchema,
-  presentBinary,
-  presentConfVersion,
-  presentGc,
-  presentRecord,
-  presentReport,
   recordKnowledgeSchema,
   versionParamsSchema,
   versionsQuerySchema,
 } from '../schemas/node-cni.js';
+import { presentBinary, presentConfVersion, presentGc, presentRecord, presentReport } from '../present/node-cni.js';
+import { isoFromMs } from '../../lib/index.js';
 
 const versionNotFound = (id: number) => new ApiError(404, 'not_found', `No conf file version ${id} is recorded (it may have been deleted by retention).`);
 
@@ -136,7 +133,7 @@ const callIdParams = z.object({ id: z.string().min(1).max(128).describe('A call 
 
 function unifiedDiff(from: StoredConfVersionWithBytes | null, to: StoredConfVersionWithBytes): string {
   const text = (v: StoredConfVersionWithBytes | null) => (v?.bytes ? v.bytes.toString('utf8') : '');
-  const label = (v: StoredConfVersionWithBytes | null) => (v ? `${v.path} (version ${v.id}, ${new Date(v.validFromMs).toISOString()})` : '/dev/null');
+  const label = (v: StoredConfVersionWithBytes | null) => (v ? `${v.path} (version ${v.id}, ${isoFromMs(v.validFromMs)})` : '/dev/null');
   // jsdiff starts with a line of '=' (an Index: separator): the ---/+++ lines say it all.
   return createTwoFilesPatch(label(from), label(to), text(from), text(to), undefined, undefined, { context: 3 }).replace(/^=+\n/, '');
 }

@@ -1,19 +1,15 @@
 /**
  * Schemas of the node CNI setup routes: the doctor's report, conf file
  * history and diffs, plugin binaries, a call's setup and GC analyses. Times
- * are ISO 8601, like every other route. The CLI (`cnirec doctor`,
- * `cnirec config`) imports the types derived here.
+ * are ISO 8601, like every other route (the mappers: api/present/node-cni.ts).
+ * The CLI (`cnirec doctor`, `cnirec config`) imports the types derived here.
  */
 
 import { z } from 'zod';
-import { PROBLEM_CODES, type DoctorReport, type RecordKnowledge } from '../../collector/index.js';
-import type { GcAnalysis, StoredBinary, StoredConfVersion } from '../../store/index.js';
-import { isoFromMs } from '../../lib/index.js';
+import { PROBLEM_CODES } from '../../collector/index.js';
 import { component } from './registry.js';
 
 const MAX_PAGE = 1000;
-const iso = isoFromMs;
-const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
 
 export const problemSchema = component(
   'DoctorProblem',
@@ -189,77 +185,3 @@ export type DoctorReportBody = z.input<typeof doctorReportSchema>;
 export type ConfVersionBody = z.input<typeof confVersionSchema>;
 export type ConfDiffBody = z.input<typeof confDiffSchema>;
 export type RecordKnowledgeBody = z.input<typeof recordKnowledgeSchema>;
-
-export function presentReport(r: DoctorReport, watchedConfDirs: readonly string[]): DoctorReportBody {
-  return {
-    ok: r.ok,
-    generatedAt: iso(r.generatedAtMs),
-    runtimes: r.runtimes.map((x) => ({ ...x, sources: [...x.sources], binDirs: [...x.binDirs], extraConfDirs: x.extraConfDirs.map((e) => ({ ...e })), notes: [...x.notes] })),
-    views: r.views.map((v) => ({
-      ...v,
-      binDirs: [...v.binDirs],
-      files: v.files.map(({ mtimeMs, ...f }) => ({ ...f, mtime: iso(Math.floor(mtimeMs)), plugins: f.plugins.map((p) => ({ ...p, supportedVersions: p.supportedVersions ? [...p.supportedVersions] : null })) })),
-    })),
-    problems: r.problems.map((p) => ({ code: p.code, severity: p.severity, message: p.message, path: p.path ?? null, network: p.network ?? null })),
-    record: r.record ? { probedPlugins: r.record.probedPlugins, cniPaths: r.record.cniPaths.map((c) => ({ value: c.value, calls: c.calls, lastAt: iso(c.lastAtMs) })) } : null,
-    watchedConfDirs: [...watchedConfDirs],
-  };
-}
-
-export function presentRecord(r: RecordKnowledge): RecordKnowledgeBody {
-  return {
-    pluginVersions: r.pluginVersions.map((p) => ({ path: p.path, supportedVersions: [...p.supportedVersions], probedAt: iso(p.probedAtMs) })),
-    cniPaths: r.cniPaths.map((c) => ({ value: c.value, calls: c.calls, lastAt: iso(c.lastAtMs) })),
-  };
-}
-
-export function presentConfVersion(v: StoredConfVersion): ConfVersionBody {
-  return {
-    id: v.id,
-    path: v.path,
-    dir: v.dir,
-    kind: v.kind,
-    sha256: v.sha256,
-    sizeBytes: v.sizeBytes,
-    fileMtime: iso(v.fileMtimeMs),
-    validFrom: iso(v.validFromMs),
-    firstSeen: iso(v.firstSeenMs),
-    supersededAt: isoOrNull(v.supersededAtMs),
-    removedAt: isoOrNull(v.removedAtMs),
-    network: v.network,
-    cniVersion: v.cniVersion,
-    parseError: v.parseError,
-    types: [...v.types],
-    linkTarget: v.linkTarget,
-    redactedPointers: [...v.redactions],
-  };
-}
-
-export function presentBinary(b: StoredBinary): z.input<typeof binarySchema> {
-  return {
-    id: b.id,
-    path: b.path,
-    dev: b.dev,
-    inode: b.ino,
-    sizeBytes: b.sizeBytes,
-    mtime: iso(b.mtimeMs),
-    sha256: b.sha256,
-    problem: b.problem,
-    firstSeen: iso(b.firstSeenMs),
-    lastSeen: iso(b.lastSeenMs),
-    calls: b.calls,
-    reported: b.reported ? { cniVersion: b.reported.cniVersion, supportedVersions: [...b.reported.supportedVersions], callId: b.reported.callId, at: iso(b.reported.atMs) } : null,
-  };
-}
-
-export function presentGc(g: GcAnalysis): z.input<typeof gcSchema> {
-  return {
-    callId: g.callId,
-    plugin: g.plugin,
-    network: g.network,
-    at: iso(g.atMs),
-    ok: g.ok,
-    validAttachments: g.validAttachments.map((a) => ({ ...a })),
-    shouldFree: g.shouldFree.map((h) => ({ ...h })),
-  };
-}

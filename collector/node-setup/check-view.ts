@@ -13,6 +13,7 @@ import type { FileReport, PluginCheck, ViewReport } from './report.js';
 import type { DoctorProblem, Severity } from './types.js';
 import type { CheckView } from './views.js';
 import { compareVersions, isVersion } from './cni-version.js';
+import { isoFromMs } from '../../lib/index.js';
 
 export interface ConfDirListing {
   readonly dir: string;
@@ -92,7 +93,7 @@ export function checkView(view: CheckView, listing: ConfDirListing | undefined, 
       add(
         'warning',
         'shadowed-edit',
-        `${newest.file.name} was changed last (${new Date(newest.file.mtimeMs).toISOString()}) but ${active.file.name} sorts before it and is the network ${who} uses, so the change has no effect: rename ${newest.file.name} to sort first (e.g. 00-${newest.file.name.replace(/^\d+-/, '')}) or remove ${active.file.name}`,
+        `${newest.file.name} was changed last (${isoFromMs(newest.file.mtimeMs)}) but ${active.file.name} sorts before it and is the network ${who} uses, so the change has no effect: rename ${newest.file.name} to sort first (e.g. 00-${newest.file.name.replace(/^\d+-/, '')}) or remove ${active.file.name}`,
         newest.file.path,
       );
     }
@@ -190,7 +191,7 @@ function duplicateNames(files: readonly FileVerdict[], add: FileContext['add'], 
       add(
         'warning',
         'shadowed-edit',
-        `${edited.file.name} was changed last (${new Date(edited.file.mtimeMs).toISOString()}) but defines network "${name}" like ${used.file.name}, which sorts before it and is the one ${who} uses, so the change has no effect: make the change in ${used.file.name}, or remove it`,
+        `${edited.file.name} was changed last (${isoFromMs(edited.file.mtimeMs)}) but defines network "${name}" like ${used.file.name}, which sorts before it and is the one ${who} uses, so the change has no effect: make the change in ${used.file.name}, or remove it`,
         edited.file.path,
         name,
       );

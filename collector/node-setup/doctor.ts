@@ -10,6 +10,7 @@ import { checkView, type ConfDirListing, type ReportedVersions } from './check-v
 import type { DoctorReport, RecordSummary, ViewReport } from './report.js';
 import type { DoctorProblem, RuntimeCniPaths } from './types.js';
 import { buildViews, type Requested } from './views.js';
+import { isoFromMs } from '../../lib/index.js';
 
 /** The node as the shell read it. */
 export interface NodeSnapshot {
@@ -62,7 +63,7 @@ function cniPathProblems(record: RecordKnowledge, binDirs: readonly string[]): D
       code: 'bin-dir-mismatch' as const,
       severity: 'warning' as const,
       path: null,
-      message: `recorded calls ran with CNI_PATH=${p.value} (${p.calls} calls, last ${new Date(p.lastAtMs).toISOString()}), which holds none of the bin dirs checked (${[...known].join(', ')}): a runtime looks for plugins elsewhere; check it with --cni-bin-dir ${p.value.split(':')[0]}`,
+      message: `recorded calls ran with CNI_PATH=${p.value} (${p.calls} calls, last ${isoFromMs(p.lastAtMs)}), which holds none of the bin dirs checked (${[...known].join(', ')}): a runtime looks for plugins elsewhere; check it with --cni-bin-dir ${p.value.split(':')[0]}`,
     }));
 }
 

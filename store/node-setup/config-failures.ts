@@ -18,6 +18,7 @@
 import type { Database } from 'better-sqlite3';
 import { createFindingsLog, type FindingFields } from '../findings/index.js';
 import { createConfHistory } from './conf-history.js';
+import { isoFromMs } from '../../lib/index.js';
 
 export const DEFAULT_CONFIG_FAILURE_WINDOW_MS = 30 * 60_000;
 
@@ -62,7 +63,7 @@ export function createConfigFailureDetector(db: Database, opts: { readonly windo
       const diff = before ? `cnirec config diff ${before.id} ${v.id}` : `cnirec config show ${v.id}`;
       found.set(`${v.path}#${v.id}`, {
         message:
-          `ADD on network "${v.network}" failed ${failed.length} time${failed.length === 1 ? '' : 's'} and has not succeeded since ${v.path} ${change} at ${new Date(v.validFromMs).toISOString()}. ` +
+          `ADD on network "${v.network}" failed ${failed.length} time${failed.length === 1 ? '' : 's'} and has not succeeded since ${v.path} ${change} at ${isoFromMs(v.validFromMs)}. ` +
           `Last failure: call ${last.id}, ${failureOf(last)}. See what changed with \`${diff}\`; revert or fix the file.`,
         path: v.path,
         network: v.network,

@@ -11,6 +11,7 @@
 
 import type { Database } from 'better-sqlite3';
 import { createFindingsLog, type FindingFields } from '../findings/index.js';
+import { isoFromMs } from '../../lib/index.js';
 
 export interface Attachment {
   readonly containerId: string;
@@ -128,7 +129,7 @@ export function createGcChecks(db: Database): GcChecks {
         if (!h.held || h.source !== 'host-local' || h.ip === null) continue;
         found.set(`${a.network}/${h.ip}`, {
           message:
-            `host-local still holds ${h.ip} on network "${a.network}" for container ${h.containerId ?? '(unknown)'}${h.ifName ? ` (${h.ifName})` : ''}, which the GC at ${new Date(a.atMs).toISOString()} (call ${a.callId}) did not list as a valid attachment: ` +
+            `host-local still holds ${h.ip} on network "${a.network}" for container ${h.containerId ?? '(unknown)'}${h.ifName ? ` (${h.ifName})` : ''}, which the GC at ${isoFromMs(a.atMs)} (call ${a.callId}) did not list as a valid attachment: ` +
             `host-local frees nothing on GC, so the address stays reserved; if no pod uses it, delete ${h.path}`,
           path: h.path,
           containerId: h.containerId,
