@@ -1,7 +1,9 @@
 /**
  * What every layer shares and that knows nothing of CNI: a topic (publish to
- * subscribers, each failure isolated) and timestamps as ISO 8601 text.
+ * subscribers, each failure isolated), steps run one at a time, and
+ * timestamps as ISO 8601 text.
  */
 
-export { type Topic, createTopic } from './topic.js';
+export { type BatchTopic, type Topic, createBatchTopic, createTopic } from './topic.js';
+export { type SerialSteps, createSerialSteps } from './serial-steps.js';
 export { isoFromMs, isoFromUs } from './iso-time.js';

@@ -47,3 +47,26 @@ export function createTopic<L>(onError: (err: unknown, subscriber: L) => void): 
     },
   };
 }
+
+/** A topic whose messages are batches: events are added as they are found and go out together at `flush`. */
+export interface BatchTopic<E, L> {
+  subscribe(subscriber: L): () => void;
+  add(event: E): void;
+  /** Publishes what was added since the last flush, as one batch; nothing when nothing was. */
+  flush(): void;
+}
+
+export function createBatchTopic<E, L>(deliver: (subscriber: L, batch: readonly E[]) => void, onError: (err: unknown, subscriber: L) => void): BatchTopic<E, L> {
+  const topic = createTopic<L>(onError);
+  let pending: E[] = [];
+  return {
+    subscribe: (subscriber) => topic.subscribe(subscriber),
+    add: (event) => void pending.push(event),
+    flush() {
+      if (pending.length === 0) return;
+      const batch = pending;
+      pending = [];
+      topic.publish((s) => deliver(s, batch));
+    },
+  };
+}

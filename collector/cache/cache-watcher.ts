@@ -17,7 +17,7 @@
  */
 
 import type { Logger } from 'pino';
-import { createTopic, isoFromMs } from '../../lib/index.js';
+import { createBatchTopic, createSerialSteps, isoFromMs } from '../../lib/index.js';
 import { diffObservation, type Known, type Observation } from './cache-diff.js';
 import type { CacheEntry, CacheEvent, CacheListener } from './cache-types.js';
 import { createDirScanner } from './dir-scan.js';
@@ -68,47 +68,35 @@ export interface CacheWatcher {
 
 export function createCacheWatcher(opts: CacheWatcherOptions): CacheWatcher {
   const log = opts.logger;
-  const listeners = createTopic<CacheListener>((err) => log.error({ err }, 'a cache subscriber failed; its events are dropped'));
+  const events = createBatchTopic<CacheEvent, CacheListener>(
+    (l, batch) => l.onCacheEvents(batch),
+    (err) => log.error({ err }, 'a cache subscriber failed; its events are dropped'),
+  );
   const known = new Map<string, Known>();
-  let pending: CacheEvent[] = [];
-  let queue: Promise<void> = Promise.resolve();
   let running = false;
   let rescanTimer: NodeJS.Timeout | null = null;
   let fullScanQueued = false;
   let lastScanAt: number | null = null;
   let lastError: string | null = null;
 
-  const publish = () => {
-    if (pending.length === 0) return;
-    const batch = pending;
-    pending = [];
-    listeners.publish((l) => l.onCacheEvents(batch));
-  };
-
-  /** Runs `task` after every earlier one; a failure is logged, never propagated (the watcher must not stall). */
-  const enqueue = (what: string, task: () => Promise<void>): Promise<void> => {
-    queue = queue
-      .then(task)
-      .catch((err: unknown) => {
-        lastError = `${what}: ${err instanceof Error ? err.message : String(err)}`;
-        log.error({ err: lastError }, 'cache watcher step failed; the next rescan retries');
-      })
-      .finally(publish);
-    return queue;
-  };
+  // One step at a time; what a step found is published after it, failed or not.
+  const steps = createSerialSteps((err, what) => {
+    lastError = `${what}: ${err instanceof Error ? err.message : String(err)}`;
+    log.error({ err: lastError }, 'cache watcher step failed; the next rescan retries');
+  }, events.flush);
 
   const apply = (path: string, observed: Observation) => {
     const now = observed.kind === 'entry' && opts.redact ? { ...observed, entry: opts.redact(observed.entry) } : observed;
-    const { events, next } = diffObservation(known.get(path), now, Date.now());
+    const { events: found, next } = diffObservation(known.get(path), now, Date.now());
     if (next) known.set(path, next);
     else known.delete(path);
-    for (const ev of events) pending.push(ev);
+    for (const ev of found) events.add(ev);
   };
 
   const requestFullScan = () => {
     if (fullScanQueued || !running) return;
     fullScanQueued = true;
-    void enqueue('rescan', async () => {
+    void steps.run('rescan', async () => {
       fullScanQueued = false;
       await fullScan();
     });
@@ -118,7 +106,7 @@ export function createCacheWatcher(opts: CacheWatcherOptions): CacheWatcher {
     logger: log,
     settleMs: opts.settleMs ?? 15,
     onChanged: (targets) =>
-      void enqueue('following changes', async () => {
+      void steps.run('following changes', async () => {
         for (const t of targets) await scanner.lookAt(t);
       }),
     onOverflow: requestFullScan,
@@ -132,13 +120,13 @@ export function createCacheWatcher(opts: CacheWatcherOptions): CacheWatcher {
   };
 
   return {
-    subscribe: (listener) => listeners.subscribe(listener),
+    subscribe: (listener) => events.subscribe(listener),
     async start() {
       running = true;
-      await enqueue('startup scan', async () => {
+      await steps.run('startup scan', async () => {
         const dirs = await fullScan();
         const livePaths = [...known].filter(([, k]) => k.kind !== 'problem').map(([p]) => p);
-        pending.push({ type: 'cache.reconciled', atMs: Date.now(), dirs, livePaths, watchingResults: opts.resultDirs.length > 0 });
+        events.add({ type: 'cache.reconciled', atMs: Date.now(), dirs, livePaths, watchingResults: opts.resultDirs.length > 0 });
         log.info({ entries: livePaths.length, dirs }, 'cache directories read');
       });
       rescanTimer = setInterval(requestFullScan, opts.rescanIntervalMs ?? 5000);
@@ -149,9 +137,9 @@ export function createCacheWatcher(opts: CacheWatcherOptions): CacheWatcher {
       if (rescanTimer) clearInterval(rescanTimer);
       rescanTimer = null;
       watches.closeAll();
-      await queue;
+      await steps.idle();
     },
-    rescan: () => enqueue('rescan', async () => void (await fullScan())),
+    rescan: () => steps.run('rescan', async () => void (await fullScan())),
     status() {
       let entries = 0;
       let allocations = 0;

@@ -13,7 +13,7 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { createTopic } from '../../lib/index.js';
+import { createBatchTopic, createSerialSteps } from '../../lib/index.js';
 import { createDirWatches } from '../cache/dir-watches.js';
 import { lstatOrNull, statKey } from '../cache/read-bounded.js';
 import { confKindOf } from './conf-file.js';
@@ -55,26 +55,19 @@ interface Known {
 
 export function createConfWatcher(opts: ConfWatcherOptions): ConfWatcher {
   const log = opts.logger;
-  const listeners = createTopic<ConfListener>((err) => log.error({ err }, 'a conf dir subscriber failed; its events are dropped'));
+  const events = createBatchTopic<ConfEvent, ConfListener>(
+    (l, batch) => l.onConfEvents(batch),
+    (err) => log.error({ err }, 'a conf dir subscriber failed; its events are dropped'),
+  );
   const known = new Map<string, Known>();
-  let pending: ConfEvent[] = [];
-  let queue: Promise<void> = Promise.resolve();
   let running = false;
   let timer: NodeJS.Timeout | null = null;
 
-  const publish = () => {
-    if (pending.length === 0) return;
-    const batch = pending;
-    pending = [];
-    listeners.publish((l) => l.onConfEvents(batch));
-  };
-  const enqueue = (what: string, task: () => void): Promise<void> => {
-    queue = queue
-      .then(task)
-      .catch((err: unknown) => log.error({ err: err instanceof Error ? err.message : String(err) }, `conf dir watcher: ${what} failed; the next rescan retries`))
-      .finally(publish);
-    return queue;
-  };
+  // One step at a time; what a step found is published after it, failed or not.
+  const steps = createSerialSteps(
+    (err, what) => log.error({ err: err instanceof Error ? err.message : String(err) }, `conf dir watcher: ${what} failed; the next rescan retries`),
+    events.flush,
+  );
 
   const lookAt = (dir: string, path: string) => {
     if (confKindOf(path.slice(path.lastIndexOf('/') + 1)) === null) return;
@@ -83,7 +76,7 @@ export function createConfWatcher(opts: ConfWatcherOptions): ConfWatcher {
     if (!st) {
       if (was) {
         known.delete(path);
-        pending.push({ type: 'conf.removed', path, dir, atMs: Date.now() });
+        events.add({ type: 'conf.removed', path, dir, atMs: Date.now() });
       }
       return;
     }
@@ -95,7 +88,7 @@ export function createConfWatcher(opts: ConfWatcherOptions): ConfWatcher {
     const version = confFileVersion(dir, file, opts.redact);
     known.set(path, { key, version });
     if (was && sameVersion(was.version, version)) return;
-    pending.push({ type: 'conf.version', version, previous: was?.version ?? null, atMs: Date.now() });
+    events.add({ type: 'conf.version', version, previous: was?.version ?? null, atMs: Date.now() });
   };
 
   const scanDir = (dir: string): boolean => {
@@ -125,22 +118,22 @@ export function createConfWatcher(opts: ConfWatcherOptions): ConfWatcher {
     logger: log,
     settleMs: opts.settleMs ?? 15,
     keyOf: (t) => t.path,
-    onChanged: (targets) => void enqueue('following changes', () => targets.forEach((t) => lookAt(t.dir, t.path))),
-    onOverflow: () => void enqueue('rescan', () => void fullScan()),
+    onChanged: (targets) => void steps.run('following changes', () => targets.forEach((t) => lookAt(t.dir, t.path))),
+    onOverflow: () => void steps.run('rescan', () => void fullScan()),
   });
 
   return {
     dirs: opts.dirs,
-    subscribe: (listener) => listeners.subscribe(listener),
+    subscribe: (listener) => events.subscribe(listener),
     async start() {
       running = true;
-      await enqueue('startup scan', () => {
+      await steps.run('startup scan', () => {
         const dirs = fullScan();
         const livePaths = [...known.keys()].filter((p) => dirs.some((d) => p.startsWith(`${d}/`)));
-        pending.push({ type: 'conf.reconciled', dirs, livePaths, atMs: Date.now() });
+        events.add({ type: 'conf.reconciled', dirs, livePaths, atMs: Date.now() });
         log.info({ dirs: opts.dirs, files: known.size }, 'CNI conf dirs read');
       });
-      timer = setInterval(() => void enqueue('rescan', () => void fullScan()), opts.rescanIntervalMs ?? 5000);
+      timer = setInterval(() => void steps.run('rescan', () => void fullScan()), opts.rescanIntervalMs ?? 5000);
       timer.unref();
     },
     async stop() {
@@ -148,9 +141,9 @@ export function createConfWatcher(opts: ConfWatcherOptions): ConfWatcher {
       if (timer) clearInterval(timer);
       timer = null;
       watches.closeAll();
-      await queue;
+      await steps.idle();
     },
-    rescan: () => enqueue('rescan', () => void fullScan()),
+    rescan: () => steps.run('rescan', () => void fullScan()),
     forget: (path) => void known.delete(path),
   };
 }
