@@ -19,6 +19,7 @@
  */
 
 import { z } from 'zod';
+import { isoFromMs } from '../../lib/index.js';
 
 const DIGITS = /^\d+$/;
 // Date, optional time (seconds and fraction optional), optional offset. Anything
@@ -62,7 +63,8 @@ function readEpoch(text: string): TimeParamResult {
   const n = Number(text);
   if (n >= MIN_EPOCH_MS && n <= MAX_EPOCH_MS) return { ok: true, us: n * 1000 };
   const digits = text.replace(/^0+(?=\d)/, '').length;
-  const iso = (ms: number) => (Number.isFinite(ms) && Math.abs(ms) <= 8.64e15 ? new Date(ms).toISOString() : null);
+  // Date's range: a guess past it names no time at all.
+  const iso = (ms: number) => (Number.isFinite(ms) && Math.abs(ms) <= 8.64e15 ? isoFromMs(ms) : null);
   const guess =
     digits >= 9 && digits <= 10 ? ['epoch seconds', n * 1000] : digits >= 15 && digits <= 16 ? ['epoch microseconds', n / 1000] : digits >= 18 && digits <= 19 ? ['epoch nanoseconds', n / 1e6] : null;
   if (guess !== null && iso(guess[1] as number) !== null) {
