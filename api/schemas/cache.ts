@@ -3,26 +3,16 @@
  */
 
 import { z } from 'zod';
+import { booleanParam, nameParam, podParam } from './params.js';
 import { component } from './registry.js';
 
-const MAX_NAME_LENGTH = 253;
 const MAX_PAGE = 1000;
 
-const booleanParam = (what: string) =>
-  z
-    .enum(['true', 'false'])
-    .transform((v) => v === 'true')
-    .describe(what);
 
 export const cacheQuerySchema = z.strictObject({
-  containerId: z.string().min(1).max(MAX_NAME_LENGTH).optional().describe('The container (CNI_CONTAINERID) the entry is for'),
-  network: z.string().min(1).max(MAX_NAME_LENGTH).optional().describe('The network (conf/conflist "name")'),
-  pod: z
-    .string()
-    .max(2 * MAX_NAME_LENGTH + 1)
-    .regex(/^[^/]+\/[^/]+$/, 'Must be namespace/name')
-    .optional()
-    .describe('The pod, as namespace/name (from the K8S_POD_* args libcni cached)'),
+  containerId: nameParam('The container (CNI_CONTAINERID) the entry is for').optional(),
+  network: nameParam('The network (conf/conflist "name")').optional(),
+  pod: podParam('The pod, as namespace/name (from the K8S_POD_* args libcni cached)').optional(),
   includeRemoved: booleanParam('Also versions that were rewritten or deleted (default: only what is on disk now)').optional(),
   limit: z.coerce.number().int().min(1).max(MAX_PAGE).default(100).describe(`Rows, 1 to ${MAX_PAGE}`),
 });
@@ -31,18 +21,23 @@ export const ipParamsSchema = z.object({
   ip: z.union([z.ipv4(), z.ipv6()]).describe('An IPv4 or IPv6 address, without prefix length'),
 });
 
+/** What a cache file attaches, as every view of it (REST and the live tail) shows it (api/present/cache.ts: presentCacheFile). */
+export const cacheAttachmentFields = {
+  containerId: z.string().nullable(),
+  networkName: z.string().nullable(),
+  ifName: z.string().nullable(),
+  netns: z.string().nullable(),
+  pod: z.object({ namespace: z.string().nullable(), name: z.string(), uid: z.string().nullable() }).nullable(),
+  ips: z.array(z.string()),
+};
+
 export const cacheEntrySchema = component(
   'CacheEntry',
   z.object({
     id: z.number().int(),
     path: z.string(),
     format: z.enum(['cniCacheV1', 'legacy']).describe('legacy: an old file holding only the result'),
-    containerId: z.string().nullable(),
-    networkName: z.string().nullable(),
-    ifName: z.string().nullable(),
-    netns: z.string().nullable(),
-    pod: z.object({ namespace: z.string().nullable(), name: z.string(), uid: z.string().nullable() }).nullable(),
-    ips: z.array(z.string()),
+    ...cacheAttachmentFields,
     cniArgs: z.array(z.tuple([z.string(), z.string()])),
     capabilityArgs: z.unknown(),
     config: z.unknown().describe('The conf/conflist libcni ran, decoded from the file'),

@@ -8,33 +8,23 @@
 
 import { z } from 'zod';
 import { MAX_PAGE_SIZE } from '../../store/index.js';
+import { booleanParam, nameParam } from './params.js';
 import { refineTimeWindow, timeParam } from './time-param.js';
 
 export const DEFAULT_PAGE_SIZE = 100;
 
-/** Kubernetes names stay well below this; the cap only stops abuse. */
-const MAX_NAME_LENGTH = 253;
-
 export const CNI_COMMANDS = ['ADD', 'DEL', 'CHECK', 'VERSION', 'GC', 'STATUS'] as const;
 export const CALL_STATUSES = ['running', 'finished', 'incomplete'] as const;
 
-const name = (what: string) => z.string().min(1).max(MAX_NAME_LENGTH).describe(what);
-
-/** "true" or "false" exactly: "yes" or "1" are more likely typos than intent. */
-const booleanParam = (what: string) =>
-  z
-    .enum(['true', 'false'])
-    .transform((v) => v === 'true')
-    .describe(what);
 
 export const callListQuerySchema = z
   .strictObject({
-    namespace: name('Pod namespace (K8S_POD_NAMESPACE)').optional(),
-    pod: name('Pod name (K8S_POD_NAME)').optional(),
-    podUid: name('Pod UID (K8S_POD_UID)').optional(),
-    containerId: name('CNI_CONTAINERID: the sandbox; an unambiguous prefix of one (as `cnirec` prints it, 12 characters) matches it too').optional(),
+    namespace: nameParam('Pod namespace (K8S_POD_NAMESPACE)').optional(),
+    pod: nameParam('Pod name (K8S_POD_NAME)').optional(),
+    podUid: nameParam('Pod UID (K8S_POD_UID)').optional(),
+    containerId: nameParam('CNI_CONTAINERID: the sandbox; an unambiguous prefix of one (as `cnirec` prints it, 12 characters) matches it too').optional(),
     command: z.enum(CNI_COMMANDS).optional().describe('CNI_COMMAND'),
-    plugin: name('Plugin binary name (bridge, host-local…)').optional(),
+    plugin: nameParam('Plugin binary name (bridge, host-local…)').optional(),
     failed: booleanParam('true: calls that ended badly (non-zero exit or a signal); false: calls that succeeded').optional(),
     minDurationMs: z.coerce.number().min(0).optional().describe('Only calls that took at least this long (ms)'),
     since: timeParam('Calls started at or after').optional(),

@@ -7,11 +7,10 @@
 
 import { z } from 'zod';
 import { CACHE_FINDING_KINDS, FINDING_SEVERITIES, MAX_FINDINGS_PAGE } from '../../store/index.js';
+import { nameParam, podParam } from './params.js';
 import { component } from './registry.js';
 
 export const FINDING_KINDS = CACHE_FINDING_KINDS;
-
-const MAX_NAME_LENGTH = 253;
 
 const kindSchema = z.enum(FINDING_KINDS);
 const severitySchema = z.enum(FINDING_SEVERITIES).describe('critical: the runtime is stuck on it (a DEL or ADD loop); warning: something will break or leaks; info: worth knowing, often expected');
@@ -33,13 +32,8 @@ const kindListParam = z
 export const findingsQuerySchema = z.strictObject({
   kind: kindListParam.optional(),
   severity: severitySchema.optional().describe('Only findings of this severity'),
-  pod: z
-    .string()
-    .max(2 * MAX_NAME_LENGTH + 1)
-    .regex(/^[^/]+\/[^/]+$/, 'Must be namespace/name')
-    .optional()
-    .describe('Only findings about this pod, as namespace/name'),
-  containerId: z.string().min(1).max(MAX_NAME_LENGTH).optional().describe('Only findings about this container (CNI_CONTAINERID)'),
+  pod: podParam('Only findings about this pod, as namespace/name').optional(),
+  containerId: nameParam('Only findings about this container (CNI_CONTAINERID)').optional(),
   includeResolved: z
     .enum(['true', 'false'])
     .transform((v) => v === 'true')

@@ -6,25 +6,16 @@
  */
 
 import { z } from 'zod';
+import { cacheAttachmentFields } from './cache.js';
 import { CNI_COMMANDS } from './call-query.js';
 import { callSummarySchema } from './call-summary.js';
 import { issueSchema } from './error.js';
+import { booleanParam, nameParam } from './params.js';
 import { component } from './registry.js';
 import { timeParam } from './time-param.js';
 
-/** Kubernetes names and plugin binaries stay well below this; it only stops abuse. */
-const MAX_NAME_LENGTH = 253;
-
-const name = (what: string) => z.string().min(1).max(MAX_NAME_LENGTH).describe(what);
 /** The same values as GET /api/v1/calls takes (upper case, as CNI_COMMAND is): one rule for both. */
 const command = z.enum(CNI_COMMANDS).describe('CNI_COMMAND');
-
-/** "true" or "false" exactly, as on the REST routes. */
-const booleanParam = (what: string) =>
-  z
-    .enum(['true', 'false'])
-    .transform((v) => v === 'true')
-    .describe(what);
 
 /**
  * The filter of a `filter` message, and as the server echoes it: JSON
@@ -35,10 +26,10 @@ export const tailFilterSchema = component(
   'TailFilter',
   z
     .strictObject({
-      namespace: name('Pod namespace (K8S_POD_NAMESPACE)').optional(),
-      pod: name('Pod name (K8S_POD_NAME)').optional(),
+      namespace: nameParam('Pod namespace (K8S_POD_NAMESPACE)').optional(),
+      pod: nameParam('Pod name (K8S_POD_NAME)').optional(),
       command: command.optional(),
-      plugin: name('Plugin binary name').optional(),
+      plugin: nameParam('Plugin binary name').optional(),
       failed: z.boolean().optional().describe('true: calls that ended badly; false: calls that succeeded'),
       includeVersion: z.boolean().optional().describe('Include VERSION probes'),
     })
@@ -52,10 +43,10 @@ export const tailFilterSchema = component(
  * refused by the string schemas, naming the field.
  */
 export const tailQuerySchema = z.strictObject({
-  namespace: name('Pod namespace (K8S_POD_NAMESPACE)').optional(),
-  pod: name('Pod name (K8S_POD_NAME)').optional(),
+  namespace: nameParam('Pod namespace (K8S_POD_NAMESPACE)').optional(),
+  pod: nameParam('Pod name (K8S_POD_NAME)').optional(),
   command: command.optional(),
-  plugin: name('Plugin binary name').optional(),
+  plugin: nameParam('Plugin binary name').optional(),
   failed: booleanParam('true: calls that ended badly; false: calls that succeeded').optional(),
   includeVersion: booleanParam('Include VERSION probes').optional(),
   since: timeParam('Replay calls started at or after this first (then replay.done), then go live').optional(),
@@ -67,12 +58,7 @@ export const tailCacheEntrySchema = component(
     path: z.string(),
     dir: z.string(),
     format: z.enum(['cniCacheV1', 'legacy']).nullable().describe('Null in a removal of a file the daemon never saw'),
-    containerId: z.string().nullable(),
-    networkName: z.string().nullable(),
-    ifName: z.string().nullable(),
-    netns: z.string().nullable(),
-    pod: z.object({ namespace: z.string().nullable(), name: z.string(), uid: z.string().nullable() }).nullable(),
-    ips: z.array(z.string()),
+    ...cacheAttachmentFields,
     result: z.unknown().describe('The cached result'),
     writtenAt: z.string().nullable().describe("The file's mtime: when libcni wrote it (ISO 8601)"),
     at: z.string().describe('When the daemon saw the change (ISO 8601)'),
