@@ -24,6 +24,7 @@ import { createOutage } from './outage.js';
 import { DEFAULT_TUNING, type ExporterTuning } from './tuning.js';
 import type { OtelExportStatus, OtelSignalStatus } from './export-status.js';
 import type { SendResult, Senders } from './sdk-senders.js';
+import { isoFromMs } from '../../lib/index.js';
 
 export interface ExporterLog {
   info(obj: object, msg: string): void;
@@ -277,8 +278,8 @@ export function createOtelExporter(opts: ExporterOptions): OtelExporter {
         logs: signalStatus('logs'),
         backlog: waitingEntries(),
         skipped: { ...skipped },
-        failingSince: outage.failingSince === null ? null : new Date(outage.failingSince).toISOString(),
-        lastExportAt: lastExportAt === null ? null : new Date(lastExportAt).toISOString(),
+        failingSince: outage.failingSince === null ? null : isoFromMs(outage.failingSince),
+        lastExportAt: lastExportAt === null ? null : isoFromMs(lastExportAt),
         lagMs: { last: lastLagMs, max: maxLagMs },
       };
     },
