@@ -82,6 +82,8 @@ export interface HarnessOptions {
   readonly cache?: boolean;
   /** The OpenTelemetry exporter's state, as the daemon passes it when exporting. */
   readonly otelStatus?: ApiDeps['otelStatus'];
+  /** The capture policy, as the daemon passes it. */
+  readonly capture?: ApiDeps['capture'];
 }
 
 export async function startApi(options: HarnessOptions = {}): Promise<ApiHarness> {
@@ -108,6 +110,7 @@ export async function startApi(options: HarnessOptions = {}): Promise<ApiHarness
     findings: createFindingsReader(db),
     ...(setCaptureMode ? { setCaptureMode } : {}),
     ...(options.otelStatus ? { otelStatus: options.otelStatus } : {}),
+    ...(options.capture ? { capture: options.capture } : {}),
   });
   await app.ready();
   return Object.assign(state, {
