@@ -17,6 +17,7 @@ import { createFindingsWiring } from './findings-wiring.js';
 import { createNodeSetupWiring } from './node-setup-wiring.js';
 import { buildInfo } from './build-info.js';
 import { createOtelWiring } from './otel-wiring.js';
+import { findUiDir } from './ui-dir.js';
 
 const SHUTDOWN_BUDGET_MS = 5000;
 
@@ -67,6 +68,8 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
   if (otel) collector.subscribe(otel.listener);
   collector.subscribeTracer(recordGaps(writes));
 
+  const uiDir = findUiDir();
+  if (uiDir === null) log.warn('the web view is not built (dist/ui/ is missing): /ui/ will say so; run `npm run build`');
   const app = await buildApp({
     tracerStatus: () => collector.status(),
     collectorStats: () => collector.stats(),
@@ -84,6 +87,7 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
     nodeCni: nodeSetup.api,
     subscribeConf: (listener) => nodeSetup.subscribeConf(listener),
     version: buildInfo().version,
+    uiDir,
     ...(otel ? { otelStatus: () => otel.status() } : {}),
   });
   const url = await app.listen({ host: config.listen.host, port: config.listen.port });
