@@ -19,6 +19,7 @@ import { registerPods } from './routes/pods.js';
 import { registerReplay } from './routes/replay.js';
 import { registerTail } from './routes/tail.js';
 import { registerTracer } from './routes/tracer.js';
+import { registerUi } from './routes/ui.js';
 
 export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
   // pino's Logger is a FastifyBaseLogger; the cast keeps the instance on fastify's default logger type.
@@ -61,5 +62,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
   // error handling above.
   await registerTail(app, deps);
   registerMetrics(app, deps);
+  // The web view's files: open to all (they hold no data), under their own security headers.
+  await registerUi(app, deps);
   return app;
 }

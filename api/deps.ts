@@ -55,6 +55,8 @@ export interface ApiDeps {
   readonly subscribeConf?: (listener: ConfListener) => () => void;
   /** OpenTelemetry export's state for /healthz and /metrics; absent when the daemon exports nothing. */
   readonly otelStatus?: () => OtelExportStatus;
+  /** The built web view (dist/ui/, holding index.html); absent or null: /ui/ answers that it is not built. */
+  readonly uiDir?: string | null;
 }
 
 /** The node setup side's state for /metrics. */
@@ -94,6 +96,9 @@ export type TailDeps = Pick<ApiDeps, 'subscribe' | 'subscribeTracer' | 'cache' |
 
 /** The node's CNI setup routes, and GET /api/v1/calls/:id/setup. */
 export type NodeCniRouteDeps = Pick<ApiDeps, 'nodeCni'> & { readonly store: Pick<CallStore, 'getCall'> };
+
+/** The web view's files under /ui/. */
+export type UiDeps = Pick<ApiDeps, 'uiDir'>;
 
 /** GET /api/v1/tracer, PUT /api/v1/tracer/mode. */
 export type TracerDeps = Pick<ApiDeps, 'tracerStatus' | 'setCaptureMode' | 'capture'>;

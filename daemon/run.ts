@@ -18,6 +18,7 @@ import { createNodeSetupWiring } from './node-setup-wiring.js';
 import { buildInfo } from './build-info.js';
 import { createOtelWiring } from './otel-wiring.js';
 import { createCaptureWiring } from './capture-wiring.js';
+import { findUiDir } from './ui-dir.js';
 
 const SHUTDOWN_BUDGET_MS = 5000;
 
@@ -87,6 +88,8 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
   if (otel) subscribeScoped(otel.listener);
   collector.subscribeTracer(recordGaps(writes));
 
+  const uiDir = findUiDir();
+  if (uiDir === null) log.warn('the web view is not built (dist/ui/ is missing): /ui/ will say so; run `npm run build`');
   const app = await buildApp({
     tracerStatus: () => collector.status(),
     collectorStats: () => collector.stats(),
@@ -105,6 +108,7 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
     nodeCni: nodeSetup.api,
     subscribeConf: (listener) => nodeSetup.subscribeConf(listener),
     version: buildInfo().version,
+    uiDir,
     ...(otel ? { otelStatus: () => otel.status() } : {}),
   });
   const url = await app.listen({ host: config.listen.host, port: config.listen.port });

@@ -12,6 +12,7 @@
 import websocket from '@fastify/websocket';
 import type { FastifyInstance } from 'fastify';
 import { WebSocket } from 'ws';
+import { WS_PROTOCOL } from '../auth.js';
 import type { TailDeps } from '../deps.js';
 import { badQueryReason, CLOSE_CODES } from '../tail/tail-close.js';
 import { plainJsonSerializer } from '../present/fast-json.js';
@@ -89,7 +90,12 @@ export async function registerTail(app: FastifyInstance, deps: TailDeps, options
     });
 
     await scope.register(websocket, {
-      options: { maxPayload: options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES, perMessageDeflate: false },
+      options: {
+        maxPayload: options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES,
+        perMessageDeflate: false,
+        // The web view offers its protocol and its token as subprotocols (auth.ts): select the protocol, never echo the token.
+        handleProtocols: (protocols) => (protocols.has(WS_PROTOCOL) ? WS_PROTOCOL : false),
+      },
       // The default handler logs every peer reset at error level and terminates even a socket ws
       // is already closing (after an oversized frame, with 1009), which may cut off the close frame.
       errorHandler: (err, socket, request) => {

@@ -84,6 +84,8 @@ export interface HarnessOptions {
   readonly otelStatus?: ApiDeps['otelStatus'];
   /** The capture policy, as the daemon passes it. */
   readonly capture?: ApiDeps['capture'];
+  /** The web view's built files (dist/ui/ or a stand-in). */
+  readonly uiDir?: string | null;
 }
 
 export async function startApi(options: HarnessOptions = {}): Promise<ApiHarness> {
@@ -111,6 +113,7 @@ export async function startApi(options: HarnessOptions = {}): Promise<ApiHarness
     ...(setCaptureMode ? { setCaptureMode } : {}),
     ...(options.otelStatus ? { otelStatus: options.otelStatus } : {}),
     ...(options.capture ? { capture: options.capture } : {}),
+    uiDir: options.uiDir ?? null,
   });
   await app.ready();
   return Object.assign(state, {
