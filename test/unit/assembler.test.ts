@@ -426,7 +426,7 @@ describe('synthetic: pid reuse', () => {
     const r = replay([
       helloLine('full'),
       ...plugin(100, 10 * ms, 11 * ms),
-      ...readLines({ ts: 12 * ms, pid: 100, inode: STDIO[0] }, '{"a":1}'),
+      ...readLines({ ts: 12 * ms, pid: 100, file: STDIO[0] }, '{"a":1}'),
       // exit of the first process lost; the pid comes back as a new process
       ...plugin(100, 50 * ms, 51 * ms, { env: { ...CNI_ENV, CNI_COMMAND: 'DEL' } }),
       exitLine({ ts: 60 * ms, pid: 100, start: 50 * ms }),
@@ -472,8 +472,8 @@ describe('synthetic: out-of-order delivery', () => {
 
   it('an exit delivered before the last data chunk (within the grace period) still gives the whole payload', () => {
     expect(config.length).toBeGreaterThan(400);
-    const read = readLines({ ts: 12 * ms, pid: 100, inode: STDIO[0] }, config);
-    const write = writeLines({ ts: 13 * ms, pid: 100, tid: 101, fd: 1, inode: STDIO[1] }, result);
+    const read = readLines({ ts: 12 * ms, pid: 100, file: STDIO[0] }, config);
+    const write = writeLines({ ts: 13 * ms, pid: 100, tid: 101, fd: 1, file: STDIO[1] }, result);
     const r = replay([
       ...plugin(100, 10 * ms, 11 * ms),
       forkLine(11.5 * ms, 100, 101),
@@ -494,7 +494,7 @@ describe('synthetic: out-of-order delivery', () => {
   });
 
   it('a thread exit delivered before its write’s last chunk does not cut the payload', () => {
-    const write = writeLines({ ts: 13 * ms, pid: 100, tid: 101, fd: 1, inode: STDIO[1] }, result);
+    const write = writeLines({ ts: 13 * ms, pid: 100, tid: 101, fd: 1, file: STDIO[1] }, result);
     const r = replay([
       ...plugin(100, 10 * ms, 11 * ms),
       forkLine(11.5 * ms, 100, 101),
@@ -511,15 +511,15 @@ describe('synthetic: out-of-order delivery', () => {
     const r = replay([
       ...plugin(100, 10 * ms, 11 * ms),
       forkLine(11.1 * ms, 100, 101),
-      ...writeLines({ ts: 13 * ms, pid: 100, tid: 101, fd: 1, inode: STDIO[1] }, 'second'),
-      ...writeLines({ ts: 12 * ms, pid: 100, tid: 100, fd: 1, inode: STDIO[1] }, 'first-'),
+      ...writeLines({ ts: 13 * ms, pid: 100, tid: 101, fd: 1, file: STDIO[1] }, 'second'),
+      ...writeLines({ ts: 12 * ms, pid: 100, tid: 100, fd: 1, file: STDIO[1] }, 'first-'),
       exitLine({ ts: 14 * ms, pid: 100, start: 10 * ms }),
     ]);
     expect(r.finished[0]!.stdout.bytes.toString()).toBe('first-second');
   });
 
   it('a chunk missing for good leaves a truncated stream once the call is finalized', () => {
-    const write = writeLines({ ts: 13 * ms, pid: 100, fd: 1, inode: STDIO[1] }, result);
+    const write = writeLines({ ts: 13 * ms, pid: 100, fd: 1, file: STDIO[1] }, result);
     const r = replay([...plugin(100, 10 * ms, 11 * ms), ...write.slice(0, -1), exitLine({ ts: 14 * ms, pid: 100, start: 10 * ms })]);
     const out = r.finished[0]!.stdout;
     expect(out.truncated).toBe(true);
@@ -533,8 +533,8 @@ describe('synthetic: stream routing by inode', () => {
   it('a shell plugin’s own `>&2` write (fd 1, stderr inode) goes to stderr', () => {
     const r = replay([
       ...plugin(100, 10 * ms, 11 * ms),
-      ...writeLines({ ts: 12 * ms, pid: 100, fd: 1, inode: STDIO[2] }, 'log line\n'),
-      ...writeLines({ ts: 13 * ms, pid: 100, fd: 1, inode: STDIO[1] }, '{}'),
+      ...writeLines({ ts: 12 * ms, pid: 100, fd: 1, file: STDIO[2] }, 'log line\n'),
+      ...writeLines({ ts: 13 * ms, pid: 100, fd: 1, file: STDIO[1] }, '{}'),
       exitLine({ ts: 14 * ms, pid: 100, start: 10 * ms }),
     ]);
     const call = r.finished[0]!;
@@ -545,10 +545,10 @@ describe('synthetic: stream routing by inode', () => {
   it('a plugin’s reads and writes redirected elsewhere (`< file`, `> file`) are not its stdin/stdout', () => {
     const r = replay([
       ...plugin(100, 10 * ms, 11 * ms),
-      ...readLines({ ts: 12 * ms, pid: 100, inode: STDIO[0] }, 'config'),
-      ...readLines({ ts: 13 * ms, pid: 100, inode: 9999 }, 'some file'),
-      ...writeLines({ ts: 14 * ms, pid: 100, fd: 1, inode: 9998 }, 'to a log file'),
-      ...writeLines({ ts: 15 * ms, pid: 100, fd: 1, inode: STDIO[1] }, 'result'),
+      ...readLines({ ts: 12 * ms, pid: 100, file: STDIO[0] }, 'config'),
+      ...readLines({ ts: 13 * ms, pid: 100, file: 9999 }, 'some file'),
+      ...writeLines({ ts: 14 * ms, pid: 100, fd: 1, file: 9998 }, 'to a log file'),
+      ...writeLines({ ts: 15 * ms, pid: 100, fd: 1, file: STDIO[1] }, 'result'),
       exitLine({ ts: 16 * ms, pid: 100, start: 10 * ms }),
     ]);
     const call = r.finished[0]!;
@@ -564,7 +564,7 @@ describe('synthetic: flushAll', () => {
         ...plugin(100, 10 * ms, 11 * ms),
         exitLine({ ts: 12 * ms, pid: 100, start: 10 * ms }),
         ...plugin(200, 20 * ms, 21 * ms),
-        ...writeLines({ ts: 22 * ms, pid: 200, fd: 1, inode: STDIO[1] }, 'partial'),
+        ...writeLines({ ts: 22 * ms, pid: 200, fd: 1, file: STDIO[1] }, 'partial'),
       ],
       { tickEachLine: false, end: 'none' },
     );
@@ -629,8 +629,8 @@ describe('synthetic: threads and forks', () => {
       ...plugin(100, 10 * ms, 11 * ms),
       forkLine(12 * ms, 100, 150),
       ...execLines({ ts: 13 * ms, pid: 150, ppid: 100, start: 12 * ms, path: '/usr/sbin/iptables', argv: ['iptables', '-L'], env: CNI_ENV, stdio: [STDIO[0], 777, STDIO[2]] }),
-      ...writeLines({ ts: 14 * ms, pid: 150, fd: 1, inode: 777 }, 'Chain INPUT\n'),
-      ...writeLines({ ts: 14.5 * ms, pid: 150, fd: 2, inode: STDIO[2] }, 'warning\n'),
+      ...writeLines({ ts: 14 * ms, pid: 150, fd: 1, file: 777 }, 'Chain INPUT\n'),
+      ...writeLines({ ts: 14.5 * ms, pid: 150, fd: 2, file: STDIO[2] }, 'warning\n'),
       exitLine({ ts: 15 * ms, pid: 150, start: 12 * ms, code: 3 }),
       exitLine({ ts: 16 * ms, pid: 100, start: 10 * ms }),
     ]);
