@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { CANARY_COMMAND, CANARY_OUTPUT } from '../../collector/assemble/assembler.js';
 import { callSucceeded, type CniCall } from '../../collector/types.js';
 import { EPOCH_OFFSET_US, FAR_FUTURE_MS, onlyCall, payload, replay, replayFixture, traceLines } from '../support/replay.js';
 import { ALLOWED_FIXTURE_ENV, RECORDED, rawEnvNames } from '../support/recorded.js';
@@ -526,6 +527,77 @@ describe('synthetic: out-of-order delivery', () => {
     expect(out.totalBytes).toBe(result.length);
     expect(out.bytes.equals(result.subarray(0, out.bytes.length))).toBe(true);
     expect(out.bytes.length).toBeLessThan(result.length);
+  });
+});
+
+describe('synthetic: stream routing by open file', () => {
+  it('a dup of stdout kept on fd 3 is stdout, fd 1 pointed at stderr is stderr', () => {
+    const r = replay([
+      ...plugin(100, 10 * ms, 11 * ms),
+      ...writeLines({ ts: 12 * ms, pid: 100, fd: 1, file: STDIO[2] }, 'log\n'),
+      ...writeLines({ ts: 13 * ms, pid: 100, fd: 3, file: STDIO[1] }, '{}'),
+      exitLine({ ts: 14 * ms, pid: 100, start: 10 * ms }),
+    ]);
+    const call = r.finished[0]!;
+    expect(call.stdioShared).toBe(false);
+    expect(call.stdout.bytes.toString()).toBe('{}');
+    expect(call.stderr.bytes.toString()).toBe('log\n');
+  });
+
+  it('stdout and stderr one file: the call says so, and the fd used picks the stream', () => {
+    const r = replay([
+      ...plugin(100, 10 * ms, 11 * ms, { stdio: [STDIO[0], 777, 777] }),
+      ...writeLines({ ts: 12 * ms, pid: 100, fd: 2, file: 777 }, 'log\n'),
+      ...writeLines({ ts: 13 * ms, pid: 100, fd: 1, file: 777 }, '{}'),
+      ...writeLines({ ts: 14 * ms, pid: 100, fd: 3, file: 777 }, '!'),
+      exitLine({ ts: 15 * ms, pid: 100, start: 10 * ms }),
+    ]);
+    const call = r.finished[0]!;
+    expect(call.stdioShared).toBe(true);
+    expect(call.stdout.bytes.toString()).toBe('{}!');
+    expect(call.stderr.bytes.toString()).toBe('log\n');
+  });
+
+  it('a helper’s write to a file of its own (its `>/dev/null`) is its output, not the call’s', () => {
+    const r = replay([
+      ...plugin(100, 10 * ms, 11 * ms, { stdio: [STDIO[0], 777, 777] }),
+      forkLine(12 * ms, 100, 150),
+      ...execLines({ ts: 13 * ms, pid: 150, ppid: 100, start: 12 * ms, path: '/usr/bin/cat', env: CNI_ENV, stdio: [STDIO[0], 888, 777] }),
+      ...readLines({ ts: 14 * ms, pid: 150, file: STDIO[0] }, 'config'),
+      ...writeLines({ ts: 15 * ms, pid: 150, fd: 1, file: 888 }, 'config'),
+      exitLine({ ts: 16 * ms, pid: 150, start: 12 * ms }),
+      ...writeLines({ ts: 17 * ms, pid: 100, fd: 1, file: 777 }, '{}'),
+      exitLine({ ts: 18 * ms, pid: 100, start: 10 * ms }),
+    ]);
+    const call = r.finished[0]!;
+    expect(call.stdin.bytes.toString()).toBe('config');
+    expect(call.stdout.bytes.toString()).toBe('{}');
+    expect(call.helpers[0]!.stdout.bytes.toString()).toBe('config');
+  });
+
+  it('bytes that went by untaken mark the stream truncated and are counted on the call', () => {
+    const r = replay([
+      ...plugin(100, 10 * ms, 11 * ms),
+      ...writeLines({ ts: 12 * ms, pid: 100, fd: 1, file: STDIO[1] }, 'one '),
+      `U ${13 * ms} 100 100 W 1 ${STDIO[1]} 5`,
+      `U ${13.5 * ms} 100 100 W 1 9999 5`,
+      exitLine({ ts: 14 * ms, pid: 100, start: 10 * ms }),
+    ]);
+    const call = r.finished[0]!;
+    expect(call.uncapturedIo).toBe(1);
+    expect(call.stdout).toMatchObject({ totalBytes: 9, truncated: true });
+    expect(call.stdout.bytes.toString()).toBe('one ');
+  });
+
+  it('the canary’s write is checked against the known payload, not filed anywhere', () => {
+    const canary = (pid: number, text: string) => [
+      ...execLines({ ts: pid * ms, pid, ppid: 1, start: pid * ms, path: '/bin/echo', env: { CNI_COMMAND: CANARY_COMMAND } }),
+      ...writeLines({ ts: (pid + 0.5) * ms, pid, fd: 1, file: 4 }, text),
+      exitLine({ ts: (pid + 0.7) * ms, pid, start: pid * ms }),
+    ];
+    const r = replay([...canary(300, CANARY_OUTPUT), ...canary(301, 'something else\n')]);
+    expect(r.finished).toEqual([]);
+    expect(r.assembler.counters).toMatchObject({ canaries: 2, canaryPayloads: 1, canaryPayloadMismatches: 1, orphanChunks: 0 });
   });
 });
 
