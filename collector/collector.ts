@@ -16,7 +16,7 @@ import type { Redactor } from './redact/redact-events.js';
 import { cniProcessPids, describeProcess, isProcessAlive } from './tracer/proc-info.js';
 import { MonoToEpoch } from './tracer/wall-clock.js';
 import type { TracerExit, TracerSettings } from './tracer/tracer-process.js';
-import type { CaptureMode } from '../bpf/index.js';
+import type { CaptureMode, PayloadPath } from '../bpf/index.js';
 import { GapTracker } from './tracer/gap-tracker.js';
 import { isOwnCanary, runCanary } from './tracer/canary.js';
 import { describeExit, TracerRun } from './tracer/tracer-run.js';
@@ -46,6 +46,12 @@ export interface TracerStatus {
   /** The tracer has seen the collector's own probe exec: calls are being recorded. */
   readonly ready: boolean;
   readonly mode: CaptureMode;
+  /**
+   * How full mode takes payloads: `syscall-exit` (the bytes really moved,
+   * one probe), or `syscall-entry` (the fallback when the start-up check
+   * finds the exit probe misreading); null in light mode or with no tracer.
+   */
+  readonly payloadPath: PayloadPath | null;
   readonly pid: number | null;
   readonly restarts: number;
   readonly lostEvents: number;
@@ -364,6 +370,7 @@ export function createCollector(opts: CollectorOptions): Collector {
         running: run?.running ?? false,
         ready: run?.ready ?? false,
         mode: settings.mode,
+        payloadPath: run?.payloadPath ?? null,
         pid: run?.pid ?? null,
         restarts: restartCount,
         lostEvents: past.lostEvents + (run?.assembler.counters.lostEvents ?? 0) + (retiring?.run.assembler.counters.lostEvents ?? 0),

@@ -93,6 +93,17 @@ export interface CniCall {
   readonly captureMode: CaptureMode;
   /** The tracer reported lost records while this call ran: some of its bytes or helpers may be missing. */
   readonly lostRecords: boolean;
+  /**
+   * The plugin's stdout and stderr were one open file (a terminal, `2>&1`
+   * into one pipe): its writes are told apart by the fd they went through.
+   */
+  readonly stdioShared: boolean;
+  /**
+   * Reads/writes on the call's stdin/stdout/stderr whose bytes full mode did
+   * not take (iovecs past the 2nd, sendmsg, splice…): the stream is marked
+   * truncated.
+   */
+  readonly uncapturedIo: number;
   readonly stdin: CapturedStream;
   readonly stdout: CapturedStream;
   readonly stderr: CapturedStream;

@@ -32,6 +32,12 @@ export const tracerStatusSchema = component(
     running: z.boolean(),
     ready: z.boolean().describe('The tracer has seen the collector’s own probe: calls are being recorded'),
     mode: z.enum(CAPTURE_MODES).describe('full: with stdin/stdout/stderr bytes; light: without payloads'),
+    payloadPath: z
+      .enum(['syscall-exit', 'syscall-entry'])
+      .nullable()
+      .describe(
+        'How full mode takes payloads: syscall-exit (one probe, the bytes really moved), or syscall-entry (the fallback when the start-up check finds the exit probe misreading on this kernel: what was attempted, fds 0-2 only); null in light mode',
+      ),
     pid: z.number().int().nullable().describe('bpftrace’s pid'),
     restarts: z.number().int(),
     lostEvents: z.number().int(),

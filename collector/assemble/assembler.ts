@@ -19,6 +19,10 @@ export { callId } from './call-state.js';
 
 /** Env value of CNI_COMMAND that marks the collector's own readiness probe, never a call. */
 export const CANARY_COMMAND = '__cnirec_canary__';
+/** What the canary writes to its stdout (one write): the known payload full mode's probes must see. */
+export const CANARY_OUTPUT = 'cnirec-canary-payload\n';
+/** Canary processes remembered (their exec seen, their exit not yet): a bound, should exits be lost. */
+const CANARY_PIDS_MAX = 64;
 
 export interface AssemblerOptions {
   /** Kernel monotonic µs to Unix epoch µs. */
@@ -51,6 +55,10 @@ export interface AssemblerCounters {
   callsStarted: number;
   callsFinished: number;
   canaries: number;
+  /** Canary writes seen with exactly CANARY_OUTPUT: full mode's payload probes read the right bytes. */
+  canaryPayloads: number;
+  /** Canary writes seen with other bytes or another length: the payload probes misread. */
+  canaryPayloadMismatches: number;
   /** Exec records seen twice (same pid and start time to the µs): the repeat is ignored. */
   duplicateExecs: number;
 }
@@ -107,10 +115,13 @@ interface IoInFlight {
   since: number;
   pid: number;
   kind: 'read' | 'write';
-  fd: 0 | 1 | 2;
-  inode: string;
+  fd: number;
+  /** The open file it went to (see the protocol). */
+  file: string;
   ts: number;
   buf: ChunkedBuffer;
+  /** A U record: bytes that went by without being taken. */
+  uncaptured?: boolean;
 }
 
 export class CallAssembler {
@@ -121,8 +132,12 @@ export class CallAssembler {
     callsStarted: 0,
     callsFinished: 0,
     canaries: 0,
+    canaryPayloads: 0,
+    canaryPayloadMismatches: 0,
     duplicateExecs: 0,
   };
+  /** Canary processes whose exec was seen: their write is checked, not filed. */
+  private readonly canaryPids = new Set<number>();
   private readonly procs = new Map<number, Proc>();
   private readonly calls = new Map<string, CallState>();
   private readonly pendingExecs = new Map<number, PendingExec>();
@@ -190,13 +205,12 @@ export class CallAssembler {
       case 'write': {
         this.flushPendingExec(rec.pid, events);
         this.commitIo(rec.tid);
-        const fd = rec.kind === 'read' ? 0 : rec.fd;
         const io: IoInFlight = {
           since: nowMs,
           pid: rec.pid,
           kind: rec.kind,
-          fd,
-          inode: rec.inode,
+          fd: rec.fd,
+          file: rec.file,
           ts: rec.ts,
           buf: new ChunkedBuffer(rec.len, PAYLOAD_CAP_BYTES),
         };
@@ -213,6 +227,13 @@ export class CallAssembler {
         }
         io.buf.add(rec.off, rec.data);
         if (io.buf.complete()) this.commitIo(rec.tid);
+        break;
+      }
+      case 'uncaptured': {
+        // No bytes: an empty, incomplete payload of the real length marks the stream truncated.
+        this.flushPendingExec(rec.pid, events);
+        const io: IoInFlight = { since: nowMs, pid: rec.pid, kind: rec.direction, fd: rec.fd, file: rec.file, ts: rec.ts, buf: new ChunkedBuffer(rec.len, 0), uncaptured: true };
+        this.fileIo(io);
         break;
       }
       case 'exit':
@@ -353,11 +374,13 @@ export class CallAssembler {
     if (decoded.env.CNI_COMMAND === CANARY_COMMAND) {
       this.counters.canaries++;
       this.early.delete(rec.pid);
+      this.rememberCanary(rec.pid);
       return;
     }
     if (this.opts.isOwnCanary?.(rec.pid, rec.ppid)) {
       // Our canary seen without its environment (bpftrace still attaching its probes): no call, and no proof of recording.
       this.early.delete(rec.pid);
+      this.rememberCanary(rec.pid);
       return;
     }
     let existing = this.procs.get(rec.pid);
@@ -486,9 +509,23 @@ export class CallAssembler {
     this.replayEarly(pid, null, null);
   }
 
+  private rememberCanary(pid: number): void {
+    this.canaryPids.add(pid);
+    if (this.canaryPids.size > CANARY_PIDS_MAX) this.canaryPids.delete(this.canaryPids.values().next().value!);
+  }
+
+  /** A canary's write: the known payload, checked byte for byte. */
+  private checkCanaryPayload(io: IoInFlight): void {
+    if (io.kind !== 'write' || io.fd !== 1) return;
+    const expected = Buffer.from(CANARY_OUTPUT);
+    if (!io.uncaptured && io.buf.complete() && io.buf.length === expected.length && io.buf.bytes().equals(expected)) this.counters.canaryPayloads++;
+    else this.counters.canaryPayloadMismatches++;
+  }
+
   private onExit(rec: Extract<TracerRecord, { kind: 'exit' }>, nowMs: number): void {
     // An incomplete read/write stays open: its last chunks may come after the exit (another CPU's buffer).
     for (const [tid, io] of this.ioByTid) if (io.pid === rec.pid && io.buf.complete()) this.commitIo(tid);
+    if (this.canaryPids.delete(rec.pid)) return;
     const proc = this.procs.get(rec.pid);
     if (!proc) {
       this.earlyFor(rec.pid).exit = rec;
@@ -531,6 +568,10 @@ export class CallAssembler {
   }
 
   private fileIo(io: IoInFlight): void {
+    if (this.canaryPids.has(io.pid)) {
+      this.checkCanaryPayload(io);
+      return;
+    }
     const proc = this.procs.get(io.pid);
     if (!proc) {
       this.earlyFor(io.pid).ios.push(io);
@@ -544,22 +585,32 @@ export class CallAssembler {
     }
     const isMain = proc.role === 'plugin' && call.base.pid === proc.pid;
     const stream = this.streamFor(call, proc, io, isMain);
+    if (stream && io.uncaptured) call.uncapturedIo++;
     stream?.add(io.ts, this.seq++, io.buf.bytes(), io.buf.length, io.buf.complete());
   }
 
+  /**
+   * Whose stream a read or write is: the open file decides, not the fd
+   * number. Helpers and subshells share the plugin's files, a shell
+   * redirects its own fds (`>&2`, `< file`), and a plugin may keep a dup of
+   * stdout on fd 3 after pointing fd 1 at stderr; a helper's own
+   * `>/dev/null` is another file than the plugin's /dev/null. When stdout
+   * and stderr are one file, the fd used (2 or not) tells them apart.
+   */
   private streamFor(call: CallState, proc: Proc, io: IoInFlight, isMain: boolean): StreamCapture | null {
-    // Helpers and subshells share the plugin's pipes, and a shell redirects its own fds
-    // (`>&2`, `< file`): the inode tells whose stream it is, for the plugin process too.
-    const callStreams = [call.stdin, call.stdout, call.stderr] as const;
-    if (io.inode === call.stdioInodes[io.fd]) return callStreams[io.fd];
-    if (io.kind === 'write') {
-      const other = io.fd === 1 ? 2 : 1;
-      if (io.inode === call.stdioInodes[other]) return callStreams[other];
+    const files = call.stdioFiles;
+    if (io.kind === 'read') {
+      if (io.file === files[0] && io.file !== '0') return call.stdin;
+    } else if (io.file !== '0') {
+      if (call.base.stdioShared && io.file === files[1]) return io.fd === 2 ? call.stderr : call.stdout;
+      if (io.file === files[1]) return call.stdout;
+      if (io.file === files[2]) return call.stderr;
     }
-    // The exec saw no file on that fd (inode 0): the plugin's own fd is all there is to go by.
-    if (isMain && call.stdioInodes[io.fd] === '0') return callStreams[io.fd];
+    // The exec saw no file on that fd: the plugin's own fd is all there is to go by.
+    if (isMain && io.fd <= 2 && files[io.fd] === '0' && (io.kind === 'read') === (io.fd === 0)) return [call.stdin, call.stdout, call.stderr][io.fd]!;
     if (proc.role === 'helper' && proc.helper && io.kind === 'write') {
-      return io.fd === 1 ? proc.helper.stdout : proc.helper.stderr;
+      if (io.fd === 1) return proc.helper.stdout;
+      if (io.fd === 2) return proc.helper.stderr;
     }
     return null;
   }

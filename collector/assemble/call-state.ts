@@ -36,9 +36,10 @@ export interface HelperState {
 }
 
 export interface CallState {
-  base: Omit<CniCall, 'endedAtUs' | 'durationUs' | 'outcome' | 'status' | 'incompleteReason' | 'stdin' | 'stdout' | 'stderr' | 'helpers' | 'lostRecords'>;
+  base: Omit<CniCall, 'endedAtUs' | 'durationUs' | 'outcome' | 'status' | 'incompleteReason' | 'stdin' | 'stdout' | 'stderr' | 'helpers' | 'lostRecords' | 'uncapturedIo'>;
   start: string;
-  stdioInodes: readonly [string, string, string];
+  /** The open files of the plugin's fds 0, 1, 2 at exec: a read or write is the call's when it goes to one of them. */
+  stdioFiles: readonly [string, string, string];
   stdin: StreamCapture;
   stdout: StreamCapture;
   stderr: StreamCapture;
@@ -47,6 +48,8 @@ export interface CallState {
   endedAtUs: number | null;
   outcome: ProcessOutcome | null;
   lostRecords: boolean;
+  /** Reads/writes on the call's stdio files whose bytes the tracer did not take. */
+  uncapturedIo: number;
   finalizeDueMs: number | null;
   incompleteReason: string | null;
 }
@@ -88,9 +91,10 @@ export function newCallState(c: NewCall): CallState {
       isVersionProbe: command === 'VERSION',
       startedAtUs: c.startedAtUs,
       captureMode: c.captureMode,
+      stdioShared: stdioShared(rec.stdioFiles),
     },
     start: rec.start,
-    stdioInodes: rec.stdioInodes,
+    stdioFiles: rec.stdioFiles,
     stdin: new StreamCapture(c.maxStreamBytes),
     stdout: new StreamCapture(c.maxStreamBytes),
     stderr: new StreamCapture(c.maxStreamBytes),
@@ -99,6 +103,7 @@ export function newCallState(c: NewCall): CallState {
     endedAtUs: null,
     outcome: null,
     lostRecords: false,
+    uncapturedIo: 0,
     finalizeDueMs: null,
     incompleteReason: null,
   };
@@ -145,6 +150,8 @@ export function snapshotCall(call: CallState): CniCall {
     isVersionProbe: b.isVersionProbe,
     startedAtUs: b.startedAtUs,
     captureMode: b.captureMode,
+    stdioShared: b.stdioShared,
+    uncapturedIo: call.uncapturedIo,
     endedAtUs: ended,
     durationUs: ended === null ? null : Math.max(0, ended - b.startedAtUs),
     outcome: call.outcome,
@@ -156,6 +163,15 @@ export function snapshotCall(call: CallState): CniCall {
     stderr: full ? call.stderr.snapshot() : EMPTY_STREAM,
     helpers: call.helpers.map(helperSnapshot),
   };
+}
+
+/**
+ * stdout and stderr are one open file (a terminal, `2>&1` into one pipe,
+ * `>/dev/null 2>&1`): which of the two a write belongs to is then told by
+ * the fd it went through, not by the file.
+ */
+export function stdioShared(files: readonly [string, string, string]): boolean {
+  return files[1] !== '0' && files[1] === files[2];
 }
 
 export function foreignProc(pid: number, ppid: number): Proc {

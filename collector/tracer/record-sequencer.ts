@@ -66,6 +66,7 @@ export class RecordSequencer {
         return this.hold(rec, this.ioGroups, rec.tid);
       case 'fork':
       case 'exit':
+      case 'uncaptured':
         return this.hold(rec, null, 0);
       case 'exec-parent':
         return this.attach(this.execGroups.get(rec.pid), rec, false);

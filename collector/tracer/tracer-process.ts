@@ -6,7 +6,7 @@
 
 import { spawn } from 'node:child_process';
 import type { Logger } from 'pino';
-import { bpftraceEnv, programText, type CaptureMode } from '../../bpf/index.js';
+import { bpftraceEnv, programText, type CaptureMode, type PayloadPath } from '../../bpf/index.js';
 import { LineSplitter } from './line-splitter.js';
 
 export interface TracerSettings {
@@ -16,6 +16,8 @@ export interface TracerSettings {
   readonly perfBufferPages: number;
   /** Processes to treat as traced from the start (see bpf/program.ts). */
   readonly seedPids?: readonly number[];
+  /** Full mode's payload probes (default: at syscall exit). */
+  readonly payloadPath?: PayloadPath;
 }
 
 export interface TracerExit {
@@ -43,7 +45,7 @@ const HARMLESS_STDERR = [/RLIMIT_MEMLOCK/, /Addrspace mismatch/, /^\s*\$envp = /
 const STDERR_TAIL_LINES = 20;
 
 export function startTracer(settings: TracerSettings, handlers: TracerHandlers, logger: Logger): RunningTracer {
-  const child = spawn(settings.bpftracePath, ['-B', 'line', '-e', programText(settings.mode, settings.seedPids ?? []), settings.mode], {
+  const child = spawn(settings.bpftracePath, ['-B', 'line', '-e', programText(settings.mode, settings.seedPids ?? [], undefined, settings.payloadPath), settings.mode], {
     env: { ...pickEnv(process.env, ['PATH', 'LANG']), ...bpftraceEnv(settings.perfBufferPages) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -10,13 +10,22 @@ import { runCanary } from './canary.js';
 import { startTracer, type RunningTracer, type TracerExit, type TracerSettings } from './tracer-process.js';
 import { RecordSequencer } from './record-sequencer.js';
 import { REORDER_WINDOW, ReorderWindow } from './reorder-window.js';
-import { parseTracerBytes, type TracerRecord } from '../../bpf/index.js';
+import { parseTracerBytes, type PayloadPath, type TracerRecord } from '../../bpf/index.js';
 import type { CollectorEvent } from '../types.js';
 
 /** Silence from bpftrace after which every record it printed is out. */
 const QUIET_MS = 40;
 /** Lost records are logged at most this often (summed), however often bpftrace reports them. */
 const LOST_LOG_INTERVAL_MS = 10_000;
+/** How long after readiness the canary's write may take to show before the exit probe is taken for misreading. */
+const PAYLOAD_CHECK_MS = 3_000;
+
+/**
+ * Whether full mode's syscall-exit probe read the canary's write right on
+ * this kernel: checked by the first full-mode run, then known for the
+ * daemon's life (the kernel does not change under it).
+ */
+let exitProbeVerdict: 'ok' | 'misreads' | null = null;
 
 /** Now on the kernel's monotonic clock, the clock of the tracer's timestamps (libuv reads CLOCK_MONOTONIC too). */
 export function monotonicNowUs(): number {
@@ -53,6 +62,10 @@ export class TracerRun {
   private tracer: RunningTracer | null = null;
   private isReady = false;
   private stopping = false;
+  /** Stopping bpftrace to start it again with the other payload probes: not an unexpected exit. */
+  private switchingProbes = false;
+  /** How full mode takes payloads in this run; null in light mode. */
+  private payloadProbes: PayloadPath | null;
   /** Armed while records are held, for when the oldest is due by the clock (see armClockRelease). */
   private clockTimer: NodeJS.Timeout | null = null;
   private lostUnlogged = 0;
@@ -66,6 +79,12 @@ export class TracerRun {
   ) {
     this.assembler = new CallAssembler({ ...assemblerOptions, captureMode: settings.mode });
     this.sequencer = new RecordSequencer(new ReorderWindow(REORDER_WINDOW));
+    this.payloadProbes = settings.mode !== 'full' ? null : (settings.payloadPath ?? (exitProbeVerdict === 'misreads' ? 'syscall-entry' : 'syscall-exit'));
+  }
+
+  /** Full mode's payload probes in this run (`syscall-exit`, or the `syscall-entry` fallback); null in light mode. */
+  get payloadPath(): PayloadPath | null {
+    return this.payloadProbes;
   }
 
   /** The reorder window (µs) and the largest recent arrival lag it follows. */
@@ -101,8 +120,58 @@ export class TracerRun {
     return this.tracer?.pid ?? null;
   }
 
-  /** Starts bpftrace; resolves once it has recorded the canary exec. */
-  start(readyTimeoutMs: number): Promise<void> {
+  /**
+   * Starts bpftrace; resolves once it has recorded the canary exec. In full
+   * mode, the first time on this kernel, it also waits for the canary's
+   * write: the syscall-exit probe reads the syscall's arguments from where
+   * it expects the kernel to have saved the user registers; if the canary's
+   * bytes do not come through, bpftrace is started again with the entry
+   * probes (what was attempted, fds 0-2 only), and the log says so.
+   */
+  async start(readyTimeoutMs: number): Promise<void> {
+    await this.launch(readyTimeoutMs);
+    if (this.payloadProbes !== 'syscall-exit' || exitProbeVerdict === 'ok' || this.settings.payloadPath !== undefined) return;
+    const misread = await this.checkPayloads();
+    if (misread === null) {
+      exitProbeVerdict = 'ok';
+      this.log.info('full mode takes payloads at syscall exit (the canary\'s write read right)');
+      return;
+    }
+    exitProbeVerdict = 'misreads';
+    this.log.warn(
+      { reason: misread },
+      'full mode falls back to the syscall-entry payload probes: the syscall-exit probe did not read the canary\'s write right on this kernel; ' +
+        'payloads are then what was attempted (a failed or partial write is stored whole) and only fds 0-2 are followed',
+    );
+    this.switchingProbes = true;
+    try {
+      await this.tracer?.stop();
+    } finally {
+      this.switchingProbes = false;
+    }
+    this.payloadProbes = 'syscall-entry';
+    await this.launch(readyTimeoutMs);
+  }
+
+  /** Runs canaries until one's write is seen with its bytes; why not, or null when it was. */
+  private async checkPayloads(): Promise<string | null> {
+    const deadline = Date.now() + PAYLOAD_CHECK_MS;
+    let nextCanary = 0;
+    while (this.tracer && Date.now() < deadline) {
+      if (this.assembler.counters.canaryPayloads > 0) return null;
+      if (Date.now() >= nextCanary) {
+        runCanary();
+        nextCanary = Date.now() + 250;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    if (this.assembler.counters.canaryPayloads > 0) return null;
+    if (!this.tracer) return 'bpftrace stopped during the check';
+    const wrong = this.assembler.counters.canaryPayloadMismatches;
+    return wrong > 0 ? `the canary's write came with other bytes (${wrong} times)` : `no canary write was seen within ${PAYLOAD_CHECK_MS / 1000} s`;
+  }
+
+  private launch(readyTimeoutMs: number): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       let settled = false;
       const settle = (err?: Error) => {
@@ -126,7 +195,7 @@ export class TracerRun {
         readyTimeoutMs,
       );
       this.tracer = startTracer(
-        this.settings,
+        this.payloadProbes === null ? this.settings : { ...this.settings, payloadPath: this.payloadProbes },
         {
           onLine: (line) => this.onLine(line),
           onOverlongLine: () => {
@@ -141,7 +210,7 @@ export class TracerRun {
             this.abandonedCalls = abandoned.filter((e) => e.type === 'call.finished' && e.call.status === 'incomplete').length;
             this.callbacks.emit(abandoned);
             if (!settled) settle(new TracerStartError(describeExit(exit)));
-            else if (!this.stopping) this.callbacks.onUnexpectedExit(exit);
+            else if (!this.stopping && !this.switchingProbes) this.callbacks.onUnexpectedExit(exit);
           },
         },
         this.log,

@@ -170,6 +170,8 @@ export const FINISH_TABLE = [
   // Exit 0 and no signal; null while running or when the outcome is unknown (incomplete).
   call.field('ok', flagOrNull(), (c) => okOf(c.outcome)),
   call.field('lost_records', flag(), (c) => bit(c.lostRecords)),
+  call.field('stdio_shared', flag(), (c) => bit(c.stdioShared)),
+  call.field('uncaptured_io', int(), (c) => c.uncapturedIo),
   ...call.stream('stdin', (c) => c.stdin),
   ...call.stream('stdout', (c) => c.stdout),
   ...call.stream('stderr', (c) => c.stderr),

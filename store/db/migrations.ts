@@ -231,6 +231,14 @@ export const MIGRATIONS: readonly Migration[] = [
       db.exec("INSERT INTO otel_watermarks (signal, watermark) VALUES ('traces', 0), ('logs', 0)");
     },
   },
+  {
+    version: 10,
+    name: 'calls say when stdout and stderr were one file, and how many reads/writes full mode did not take',
+    up(db) {
+      db.exec('ALTER TABLE calls ADD COLUMN stdio_shared INTEGER NOT NULL DEFAULT 0');
+      db.exec('ALTER TABLE calls ADD COLUMN uncaptured_io INTEGER NOT NULL DEFAULT 0');
+    },
+  },
 ];
 
 export function latestVersion(migrations: readonly Migration[] = MIGRATIONS): number {

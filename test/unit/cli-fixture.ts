@@ -32,6 +32,8 @@ export const callView = (over: Partial<CallSummary> = {}): CallSummary => ({
   isVersionProbe: false,
   captureMode: 'full',
   lostRecords: false,
+  stdioShared: false,
+  uncapturedIo: 0,
   payload: { stdin: size, stdout: size, stderr: size },
   ...over,
 });

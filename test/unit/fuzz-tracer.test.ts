@@ -289,12 +289,12 @@ describe('a long run of calls with records lost at random', () => {
     const start = tsNs - 1;
     return [
       ...execLines({ ts: step(0), pid, ppid: 1, start, path: '/opt/cni/bin/bridge', env, stdio: [9, 10, 11] }),
-      ...readLines({ ts: step(1), pid, inode: 9 }, `{"cniVersion":"1.0.0","name":"net-${pid}"}`),
+      ...readLines({ ts: step(1), pid, file: 9 }, `{"cniVersion":"1.0.0","name":"net-${pid}"}`),
       forkLine(step(2), pid, pid + 1),
       ...execLines({ ts: step(3), pid: pid + 1, ppid: pid, start: step(2), path: '/usr/sbin/iptables', argv: ['iptables', '-L'], env }),
-      ...writeLines({ ts: step(4), pid: pid + 1, inode: 11, fd: 2 }, 'iptables: warning\n'),
+      ...writeLines({ ts: step(4), pid: pid + 1, file: 11, fd: 2 }, 'iptables: warning\n'),
       exitLine({ ts: step(5), pid: pid + 1, start: step(2) }),
-      ...writeLines({ ts: step(6), pid, inode: 10, fd: 1 }, '{"cniVersion":"1.0.0"}'),
+      ...writeLines({ ts: step(6), pid, file: 10, fd: 1 }, '{"cniVersion":"1.0.0"}'),
       exitLine({ ts: step(7), pid, start }),
     ];
   }
