@@ -45,6 +45,8 @@ function summary(id: string, over: Partial<CallSummary> = {}): CallSummary {
     isVersionProbe: false,
     captureMode: 'full',
     lostRecords: false,
+    stdioShared: false,
+    uncapturedIo: 0,
     payload: { stdin: noStream, stdout: noStream, stderr: noStream },
     ...over,
   };
