@@ -99,6 +99,8 @@ export interface Collector {
   setMode(mode: CaptureMode): Promise<void>;
   /** Stops the tracer; calls still running are published as incomplete. */
   stop(): Promise<void>;
+  /** SIGKILLs every bpftrace at once, synchronously: for exit paths that cannot wait (process.exit, a crash). */
+  killNow(): void;
   status(): TracerStatus;
   stats(): CollectorStats;
 }
@@ -357,6 +359,11 @@ export function createCollector(opts: CollectorOptions): Collector {
         current = null;
       }
       publish();
+    },
+    killNow() {
+      stopping = true;
+      current?.killNow();
+      retiring?.run.killNow();
     },
     status() {
       const run = current;

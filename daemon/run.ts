@@ -59,6 +59,10 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
     maxStreamBytes: config.maxStreamBytes,
     redactor,
   });
+  // Every way out of the process (process.exit on the shutdown deadline, an uncaught error) ends bpftrace
+  // first; a death without an 'exit' event (SIGKILL) is covered by the kernel (setpriv --pdeathsig).
+  const killTracers = () => collector.killNow();
+  process.once('exit', killTracers);
   collector.subscribe(writes.listener);
   // The node's CNI setup: conf dir history, which binary each call ran (hashed off the capture path), doctor checks.
   const nodeSetup = createNodeSetupWiring(db, config, log.child({ component: 'node-setup' }), redactor);
@@ -97,6 +101,7 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
       log.info('stopping');
       const deadline = setTimeout(() => {
         log.error('shutdown took too long; exiting');
+        collector.killNow();
         process.exit(1);
       }, SHUTDOWN_BUDGET_MS);
       // No new export passes from here; one in flight finishes (or is sent again next start) before the database closes.
@@ -113,6 +118,7 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
       await otelStopped;
       store.close();
       clearTimeout(deadline);
+      process.removeListener('exit', killTracers);
     })();
     return stopping;
   };

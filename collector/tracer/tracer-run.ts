@@ -169,6 +169,12 @@ export class TracerRun {
     }
   }
 
+  /** SIGKILLs bpftrace at once (synchronous): the process is about to end. */
+  killNow(): void {
+    this.stopping = true;
+    this.tracer?.killNow();
+  }
+
   /** Stops bpftrace; the calls it still followed end as incomplete (through emit). */
   async stop(): Promise<void> {
     this.stopping = true;
