@@ -77,6 +77,10 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
     maxStreamBytes: config.maxStreamBytes,
     redactor,
   });
+  // Every way out of the process (process.exit on the shutdown deadline, an uncaught error) ends bpftrace
+  // first; a death without an 'exit' event (SIGKILL) is covered by the kernel (setpriv --pdeathsig).
+  const killTracers = () => collector.killNow();
+  process.once('exit', killTracers);
   // Under an operator's scoped `full`, calls outside the scope lose their payloads before anyone sees them.
   const subscribeScoped = (listener: CallListener) => collector.subscribe({ onEvents: (events) => listener.onEvents(scopeEvents(events, capture.status().scope)) });
   collector.subscribe(capture.callListener);
@@ -122,6 +126,7 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
       log.info('stopping');
       const deadline = setTimeout(() => {
         log.error('shutdown took too long; exiting');
+        collector.killNow();
         process.exit(1);
       }, SHUTDOWN_BUDGET_MS);
       // No new export passes from here; one in flight finishes (or is sent again next start) before the database closes.
@@ -139,6 +144,7 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
       await otelStopped;
       store.close();
       clearTimeout(deadline);
+      process.removeListener('exit', killTracers);
     })();
     return stopping;
   };

@@ -121,10 +121,16 @@ export function healthProblems(tracer: TracerStatus, store: StoreStatus, recentL
   const problems: string[] = [];
   if (!tracer.running || !tracer.ready) {
     const gap = tracer.lastGap?.endedAt === null ? tracer.lastGap : null;
+    const standbyRecords = tracer.standby?.running === true && tracer.standby.ready;
+    const meanwhile = !standbyRecords
+      ? 'Calls made meanwhile are not recorded.'
+      : tracer.mode === 'full'
+        ? 'The standby tracer records calls meanwhile (exec, exit, tree), without their payloads; calls it cut are marked lostRecords.'
+        : 'The standby tracer records calls meanwhile.';
     problems.push(
       gap
-        ? `The tracer is not recording since ${gap.startedAt} (${gap.reason}); it is being restarted. Calls made meanwhile are not recorded.`
-        : `The tracer is not recording${tracer.lastError ? ` (${tracer.lastError})` : ''}. Calls made meanwhile are not recorded.`,
+        ? `The tracer is not recording since ${gap.startedAt} (${gap.reason}); it is being restarted. ${meanwhile}`
+        : `The tracer is not recording${tracer.lastError ? ` (${tracer.lastError})` : ''}. ${meanwhile}`,
     );
   }
   if (recentLostEvents > 0) {

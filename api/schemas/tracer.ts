@@ -61,6 +61,20 @@ export const tracerStatusSchema = component(
       .number()
       .describe('How far (ms) the tracer’s output must move past a record before it goes on, for records of other CPUs that may still come; follows arrivalLagMs, so it is what the live tail waits at least'),
     arrivalLagMs: z.number().describe('The largest delay over the last seconds between a record’s kernel timestamp and its arrival in the daemon (ms)'),
+    standby: z
+      .object({
+        running: z.boolean(),
+        ready: z.boolean(),
+        pid: z.number().int().nullable(),
+        restarts: z.number().int(),
+        rssBytes: z.number().int().nullable().describe('Its resident memory now: the standby’s cost (bench/results/standby-tracer.md)'),
+        cpuSeconds: z.number().nullable().describe('CPU time it used since it started'),
+        lastError: z.string().nullable(),
+      })
+      .nullable()
+      .describe(
+        'The sched-only tracer beside the main one: execs, forks and exits, so a call is recorded (without payloads) while the main tracer restarts, and the main one covers its restarts. null when the daemon runs none',
+      ),
     modeSwitchable: z.boolean().describe('PUT /api/v1/tracer/mode is available on this daemon'),
     capture: captureStatusSchema.nullable().describe('The capture policy (auto, full, light) and why the tracer runs its mode; null on a daemon without one'),
   }),
