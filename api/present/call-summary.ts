@@ -47,6 +47,9 @@ export function summaryFromStored(c: StoredCallSummary, error: string | null): C
     captureMode: c.captureMode,
     lostRecords: c.lostRecords,
     payload: { stdin: size(c.stdin), stdout: size(c.stdout), stderr: size(c.stderr) },
+    envTruncated: c.envTruncated,
+    pathTruncated: c.pathTruncated,
+    outputAfterExit: { stdout: c.stdoutAfterExitOffset, stderr: c.stderrAfterExitOffset },
   };
 }
 

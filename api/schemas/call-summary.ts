@@ -48,6 +48,16 @@ export const callSummarySchema = z
     captureMode: z.enum(['full', 'light']),
     lostRecords: z.boolean().describe('The tracer lost records while this call ran: some of its payload, helpers or children may be missing'),
     payload: z.object({ stdin: streamSizeSchema, stdout: streamSizeSchema, stderr: streamSizeSchema }),
+    envTruncated: z
+      .boolean()
+      .describe('The argv and environment were longer than the tracer reads (or part was lost): CNI_* values past the cut, and so the command, container or pod, may be missing'),
+    pathTruncated: z.boolean().describe('The executable path was longer than the tracer reads: path is its beginning'),
+    outputAfterExit: z
+      .object({
+        stdout: z.number().int().nullable(),
+        stderr: z.number().int().nullable(),
+      })
+      .describe("Where in stdout / stderr the bytes begin that the plugin's descendants wrote after it exited (the caller still received them); null where none were"),
   })
   .describe('CallSummary');
 

@@ -33,6 +33,9 @@ export const callView = (over: Partial<CallSummary> = {}): CallSummary => ({
   captureMode: 'full',
   lostRecords: false,
   payload: { stdin: size, stdout: size, stderr: size },
+  envTruncated: false,
+  pathTruncated: false,
+  outputAfterExit: { stdout: null, stderr: null },
   ...over,
 });
 
