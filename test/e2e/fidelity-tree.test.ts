@@ -136,4 +136,23 @@ describe.runIf(canRun)('the process tree of a call, with the real tracer', () =>
     expect(daemon.store.listCalls({ containerId }, 10).items).toHaveLength(1);
     for (const name of ['ip', 'sleep']) expect(daemon.store.listCalls({ plugin: name }, 10).items).toHaveLength(0);
   });
+
+  it('trims CNI_ARGS keys and values, for ADD and for a VERSION probe', async () => {
+    const plugin = path.join(FIXTURE_PLUGINS, 'trivial.sh');
+    const cniArgs = ' K8S_POD_NAMESPACE =ns ; K8S_POD_NAME= web-0 ;IgnoreUnknown=1';
+    for (const command of ['ADD', 'VERSION']) {
+      const containerId = newContainerId(`args-${command.toLowerCase()}`);
+      const res = await execPlugin({ plugin, command, containerId, netns: '/var/run/netns/none', ifname: 'eth0', cniPath: CNI_PATH, cniArgs, stdin: '{"cniVersion":"1.0.0","name":"a"}' });
+      expect(res.exitCode).toBe(0);
+      // A VERSION call is a probe: lists leave it out unless asked.
+      const [call] = await daemon.waitFor(`the ${command} call`, () => {
+        const calls = daemon.callsFor(containerId, { includeVersion: true });
+        return calls.length > 0 ? calls : null;
+      });
+      expect(call!.command).toBe(command);
+      expect(call!.isVersionProbe).toBe(command === 'VERSION');
+      expect(call!.cniArgs).toBe(cniArgs);
+      expect([call!.podNamespace, call!.podName]).toEqual(['ns', 'web-0']);
+    }
+  });
 });
