@@ -39,6 +39,8 @@ export function presentCallDetail(call: StoredCall, children: readonly CallSumma
   return {
     ...summaryFromStored(summaryOfStoredCall(call), failureFromStreams(call.stdout.bytes, call.stderr.bytes)),
     argv: [...call.argv],
+    // Rows stored before exec chains were kept say '[]': they ran their one image.
+    execChain: call.execChain.length > 0 ? [...call.execChain] : [call.path],
     env: { ...call.env },
     cniArgs: call.cniArgs,
     stdin,

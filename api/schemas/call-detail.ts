@@ -19,6 +19,9 @@ export const callDetailSchema = component(
   callSummarySchema
     .extend({
       argv: z.array(z.string()),
+      execChain: z
+        .array(z.string())
+        .describe('Every image the plugin process ran, in order: a wrapper that exec’d the real plugin in place, then it (the call is named after the last plugin)'),
       env: z.record(z.string(), z.string()).describe('CNI_* and trace-context variables only, as recorded'),
       cniArgs: z.string().nullable().describe('CNI_ARGS'),
       stdin: payloadSchema,

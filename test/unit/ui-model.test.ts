@@ -47,6 +47,9 @@ function summary(id: string, over: Partial<CallSummary> = {}): CallSummary {
     lostRecords: false,
     stdioShared: false,
     uncapturedIo: 0,
+    envTruncated: false,
+    pathTruncated: false,
+    outputAfterExit: { stdout: null, stderr: null },
     payload: { stdin: noStream, stdout: noStream, stderr: noStream },
     ...over,
   };
