@@ -19,6 +19,8 @@ import { applyTailMessages, EMPTY_TAIL, runningCount, type TailList, type TailRo
 /** Messages held while paused, at most (the oldest go; the list is capped anyway). */
 const MAX_PENDING = 5000;
 const RECONNECT_MS = 2000;
+/** Rows kept on screen: enough to read back a burst, few enough to stay cheap to draw (older ones: the Calls page). */
+const TAIL_ROWS = 200;
 
 type Connection = { state: 'connecting' | 'live' | 'closed'; message?: string };
 
@@ -40,7 +42,7 @@ export function TailPage() {
     if (pausedRef.current || pending.current.length === 0) return;
     const batch = pending.current;
     pending.current = [];
-    setList((l) => applyTailMessages(l, batch));
+    setList((l) => applyTailMessages(l, batch, TAIL_ROWS));
   };
   const schedule = () => {
     if (frame.current === 0) frame.current = requestAnimationFrame(flush);
@@ -131,6 +133,16 @@ export function TailPage() {
         {list.dropped > 0 ? ` · older rows dropped from view: ${list.dropped}` : ''}
       </p>
       <table class="list tail-list">
+        <colgroup>
+          <col class="c-time" />
+          <col class="c-cmd" />
+          <col class="c-plugin" />
+          <col class="c-pod" />
+          <col class="c-ctr" />
+          <col class="c-dur" />
+          <col class="c-out" />
+          <col />
+        </colgroup>
         <thead>
           <tr>
             <th>Started</th>
