@@ -223,6 +223,19 @@ describe.runIf(canRun)('the web view of a recording daemon, in Chromium', () => 
     expect(problems).toEqual([]);
   });
 
+  it('shows the node status with the capture mode and its switch, and the findings page', async () => {
+    const { page, problems } = await open();
+    await goto(page, '/ui/status');
+    await page.locator('[data-mode]').waitFor();
+    expect(await page.locator('[data-mode]').textContent()).toBe('full');
+    await page.getByRole('button', { name: 'Switch to light' }).waitFor();
+    expect(await page.locator('.status-page').innerText()).toContain('recording');
+    await goto(page, '/ui/findings');
+    await page.getByRole('heading', { name: 'Findings' }).waitFor();
+    await page.locator('.findings-page p.muted').first().waitFor();
+    expect(problems).toEqual([]);
+  });
+
   it('renders a pod name, config and stderr holding HTML as text, and runs none of it', async () => {
     const html = await addOf(cid('html'), 'html.sh');
     const { page, problems } = await open();

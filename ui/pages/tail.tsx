@@ -1,7 +1,7 @@
 /**
  * Live tail: calls as they start and finish, over the daemon's websocket tail, filtered like the CLI's.
- * Messages are buffered and folded in once per animation frame into a capped list, so a burst of
- * hundreds of calls a second costs one render per frame, not one per call.
+ * Messages are buffered and folded in at most ten times a second, in an animation frame, into a capped
+ * list, so a burst of hundreds of calls a second costs a few renders, not one per call.
  */
 
 import { Component } from 'preact';
@@ -19,6 +19,10 @@ import { applyTailMessages, EMPTY_TAIL, runningCount, type TailList, type TailRo
 /** Messages held while paused, at most (the oldest go; the list is capped anyway). */
 const MAX_PENDING = 5000;
 const RECONNECT_MS = 2000;
+/** Rows kept on screen: enough to read back a burst, few enough to stay cheap to draw (older ones: the Calls page). */
+const TAIL_ROWS = 200;
+/** Redraws a second at most: 10 keep the tail live to the eye and leave the browser time to paint. */
+const FLUSH_EVERY_MS = 100;
 
 type Connection = { state: 'connecting' | 'live' | 'closed'; message?: string };
 
@@ -31,19 +35,29 @@ export function TailPage() {
   const [connection, setConnection] = useState<Connection>({ state: 'connecting' });
   const [now, setNow] = useState(Date.now());
   const pending = useRef<TailServerMessage[]>([]);
+  /** The next redraw: its timer, then its animation frame (0: none pending). */
+  const timer = useRef(0);
   const frame = useRef(0);
+  const lastFlush = useRef(0);
   const pausedRef = useRef(paused);
   pausedRef.current = paused;
 
   const flush = () => {
     frame.current = 0;
     if (pausedRef.current || pending.current.length === 0) return;
+    lastFlush.current = performance.now();
     const batch = pending.current;
     pending.current = [];
-    setList((l) => applyTailMessages(l, batch));
+    setList((l) => applyTailMessages(l, batch, TAIL_ROWS));
   };
+  // At most one redraw per FLUSH_EVERY_MS, in an animation frame: under a burst each redraw takes many calls at once.
   const schedule = () => {
-    if (frame.current === 0) frame.current = requestAnimationFrame(flush);
+    if (timer.current !== 0 || frame.current !== 0) return;
+    const wait = Math.max(0, lastFlush.current + FLUSH_EVERY_MS - performance.now());
+    timer.current = window.setTimeout(() => {
+      timer.current = 0;
+      frame.current = requestAnimationFrame(flush);
+    }, wait);
   };
 
   useEffect(() => {
@@ -82,7 +96,9 @@ export function TailPage() {
     return () => {
       stopped = true;
       clearTimeout(retry);
-      if (frame.current) cancelAnimationFrame(frame.current);
+      clearTimeout(timer.current);
+      cancelAnimationFrame(frame.current);
+      timer.current = 0;
       frame.current = 0;
       socket?.close(1000);
     };
@@ -131,6 +147,16 @@ export function TailPage() {
         {list.dropped > 0 ? ` · older rows dropped from view: ${list.dropped}` : ''}
       </p>
       <table class="list tail-list">
+        <colgroup>
+          <col class="c-time" />
+          <col class="c-cmd" />
+          <col class="c-plugin" />
+          <col class="c-pod" />
+          <col class="c-ctr" />
+          <col class="c-dur" />
+          <col class="c-out" />
+          <col />
+        </colgroup>
         <thead>
           <tr>
             <th>Started</th>
