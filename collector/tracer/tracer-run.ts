@@ -172,6 +172,8 @@ export class TracerRun {
   }
 
   private launch(readyTimeoutMs: number): Promise<void> {
+    // Canaries an earlier bpftrace of this run saw (before a switch of payload probes) prove nothing about this one.
+    const canariesBefore = this.assembler.counters.canaries;
     return new Promise<void>((resolve, reject) => {
       let settled = false;
       const settle = (err?: Error) => {
@@ -183,7 +185,7 @@ export class TracerRun {
         else resolve();
       };
       const canary = setInterval(() => {
-        if (this.assembler.counters.canaries > 0) {
+        if (this.assembler.counters.canaries > canariesBefore) {
           this.isReady = true;
           settle();
         } else {
