@@ -25,6 +25,9 @@ COPY otel ./otel
 COPY api ./api
 COPY daemon ./daemon
 COPY cli ./cli
+# The web view: its sources and the script that bundles them into dist/ui/ (npm run build runs it).
+COPY ui ./ui
+COPY scripts/build-ui.mjs ./scripts/build-ui.mjs
 RUN npm run build \
  && npm prune --omit=dev --no-audit --no-fund
 

@@ -53,6 +53,26 @@ export default tseslint.config(
   },
   ...layerConfigs,
   {
+    // The web view runs in a browser: it knows nothing of the server's modules but the API's contract
+    // types (type-only, through api/index.ts: nothing of the server reaches the bundle).
+    files: ['ui/**/*.ts', 'ui/**/*.tsx'],
+    rules: {
+      'no-restricted-imports': 'off',
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: [...LAYERS.map((layer) => `**/${layer}/**`), '!**/api/index.js', 'node:*'],
+              message: 'ui/ runs in the browser: it imports only its own files, and the API contract types from api/index.ts (import type).',
+            },
+            { group: ['**/api/index.js'], allowTypeImports: true, message: 'ui/ may take only types from api/index.ts (import type).' },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['bin/**/*.js', 'scripts/**/*.mjs', 'eslint.config.js'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
   },

@@ -108,6 +108,27 @@ export interface CniCall {
   readonly stdout: CapturedStream;
   readonly stderr: CapturedStream;
   readonly helpers: readonly HelperProcess[];
+  /**
+   * Every image the plugin process ran, in order: a wrapper that exec'd the
+   * real plugin in place (`exec /opt/cni/bin/real "$@"`), then that plugin.
+   * The call is named after the last image that is a CNI plugin (in
+   * CNI_PATH). Absent (calls from older tracers): just `path`.
+   */
+  readonly execChain?: readonly string[];
+  /**
+   * The exec's argv + environment block was longer than the tracer reads, or
+   * part of it was lost: CNI_* values past the cut are missing. Absent: false.
+   */
+  readonly envTruncated?: boolean;
+  /** The executable's path was longer than the tracer reads: `path` is its beginning. Absent: false. */
+  readonly pathTruncated?: boolean;
+  /**
+   * Where in `stdout` / `stderr` the bytes begin that the plugin's
+   * descendants wrote after the plugin exited (the caller still received
+   * them); null or absent when there were none.
+   */
+  readonly stdoutAfterExitOffset?: number | null;
+  readonly stderrAfterExitOffset?: number | null;
 }
 
 export type CollectorEvent =

@@ -20,5 +20,6 @@ fi
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   npm ci --no-audit --no-fund
 fi
-[ -f dist/cli/main.js ] || npm run build
+# The daemon and its web view (dist/ui/) are both built by `npm run build`.
+[ -f dist/cli/main.js ] && [ -f dist/ui/index.html ] || npm run build
 echo "setup.sh: ready"

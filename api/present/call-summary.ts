@@ -49,6 +49,9 @@ export function summaryFromStored(c: StoredCallSummary, error: string | null): C
     stdioShared: c.stdioShared,
     uncapturedIo: c.uncapturedIo,
     payload: { stdin: size(c.stdin), stdout: size(c.stdout), stderr: size(c.stderr) },
+    envTruncated: c.envTruncated,
+    pathTruncated: c.pathTruncated,
+    outputAfterExit: { stdout: c.stdoutAfterExitOffset, stderr: c.stderrAfterExitOffset },
   };
 }
 

@@ -12,6 +12,7 @@
 import websocket from '@fastify/websocket';
 import type { FastifyInstance } from 'fastify';
 import { WebSocket } from 'ws';
+import { WS_PROTOCOL } from '../auth.js';
 import type { TailDeps } from '../deps.js';
 import { badQueryReason, CLOSE_CODES } from '../tail/tail-close.js';
 import { plainJsonSerializer } from '../present/fast-json.js';
@@ -30,7 +31,7 @@ export const TAIL_PATH = '/api/v1/tail';
 /** What the OpenAPI document says of the tail (it cannot describe a websocket's messages itself). */
 export const TAIL_DESCRIPTION = [
   'A websocket (a plain GET answers 426). Server messages, one JSON object per text frame (TailServerMessage): hello, ',
-  'call.started, call.finished, cache.added, cache.removed, tracer.gap, config.changed (a CNI conf dir file added, rewritten or ',
+  'call.started, call.finished, cache.added, cache.removed, tracer.gap, capture.changed (the capture mode changed, and why), config.changed (a CNI conf dir file added, rewritten or ',
   'removed; sent to every client), replay.done, filter.updated, pong, error. Query (and later {"type":"filter",...} messages): ',
   'namespace, pod, command, plugin, failed, includeVersion, and since (replay recent calls first, then replay.done marks where ',
   'the live calls begin). An unknown or invalid parameter is answered, after the upgrade, by an error message naming it and ',
@@ -63,12 +64,14 @@ export async function registerTail(app: FastifyInstance, deps: TailDeps, options
   const unsubscribeCache = deps.cache?.subscribe?.(hub);
   const unsubscribeTracer = deps.subscribeTracer?.(hub);
   const unsubscribeConf = deps.subscribeConf?.(hub);
+  const unsubscribeCapture = deps.capture?.subscribe(hub);
   app.decorate(TAIL_STATS_DECORATOR, { read: () => hub.stats() } satisfies TailStatsReader);
   app.addHook('onClose', async () => {
     unsubscribe?.();
     unsubscribeCache?.();
     unsubscribeTracer?.();
     unsubscribeConf?.();
+    unsubscribeCapture?.();
   });
 
   const sessionOptions = {
@@ -87,7 +90,12 @@ export async function registerTail(app: FastifyInstance, deps: TailDeps, options
     });
 
     await scope.register(websocket, {
-      options: { maxPayload: options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES, perMessageDeflate: false },
+      options: {
+        maxPayload: options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES,
+        perMessageDeflate: false,
+        // The web view offers its protocol and its token as subprotocols (auth.ts): select the protocol, never echo the token.
+        handleProtocols: (protocols) => (protocols.has(WS_PROTOCOL) ? WS_PROTOCOL : false),
+      },
       // The default handler logs every peer reset at error level and terminates even a socket ws
       // is already closing (after an oversized frame, with 1009), which may cut off the close frame.
       errorHandler: (err, socket, request) => {

@@ -36,8 +36,16 @@ export interface HelperState {
 }
 
 export interface CallState {
-  base: Omit<CniCall, 'endedAtUs' | 'durationUs' | 'outcome' | 'status' | 'incompleteReason' | 'stdin' | 'stdout' | 'stderr' | 'helpers' | 'lostRecords' | 'uncapturedIo'>;
+  base: Omit<CniCall, LaterFields>;
   start: string;
+  /** Every image the plugin process ran, in order (a wrapper that exec'd the real plugin in place, then it). */
+  execChain: string[];
+  /** Monotonic µs of each exec seen for the plugin process: a record delivered twice is not a second image. */
+  execTimes: number[];
+  envTruncated: boolean;
+  pathTruncated: boolean;
+  /** Monotonic µs of the plugin's exit: what its descendants write after it is output after exit. */
+  exitTs: number | null;
   /** The open files of the plugin's fds 0, 1, 2 at exec: a read or write is the call's when it goes to one of them. */
   stdioFiles: readonly [string, string, string];
   stdin: StreamCapture;
@@ -54,6 +62,41 @@ export interface CallState {
   incompleteReason: string | null;
 }
 
+/** What the call's later life sets, not its exec. */
+type LaterFields =
+  | 'endedAtUs'
+  | 'durationUs'
+  | 'outcome'
+  | 'status'
+  | 'incompleteReason'
+  | 'stdin'
+  | 'stdout'
+  | 'stderr'
+  | 'helpers'
+  | 'lostRecords'
+  | 'execChain'
+  | 'envTruncated'
+  | 'pathTruncated'
+  | 'stdoutAfterExitOffset'
+  | 'stderrAfterExitOffset'
+  | 'uncapturedIo';
+
+/** What a call's environment says about it: set at its exec, and again when an exec in place brings the real plugin. */
+export function identityFromEnv(env: Record<string, string>): Pick<CniCall, 'env' | 'command' | 'containerId' | 'netns' | 'ifname' | 'cniArgs' | 'pod' | 'traceParent' | 'isVersionProbe'> {
+  const command = env.CNI_COMMAND ?? null;
+  return {
+    env,
+    command,
+    containerId: env.CNI_CONTAINERID || null,
+    netns: env.CNI_NETNS || null,
+    ifname: env.CNI_IFNAME || null,
+    cniArgs: env.CNI_ARGS ?? null,
+    pod: podFromCniArgs(env.CNI_ARGS),
+    traceParent: env.TRACEPARENT ?? null,
+    isVersionProbe: command === 'VERSION',
+  };
+}
+
 export interface NewCall {
   readonly rec: Extract<TracerRecord, { kind: 'exec' }>;
   readonly execPath: string;
@@ -64,11 +107,13 @@ export interface NewCall {
   readonly startedAtUs: number;
   readonly captureMode: CaptureMode;
   readonly maxStreamBytes: number;
+  /** The exec block (argv + env) was cut or lost chunks. */
+  readonly envTruncated: boolean;
 }
 
 export function newCallState(c: NewCall): CallState {
   const { rec, env } = c;
-  const command = env.CNI_COMMAND ?? null;
+  const identity = identityFromEnv(env);
   return {
     base: {
       id: callId(c.startedAtUs, rec.pid),
@@ -78,23 +123,20 @@ export function newCallState(c: NewCall): CallState {
       parentId: c.parentId,
       parentProcess: c.parentProcess,
       path: c.execPath,
-      plugin: path.posix.basename(c.execPath),
+      plugin: pluginName(c.execPath),
       argv: c.argv,
-      env,
-      command,
-      containerId: env.CNI_CONTAINERID || null,
-      netns: env.CNI_NETNS || null,
-      ifname: env.CNI_IFNAME || null,
-      cniArgs: env.CNI_ARGS ?? null,
-      pod: podFromCniArgs(env.CNI_ARGS),
-      traceParent: env.TRACEPARENT ?? null,
-      isVersionProbe: command === 'VERSION',
+      ...identity,
       startedAtUs: c.startedAtUs,
       captureMode: c.captureMode,
       stdioShared: stdioShared(rec.stdioFiles),
     },
     start: rec.start,
     stdioFiles: rec.stdioFiles,
+    execChain: [c.execPath],
+    execTimes: [rec.ts],
+    envTruncated: c.envTruncated,
+    pathTruncated: false,
+    exitTs: null,
     stdin: new StreamCapture(c.maxStreamBytes),
     stdout: new StreamCapture(c.maxStreamBytes),
     stderr: new StreamCapture(c.maxStreamBytes),
@@ -162,6 +204,11 @@ export function snapshotCall(call: CallState): CniCall {
     stdout: full ? call.stdout.snapshot() : EMPTY_STREAM,
     stderr: full ? call.stderr.snapshot() : EMPTY_STREAM,
     helpers: call.helpers.map(helperSnapshot),
+    execChain: [...call.execChain],
+    envTruncated: call.envTruncated,
+    pathTruncated: call.pathTruncated,
+    stdoutAfterExitOffset: full && call.exitTs !== null ? call.stdout.offsetOfFirstAfter(call.exitTs) : null,
+    stderrAfterExitOffset: full && call.exitTs !== null ? call.stderr.offsetOfFirstAfter(call.exitTs) : null,
   };
 }
 
@@ -190,6 +237,11 @@ function helperSnapshot(h: HelperState): HelperProcess {
     stdout: h.stdout.snapshot(),
     stderr: h.stderr.snapshot(),
   };
+}
+
+/** The binary's name: `bridge`, `host-local`… */
+export function pluginName(execPath: string): string {
+  return path.posix.basename(execPath);
 }
 
 /** Sortable by start time, unique per process exec: `<epoch µs base36>-<pid base36>`. */

@@ -7,7 +7,8 @@
 
 import type { Database } from 'better-sqlite3';
 import type { CniCall, CollectorEvent } from '../../collector/index.js';
-import { CALL_COLUMNS, FINISH_COLUMNS, HELPER_COLUMNS, callValues, finishValues, helperValues } from './call-rows.js';
+import { CALL_COLUMNS, FINISH_COLUMNS, HELPER_COLUMNS, IDENTITY_COLUMNS, callValues, finishValues, helperValues, identityValues } from './call-rows.js';
+import { identityChanged } from './call-columns.js';
 import { toStoreError } from '../db/index.js';
 import { latestEventPerCall } from './latest-events.js';
 
@@ -31,6 +32,9 @@ const INSERT_STARTED = `INSERT INTO calls (${names(CALL_COLUMNS)}) VALUES (${par
 // Never INSERT OR REPLACE: it deletes the old row first, which would fire
 // ON DELETE CASCADE and change the rowid for nothing.
 const UPDATE_FINISHED = `UPDATE calls SET ${FINISH_COLUMNS.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`;
+// A wrapper that exec'd the real plugin in place after the started row was written renamed the call:
+// its plugin, path, argv and CNI_* columns are written again.
+const UPDATE_IDENTITY = `UPDATE calls SET ${IDENTITY_COLUMNS.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`;
 const INSERT_FINISHED = `INSERT INTO calls (${names(CALL_COLUMNS)}) VALUES (${params(CALL_COLUMNS)})`;
 
 const INSERT_HELPER = `INSERT INTO helpers (${names(HELPER_COLUMNS)}) VALUES (${params(HELPER_COLUMNS)})`;
@@ -42,6 +46,7 @@ export function createCallWriter(db: Database): CallWriter {
   const insertStarted = db.prepare(INSERT_STARTED);
   const updateFinished = db.prepare(UPDATE_FINISHED);
   const insertFinished = db.prepare(INSERT_FINISHED);
+  const updateIdentity = db.prepare(UPDATE_IDENTITY);
   const insertHelper = db.prepare(INSERT_HELPER);
   const deleteHelpers = db.prepare(DELETE_HELPERS);
   const markIncomplete = db.prepare<[string]>(MARK_INCOMPLETE);
@@ -59,6 +64,7 @@ export function createCallWriter(db: Database): CallWriter {
         if (changes > 0 && call.helpers.length > 0) insertHelpers(call);
       } else {
         if (updateFinished.run(finishValues(call)).changes === 0) insertFinished.run(callValues(call));
+        else if (identityChanged(call)) updateIdentity.run(identityValues(call));
         // Replace, not append: the finished snapshot has every helper of the call.
         deleteHelpers.run(call.id);
         insertHelpers(call);

@@ -171,6 +171,7 @@ export const TRACER_STATUS: TracerStatus = {
   lastGap: null,
   reorderWindowMs: 30,
   arrivalLagMs: 1.5,
+  standby: null,
 };
 
 export const STORE_STATUS: StoreStatus = { writable: true, lastError: null, failingSince: null, pendingWrites: 0, droppedWrites: 0, databaseBytes: 0 };

@@ -35,6 +35,9 @@ export const callView = (over: Partial<CallSummary> = {}): CallSummary => ({
   stdioShared: false,
   uncapturedIo: 0,
   payload: { stdin: size, stdout: size, stderr: size },
+  envTruncated: false,
+  pathTruncated: false,
+  outputAfterExit: { stdout: null, stderr: null },
   ...over,
 });
 

@@ -60,6 +60,29 @@ describe('the layer rule', () => {
   });
 });
 
+describe('the web view (ui/) runs in a browser', () => {
+  async function uiRestrictions(file: string, code: string): Promise<string[]> {
+    const eslint = new ESLint({ cwd: ROOT });
+    const [result] = await eslint.lintText(code, { filePath: path.join(ROOT, file) });
+    return result!.messages.filter((m) => m.ruleId === '@typescript-eslint/no-restricted-imports').map((m) => m.message);
+  }
+
+  it.each([
+    ['ui/pages/probe.tsx', `import { buildApp } from '../../api/index.js';\nexport const used = buildApp;\n`],
+    ['ui/pages/probe.tsx', `import type { CallStore } from '../../store/index.js';\nexport type Used = CallStore;\n`],
+    ['ui/model/probe.ts', `import { readFileSync } from 'node:fs';\nexport const used = readFileSync;\n`],
+  ])('refuses server code in %s: %s', async (file, code) => {
+    expect(await uiRestrictions(file, code)).toHaveLength(1);
+  });
+
+  it.each([
+    ['ui/client/probe.ts', `import type { CallSummary } from '../../api/index.js';\nexport type Used = CallSummary;\n`],
+    ['ui/pages/probe.tsx', `import { getJson } from '../client/client.js';\nexport const used = getJson;\n`],
+  ])('allows %s: %s', async (file, code) => {
+    expect(await uiRestrictions(file, code)).toEqual([]);
+  });
+});
+
 describe('the import graph of the shipped code', () => {
   it('has no cycle', () => {
     const files = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '*.ts'], { cwd: ROOT, encoding: 'utf8' })

@@ -1,0 +1,174 @@
+/**
+ * One call in full: what ran (argv, CNI_* env), what went in and out (stdin/stdout/stderr), how it
+ * ended, what it delegated and ran, libcni's cache entry, and a script to replay it by hand.
+ */
+
+import { useRoute } from 'preact-iso';
+import { useState } from 'preact/hooks';
+import { getJson, getText } from '../client/client.js';
+import type { CallDetail } from '../client/types.js';
+import { Duration, ErrorNote, Facts, Loading, Outcome, Section, ShortId, Time } from '../components/bits.js';
+import { useLoad } from '../components/hooks.js';
+import { JsonBlock, PayloadBlock } from '../components/payload.js';
+import { podText } from '../model/format.js';
+import { callPath, podPath } from '../model/query.js';
+
+export function CallDetailPage() {
+  const { params } = useRoute();
+  const id = params.id ?? '';
+  const url = `/api/v1/calls/${encodeURIComponent(id)}`;
+  const loaded = useLoad(url, (signal) => getJson<CallDetail>(url, signal));
+  if (loaded.loading) return <Loading />;
+  if (loaded.error || !loaded.data) return <ErrorNote error={loaded.error ?? 'No such call'} />;
+  const c = loaded.data;
+  return (
+    <div class="page call-page">
+      <h1>
+        {c.command ?? '?'} {c.plugin} <Outcome run={c} />
+      </h1>
+      <Section title="Summary">
+        <Facts
+          rows={[
+            ['Pod', c.pod ? <a href={podPath(c.pod.namespace, c.pod.name, c.pod.uid)}>{podText(c.pod)}</a> : '—'],
+            ['Pod UID', c.pod?.uid ?? '—'],
+            ['Container', <ShortId id={c.containerId} />],
+            ['Interface', c.ifname ?? '—'],
+            ['Netns', c.netns ?? '—'],
+            ['Plugin path', <code>{c.path}</code>],
+            ['Started', <Time iso={c.startedAt} />],
+            ['Ended', <Time iso={c.endedAt} />],
+            ['Duration', <Duration ms={c.durationMs} />],
+            ['Exit code', c.exitCode === null ? '—' : String(c.exitCode)],
+            c.signal !== null && ['Signal', `${c.signal}${c.coreDumped ? ' (core dumped)' : ''}`],
+            c.error !== null && ['Error', <span class="error-text">{c.error}</span>],
+            c.incompleteReason !== null && ['Incomplete', c.incompleteReason],
+            ['Process', `pid ${c.pid}, parent ${c.ppid}`],
+            c.parentProcess && ['Run by', `${c.parentProcess.comm ?? '?'} (pid ${c.parentProcess.pid}${c.parentProcess.exe ? `, ${c.parentProcess.exe}` : ''})`],
+            c.parentId !== null && ['Delegated by', <a href={callPath(c.parentId)}>the calling plugin</a>],
+            ['Capture', `${c.captureMode}${c.lostRecords ? ' · the tracer lost records meanwhile' : ''}`],
+          ]}
+        />
+      </Section>
+      <Section title="argv">
+        <ol class="argv">
+          {c.argv.map((arg, i) => (
+            <li key={i}>
+              <code>{arg}</code>
+            </li>
+          ))}
+        </ol>
+      </Section>
+      <Section title="Environment (CNI_*)">
+        <table class="list env">
+          <tbody>
+            {Object.entries(c.env).map(([k, v]) => (
+              <tr key={k}>
+                <th>
+                  <code>{k}</code>
+                </th>
+                <td>
+                  <code>{v}</code>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </Section>
+      <Section title="Payloads">
+        <PayloadBlock name="stdin" payload={c.stdin} />
+        <PayloadBlock name="stdout" payload={c.stdout} />
+        <PayloadBlock name="stderr" payload={c.stderr} />
+      </Section>
+      {c.children.length > 0 && (
+        <Section title="Delegated calls">
+          <ul class="plain">
+            {c.children.map((child) => (
+              <li key={child.id}>
+                <a href={callPath(child.id)}>
+                  {child.command ?? '?'} {child.plugin}
+                </a>{' '}
+                <Duration ms={child.durationMs} /> <Outcome run={child} />
+              </li>
+            ))}
+          </ul>
+        </Section>
+      )}
+      {c.helpers.length > 0 && (
+        <Section title="Helpers">
+          {c.helpers.map((h) => (
+            <details key={h.seq} class="helper">
+              <summary>
+                <code>{h.argv.join(' ')}</code> <Duration ms={h.durationMs} /> <Outcome run={h} />
+              </summary>
+              <PayloadBlock name="stdout" payload={h.stdout} />
+              <PayloadBlock name="stderr" payload={h.stderr} />
+            </details>
+          ))}
+        </Section>
+      )}
+      {c.cache && (
+        <Section title="libcni cache entry">
+          <Facts
+            rows={[
+              ['File', <code>{c.cache.path}</code>],
+              ['Network', c.cache.networkName ?? '—'],
+              ['IPs', c.cache.ips.join(', ') || '—'],
+              ['Written', <Time iso={c.cache.fileMtime} />],
+              c.cache.removedAt !== null && ['Removed', <Time iso={c.cache.removedAt} />],
+            ]}
+          />
+          <JsonBlock value={c.cache.result} />
+        </Section>
+      )}
+      <Replay id={c.id} plugin={c.plugin} />
+    </div>
+  );
+}
+
+function Replay({ id, plugin }: { id: string; plugin: string }) {
+  const [script, setScript] = useState<string | null>(null);
+  const [note, setNote] = useState<string | null>(null);
+  const load = async (): Promise<string> => {
+    if (script !== null) return script;
+    const text = await getText(`/api/v1/calls/${encodeURIComponent(id)}/replay`);
+    setScript(text);
+    return text;
+  };
+  const act = (what: () => Promise<void>) => what().catch((err: unknown) => setNote(err instanceof Error ? err.message : String(err)));
+  return (
+    <Section title="Replay">
+      <p class="muted">A shell script that runs the same plugin with exactly the recorded CNI_* variables and stdin. It changes this node's network.</p>
+      <button type="button" onClick={() => act(async () => void (await load()))}>
+        Show
+      </button>{' '}
+      <button
+        type="button"
+        onClick={() =>
+          act(async () => {
+            await navigator.clipboard.writeText(await load());
+            setNote('Copied.');
+          })
+        }
+      >
+        Copy
+      </button>{' '}
+      <button
+        type="button"
+        onClick={() =>
+          act(async () => {
+            const url = URL.createObjectURL(new Blob([await load()], { type: 'text/x-shellscript' }));
+            const a = document.createElement('a');
+            a.href = url;
+            a.download = `replay-${plugin}-${id}.sh`;
+            a.click();
+            setTimeout(() => URL.revokeObjectURL(url), 10_000);
+          })
+        }
+      >
+        Download
+      </button>
+      {note && <span class="muted"> {note}</span>}
+      {script !== null && <pre class="payload-text replay">{script}</pre>}
+    </Section>
+  );
+}
