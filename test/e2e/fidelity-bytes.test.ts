@@ -8,6 +8,7 @@
  */
 
 import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoredCall } from '../../store/index.js';
@@ -17,6 +18,7 @@ import { requirePrivilegedSuite } from './support/privileged.js';
 const FIXTURES = path.resolve(import.meta.dirname, 'fixtures/bytes');
 const PLUGIN = path.join(FIXTURES, 'plugin.py');
 const DRIVER = path.join(FIXTURES, 'driver.py');
+const SCRIPT = '/usr/bin/script';
 const CONFIG = Buffer.from('{"cniVersion":"1.0.0","name":"bytes","type":"plugin.py"}\n');
 
 const canRun = requirePrivilegedSuite();
@@ -27,7 +29,6 @@ interface Received {
   stdout?: Buffer;
   stderr?: Buffer;
   combined?: Buffer;
-  terminal?: Buffer;
 }
 
 /** Runs the plugin through the driver: what the caller received. */
@@ -35,7 +36,7 @@ function drive(how: string, bytesCase: string, containerId: string, stdin: Buffe
   const out = execFileSync('/usr/bin/python3', [DRIVER, how, PLUGIN, bytesCase, containerId], { input: stdin, timeout: 60_000 });
   const raw = JSON.parse(out.toString()) as Record<string, string | number>;
   const got: Received = { exit: raw.exit as number, pid: raw.pid as number };
-  for (const k of ['stdout', 'stderr', 'combined', 'terminal'] as const) {
+  for (const k of ['stdout', 'stderr', 'combined'] as const) {
     if (typeof raw[k] === 'string') got[k] = Buffer.from(raw[k], 'base64');
   }
   return got;
@@ -82,19 +83,22 @@ describe.runIf(canRun)('full mode keeps the bytes the caller received', () => {
     expect(Buffer.concat([Buffer.from('log: starting\n'), call.stdout.bytes, Buffer.from('log: done\n')]).equals(got.combined!)).toBe(true);
   });
 
-  it('splits a hand-run in a terminal (fds 0, 1, 2 one tty) the same way', async () => {
+  it('splits a hand-run in a terminal (script(1): fds 0, 1, 2 one pty) the same way', async () => {
+    expect(existsSync(SCRIPT), `${SCRIPT} (util-linux) runs the plugin on a terminal`).toBe(true);
     const containerId = containerFor('pty');
-    const got = drive('pty', 'shared', containerId);
-    expect(got.exit).toBe(0);
+    // Only the plugin gets the CNI variables: script and its shell are the person at the terminal.
+    const cmd = `env -i PATH=/usr/bin:/bin CNI_COMMAND=ADD CNI_CONTAINERID=${containerId} CNI_NETNS=/var/run/netns/none CNI_IFNAME=eth0 CNI_PATH=${FIXTURES} BYTES_CASE=shared ${PLUGIN}`;
+    // The config typed as a line, then Ctrl-D: end of file on the terminal.
+    const terminal = execFileSync(SCRIPT, ['-qc', cmd, '/dev/null'], { input: Buffer.concat([CONFIG, Buffer.from('\x04')]), timeout: 60_000, env: { PATH: '/usr/bin:/bin' } });
     const call = await recordOf(containerId);
+    expect(call.exitCode).toBe(0);
     expect(call.stdioShared).toBe(true);
-    // The terminal gave the plugin a line and an empty line, then end of file.
-    expect(call.stdin.bytes.equals(Buffer.concat([CONFIG, Buffer.from('\n')]))).toBe(true);
+    expect(call.stdin.bytes.equals(CONFIG)).toBe(true);
     expect(call.stderr.bytes.toString()).toBe('log: starting\nlog: done\n');
     expect(JSON.parse(call.stdout.bytes.toString())).toMatchObject({ cniVersion: '1.0.0' });
     // What the terminal showed after its echo of the input: the plugin's writes, newlines as CR LF.
     const shown = Buffer.concat([Buffer.from('log: starting\n'), call.stdout.bytes, Buffer.from('log: done\n')]).toString().replaceAll('\n', '\r\n');
-    expect(got.terminal!.toString().endsWith(shown)).toBe(true);
+    expect(terminal.toString().endsWith(shown)).toBe(true);
   });
 
   it('does not take a helper’s `cat >/dev/null` of stdin for the stdout of a call whose stdout and stderr are /dev/null', async () => {

@@ -5,7 +5,7 @@ import { EPOCH_OFFSET_US, FAR_FUTURE_MS, onlyCall, payload, replay, replayFixtur
 import { ALLOWED_FIXTURE_ENV, RECORDED, rawEnvNames } from '../support/recorded.js';
 import { execLines, exitLine, forkLine, helloLine, readLines, threadExitLine, writeLines } from '../support/tracer-lines.js';
 
-const FIXTURES = ['bridge.trace', 'failing.trace', 'shell.trace', 'sigkill.trace', 'version.trace', 'light.trace', 'running.trace'];
+const FIXTURES = ['bridge.trace', 'failing.trace', 'shell.trace', 'sigkill.trace', 'version.trace', 'light.trace', 'running.trace', 'bytes.trace'];
 
 const OK = { exitCode: 0, signal: null, coreDumped: false };
 const FAILED = { exitCode: 1, signal: null, coreDumped: false };
@@ -784,5 +784,50 @@ describe('synthetic: Multus thick mode (a shim asks a daemon to run the delegate
     ]);
     expect(r.finished).toHaveLength(4);
     expect(r.finished.every((c) => c.parentId === null)).toBe(true);
+  });
+});
+
+describe('stdio shapes at syscall exit (bytes.trace)', () => {
+  const r = replayFixture('bytes.trace');
+  // In recording order: shared (two files), dup-stdout, writev, shared again into one file.
+  const calls = [...r.finished].sort((a, b) => a.startedAtUs - b.startedAtUs);
+  const stdin = payload('bytes.stdin');
+  const result = '{"cniVersion":"1.0.0","interfaces":[{"name":"eth0"}],"ips":[]}\n';
+
+  it('finishes the four calls, each with the stdin it was given', () => {
+    expect(calls).toHaveLength(4);
+    for (const c of calls) {
+      expect(c.outcome).toEqual(OK);
+      expectStream(c.stdin, stdin);
+    }
+  });
+
+  it('stdout and stderr to two files: not shared, each its own', () => {
+    const c = calls[0]!;
+    expect(c.stdioShared).toBe(false);
+    expect(c.stdout.bytes.toString()).toBe(result);
+    expect(c.stderr.bytes.toString()).toBe('log: starting\nlog: done\n');
+  });
+
+  it('a dup of stdout written after fd 1 went to stderr is stdout', () => {
+    const c = calls[1]!;
+    expectStream(c.stdout, payload('bytes-dup.stdout'));
+    expectStream(c.stderr, payload('bytes-dup.stderr'));
+  });
+
+  it('writev: two iovecs taken whole; of four, two taken and the rest counted', () => {
+    const c = calls[2]!;
+    expect(c.stdout.bytes.toString()).toBe('{"cniVersion":"1.0.0","ips":[]}\n');
+    expect(c.stderr).toMatchObject({ totalBytes: 'one two three four\n'.length, truncated: true });
+    expect(c.stderr.bytes.toString()).toBe('one two ');
+    expect(c.uncapturedIo).toBe(1);
+  });
+
+  it('`>file 2>&1`: one file, split by the fd each write went through', () => {
+    const c = calls[3]!;
+    expect(c.stdioShared).toBe(true);
+    expect(c.stdout.bytes.toString()).toBe(result);
+    expect(c.stderr.bytes.toString()).toBe('log: starting\nlog: done\n');
+    expect(Buffer.concat([Buffer.from('log: starting\n'), c.stdout.bytes, Buffer.from('log: done\n')]).equals(payload('bytes-shared.combined'))).toBe(true);
   });
 });

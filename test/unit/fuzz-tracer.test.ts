@@ -18,7 +18,7 @@ import { createPipeline, cutAt, type Pipeline } from '../support/tracer-pipeline
 import { execLines, exitLine, forkLine, readLines, writeLines } from '../support/tracer-lines.js';
 
 const MAX_STREAM_BYTES = 4096;
-const FIXTURES = ['bridge.trace', 'failing.trace', 'shell.trace', 'sigkill.trace', 'version.trace', 'light.trace', 'running.trace'];
+const FIXTURES = ['bridge.trace', 'failing.trace', 'shell.trace', 'sigkill.trace', 'version.trace', 'light.trace', 'running.trace', 'bytes.trace'];
 /** Past every wait the assembler has (grace after exit, records waiting for their process). */
 const LATER_MS = 60_000;
 
