@@ -11,7 +11,7 @@ import { isInCniPath } from './cni-env.js';
 import { decodeExecBlock, newExecBlock, type DecodedExecBlock } from './exec-block.js';
 import { decodeWaitStatus } from './wait-status.js';
 import type { StreamCapture } from './stream-capture.js';
-import { shimParentFor } from './socket-shims.js';
+import { SOCKET_SHIM_PLUGINS, shimParentFor } from './socket-shims.js';
 import { PAYLOAD_CAP_BYTES, type CaptureMode, type TracerRecord } from '../../bpf/index.js';
 import type { CollectorEvent, ParentProcess } from '../types.js';
 
@@ -140,6 +140,8 @@ export class CallAssembler {
   private readonly canaryPids = new Set<number>();
   private readonly procs = new Map<number, Proc>();
   private readonly calls = new Map<string, CallState>();
+  /** The open calls of socket shims, apart: every new top-level call looks for its shim among them, not among all calls. */
+  private readonly shimCalls = new Map<string, CallState>();
   private readonly pendingExecs = new Map<number, PendingExec>();
   private readonly ioByTid = new Map<number, IoInFlight>();
   /** Ids of the last calls finished, oldest first (a Set keeps insertion order). */
@@ -459,13 +461,14 @@ export class CallAssembler {
     this.procs.set(rec.pid, proc);
     if (isPlugin) {
       // Not exec'd by a call: maybe a delegate of a shim that asked a daemon to run it (Multus thick mode).
-      const parentId = parentCallId ?? shimParentFor(this.calls.values(), { containerId: decoded.env.CNI_CONTAINERID, ppid: rec.ppid, startedAtUs });
+      const parentId = parentCallId ?? shimParentFor(this.shimCalls.values(), { containerId: decoded.env.CNI_CONTAINERID, ppid: rec.ppid, startedAtUs });
       const call = this.newCall(rec, execPath, decoded, parentId, parentCallId === null, startedAtUs, pending.parentComm);
       proc.role = 'plugin';
       proc.callId = call.base.id;
       proc.helper = null;
       call.pids.add(rec.pid);
       this.calls.set(call.base.id, call);
+      if (SOCKET_SHIM_PLUGINS.has(call.base.plugin)) this.shimCalls.set(call.base.id, call);
       this.counters.callsStarted++;
       events.push({ type: 'call.started', call: snapshotCall(call) });
     } else if (parentCall) {
@@ -491,6 +494,9 @@ export class CallAssembler {
       call.base = { ...call.base, path: execPath, plugin: pluginName(execPath), argv: decoded.argv, ...identityFromEnv(decoded.env) };
       call.envTruncated = decoded.truncated;
       call.pathTruncated = false;
+      // A wrapper that exec'd a socket shim (or a shim that exec'd something else) changes where delegates look.
+      if (SOCKET_SHIM_PLUGINS.has(call.base.plugin)) this.shimCalls.set(call.base.id, call);
+      else this.shimCalls.delete(call.base.id);
     } else {
       // A program that is no plugin (`exec cat`): a helper step of the same call, which keeps its name.
       call.helpers.push(this.newHelper(rec.pid, rec.ppid, execPath, decoded.argv, startedAtUs));
@@ -739,6 +745,7 @@ export class CallAssembler {
   private finalize(id: string, call: CallState): CollectorEvent {
     for (const [tid, io] of this.ioByTid) if (call.pids.has(io.pid)) this.commitIo(tid);
     this.calls.delete(id);
+    this.shimCalls.delete(id);
     this.recentIds.add(id);
     if (this.recentIds.size > RECENT_IDS) this.recentIds.delete(this.recentIds.values().next().value!);
     let outlivedBy = 0;

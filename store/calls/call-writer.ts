@@ -41,6 +41,13 @@ const INSERT_HELPER = `INSERT INTO helpers (${names(HELPER_COLUMNS)}) VALUES (${
 const DELETE_HELPERS = 'DELETE FROM helpers WHERE call_id = ?';
 const MARK_INCOMPLETE = "UPDATE calls SET status = 'incomplete', incomplete_reason = ? WHERE status = 'running'";
 
+/** Ids of the calls whose started event is in `events`. */
+function startedIn(events: readonly CollectorEvent[]): Set<string> {
+  const ids = new Set<string>();
+  for (const e of events) if (e.type === 'call.started') ids.add(e.call.id);
+  return ids;
+}
+
 export function createCallWriter(db: Database): CallWriter {
   const file = db.name;
   const insertStarted = db.prepare(INSERT_STARTED);
@@ -56,12 +63,19 @@ export function createCallWriter(db: Database): CallWriter {
   };
 
   const writeBatch = db.transaction((events: readonly CollectorEvent[]) => {
+    const startedHere = startedIn(events);
     for (const event of latestEventPerCall(events)) {
       const { call } = event;
       if (event.type === 'call.started') {
         // Helpers only if this insert created the row; otherwise the row's own are newer.
         const { changes } = insertStarted.run(callValues(call));
         if (changes > 0 && call.helpers.length > 0) insertHelpers(call);
+      } else if (startedHere.has(call.id) && insertStarted.run(callValues(call)).changes > 0) {
+        // Started and finished in this batch: no earlier batch wrote its row (its started event is here),
+        // so one INSERT of the finished row replaces an UPDATE that finds nothing, the INSERT, and a
+        // DELETE of helpers a new row cannot have (they reference it). Should a row be there after all,
+        // the INSERT does nothing and the usual path below updates it.
+        insertHelpers(call);
       } else {
         if (updateFinished.run(finishValues(call)).changes === 0) insertFinished.run(callValues(call));
         else if (identityChanged(call)) updateIdentity.run(identityValues(call));
