@@ -13,6 +13,11 @@
  * Variants, all in one run:
  *   none    no tracer (the baseline)
  *   light   the cnirec daemon with --capture light (sched:* tracepoints)
+ *   auto    the cnirec daemon with --capture auto on a quiet node: no call fails,
+ *           so it stays light (the default an operator leaves on)
+ *   auto-failing  the same while a plugin fails every 10 s in the background
+ *           (a broken CNI setup): auto has turned payloads on (measured once
+ *           the tracer runs full), so it costs what full costs
  *   full    the cnirec daemon with --capture full (sched:* + raw_syscalls:sys_exit
  *           and the readv/writev exit tracepoints)
  *   strace  `strace -f -e trace=execve,read,write -o /dev/null` wrapping the
@@ -53,9 +58,9 @@ import { cpuTotals, median } from './lib/stats.js';
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const COMMAND = 'node dist/bench/overhead.js';
 
-type VariantName = 'none' | 'light' | 'full' | 'strace';
+type VariantName = 'none' | 'light' | 'auto' | 'auto-failing' | 'full' | 'strace';
 type WorkloadName = 'exec' | 'dd' | 'redis';
-const VARIANTS: readonly VariantName[] = ['none', 'light', 'full', 'strace'];
+const VARIANTS: readonly VariantName[] = ['none', 'light', 'auto', 'auto-failing', 'full', 'strace'];
 const WORKLOADS: readonly WorkloadName[] = ['exec', 'dd', 'redis'];
 const STRACE = ['strace', '-f', '-e', 'trace=execve,read,write', '-o', '/dev/null'];
 
@@ -272,6 +277,43 @@ async function quietGate(): Promise<{ busy: number; foreign: string[] }> {
 interface Daemon extends BenchDaemon {
   readonly startupSeconds: number;
   readonly dir: string;
+  /** Stops the failing plugin's loop (auto-failing); absent otherwise. */
+  readonly stopFailing?: () => void;
+}
+
+/** How often the auto-failing variant's plugin fails: the kubelet's first back-off. */
+const FAILING_EVERY_MS = 10_000;
+
+/**
+ * A plugin that fails every FAILING_EVERY_MS (reads its config, answers a CNI error, exits 1), exec'd as a
+ * runtime would: what keeps auto's payloads on. Returns the function that stops it.
+ */
+function startFailingPlugin(dir: string): () => void {
+  const plugin = path.join(dir, 'failing-plugin');
+  writeFileSync(plugin, '#!/bin/sh\ncat >/dev/null\necho \'{"cniVersion":"1.0.0","code":11,"msg":"failing on purpose (benchmark)"}\'\nexit 1\n', { mode: 0o755 });
+  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', CNI_COMMAND: 'ADD', CNI_CONTAINERID: 'bench-failing', CNI_NETNS: '/var/run/netns/none', CNI_IFNAME: 'eth0', CNI_PATH: dir, CNI_ARGS: 'K8S_POD_NAMESPACE=bench;K8S_POD_NAME=failing' };
+  const once = () => {
+    const child = spawn(plugin, [], { env, stdio: ['pipe', 'ignore', 'ignore'] });
+    child.on('error', () => undefined);
+    child.stdin.on('error', () => undefined);
+    child.stdin.end('{"cniVersion":"1.0.0","name":"bench-failing","type":"failing-plugin"}');
+  };
+  once();
+  const timer = setInterval(once, FAILING_EVERY_MS);
+  return () => clearInterval(timer);
+}
+
+/** Waits until auto has turned payloads on and the full tracer records; its bpftrace pid. */
+async function payloadsOn(url: string): Promise<number> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const t = (await fetch(`${url}/api/v1/tracer`)
+      .then((r) => r.json())
+      .catch(() => null)) as { mode?: string; ready?: boolean; pid?: number | null; capture?: { switching?: boolean } } | null;
+    if (t?.mode === 'full' && t.ready && t.pid && t.capture?.switching === false) return t.pid;
+    if (Date.now() > deadline) throw new Error('auto did not turn payloads on within 60 s of a failing plugin');
+    await sleep(250);
+  }
 }
 
 interface Health {
@@ -287,22 +329,30 @@ async function health(url: string): Promise<Health | null> {
   }
 }
 
-async function startDaemon(capture: 'light' | 'full'): Promise<Daemon> {
+async function startDaemon(capture: 'light' | 'full' | 'auto', failing = false): Promise<Daemon> {
   const start = Date.now();
   const dir = mkdtempSync(path.join(tmpdir(), 'cnirec-overhead-'));
+  let stopFailing: (() => void) | undefined;
   try {
     const daemon = await startBenchDaemon({ db: path.join(dir, 'cnirec.db'), capture, extraArgs: ['--log-level', 'info'], prefix: NICE });
     live.add(daemon.kill);
+    let tracerPid = daemon.tracerPid;
+    if (failing) {
+      stopFailing = startFailingPlugin(dir);
+      tracerPid = await payloadsOn(daemon.url);
+    }
     // Let bpftrace finish attaching and the first records drain.
     await sleep(1000);
-    return { ...daemon, startupSeconds: (Date.now() - start) / 1000, dir };
+    return { ...daemon, tracerPid, startupSeconds: (Date.now() - start) / 1000, dir, ...(stopFailing ? { stopFailing } : {}) };
   } catch (err) {
+    stopFailing?.();
     rmSync(dir, { recursive: true, force: true });
-    throw new Error(`cnirec daemon (${capture}): ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    throw new Error(`cnirec daemon (${capture}${failing ? ', a plugin failing' : ''}): ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   }
 }
 
 async function stopDaemon(d: Daemon): Promise<Health | null> {
+  d.stopFailing?.();
   const h = await health(d.url);
   await d.stop(15_000);
   live.delete(d.kill);
@@ -727,6 +777,8 @@ interface Cell {
 
 const TARGETS: { workload: WorkloadName; variant: VariantName; limit: number }[] = [
   { workload: 'exec', variant: 'light', limit: 1.05 },
+  { workload: 'exec', variant: 'auto', limit: 1.05 },
+  { workload: 'dd', variant: 'auto', limit: 1.05 },
   { workload: 'exec', variant: 'full', limit: 1.05 },
   { workload: 'redis', variant: 'full', limit: 1.05 },
   { workload: 'dd', variant: 'light', limit: 1.05 },
@@ -929,8 +981,10 @@ async function main(): Promise<void> {
     orders.push(order);
     for (const [slot, name] of order.entries()) {
       let daemon: Daemon | null = null;
-      if (name === 'light' || name === 'full') {
+      if (name === 'light' || name === 'full' || name === 'auto') {
         daemon = await startDaemon(name);
+      } else if (name === 'auto-failing') {
+        daemon = await startDaemon('auto', true);
       }
       const v: ActiveVariant = { name, daemon, wrap: (a) => (name === 'strace' ? [...STRACE, ...a] : [...a]) };
       try {

@@ -32,7 +32,7 @@ export interface BenchDaemon {
 
 export interface BenchDaemonOptions {
   readonly db: string;
-  readonly capture?: 'full' | 'light';
+  readonly capture?: 'full' | 'light' | 'auto';
   /** Passed through as they are, after the benchmark's own flags (so they win). */
   readonly extraArgs?: readonly string[];
   /** A command the daemon runs under, e.g. `nice -n -20`; it must exec the daemon (see `pid`). */
