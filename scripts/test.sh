@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it (run as root): what the daemon needs (scripts/setup.sh), then what
 # only the tests drive — podman on the CNI backend with runc, busybox and catatonit for its containers,
-# iptables for its networks, jq, systemd-analyze for the unit check — then `npm test` (type-check, lint,
+# iptables for its networks, jq, systemd-analyze for the unit check, perl (threads) for an exec from a thread — then `npm test` (type-check, lint,
 # build, unit, integration and the privileged end-to-end suites). Extra arguments go to vitest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 
 require_root test.sh
 bash scripts/setup.sh
-apt_install podman runc busybox-static catatonit iptables jq systemd
+apt_install podman runc busybox-static catatonit iptables jq systemd perl
 if [ "$#" -gt 0 ]; then
   npm test -- "$@"
 else
