@@ -9,6 +9,7 @@ import { authEnabled, registerAuth } from './auth.js';
 import type { ApiDeps } from './deps.js';
 import { answerFrameworkError, registerErrorHandling } from './errors.js';
 import { createReadOps } from './read-ops.js';
+import { closeRefusedUpgrades } from './refused-upgrades.js';
 import { registerCache } from './routes/cache.js';
 import { registerCalls } from './routes/calls.js';
 import { registerDocs, registerOpenApi } from './routes/docs.js';
@@ -45,6 +46,8 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
   // route, because it only sees routes added after it.
   registerErrorHandling(app);
   registerAuth(app, deps.token);
+  // Root level, so it also covers upgrades the auth hook refuses before any route's hooks run.
+  closeRefusedUpgrades(app);
   await registerOpenApi(app, { authRequired: authEnabled(deps.token) });
 
   const reads = createReadOps({ store: deps.store, cache: deps.cache?.reader ?? null, findings: deps.findings ?? null });

@@ -8,7 +8,7 @@
 
 import type { Logger } from 'pino';
 import type { CaptureMode } from '../bpf/index.js';
-import type { CacheListener, CallListener, CollectorStats, TracerEventListener, TracerStatus } from '../collector/index.js';
+import type { CacheListener, CallListener, CaptureControl, CollectorStats, TracerEventListener, TracerStatus } from '../collector/index.js';
 import type { ConfListener, DoctorReport, RecordKnowledge } from '../collector/index.js';
 import type { CacheReader, CacheStatus, CallStore, ConfHistory, FindingsReader, GcChecks, PluginBinaries, RetentionStatus, StoreStatus, WriteTiming } from '../store/index.js';
 import type { OtelExportStatus } from '../otel/index.js';
@@ -31,6 +31,8 @@ export interface ApiDeps {
   readonly store: CallStore;
   /** Switches the tracer's capture mode without losing calls in flight; absent: not switchable. */
   readonly setCaptureMode?: (mode: CaptureMode) => Promise<void>;
+  /** The capture policy (auto, full, light; an operator's window and scope): its state, and changing it. Absent: only setCaptureMode. */
+  readonly capture?: CaptureControl;
   /** Follows calls live (websocket tail, metrics): the daemon passes the collector's subscribe. */
   readonly subscribe?: (listener: CallListener) => () => void;
   /** Follows the tracer's gaps (tail `tracer.gap`): the daemon passes the collector's subscribeTracer. */
@@ -80,15 +82,15 @@ export interface NodeCniDeps {
 }
 
 /** GET /healthz. */
-export type HealthDeps = Pick<ApiDeps, 'tracerStatus' | 'collectorStats' | 'storeStatus' | 'retentionStatus' | 'writeTiming' | 'cache' | 'otelStatus'>;
+export type HealthDeps = Pick<ApiDeps, 'tracerStatus' | 'capture' | 'collectorStats' | 'storeStatus' | 'retentionStatus' | 'writeTiming' | 'cache' | 'otelStatus'>;
 
 /** GET /metrics: the daemon's numbers at scrape time, and the calls as they finish. */
-export type MetricsDeps = Pick<ApiDeps, 'tracerStatus' | 'collectorStats' | 'storeStatus' | 'subscribe' | 'retentionStatus' | 'writeTiming' | 'cache' | 'nodeCni' | 'version' | 'otelStatus'> & {
+export type MetricsDeps = Pick<ApiDeps, 'tracerStatus' | 'capture' | 'collectorStats' | 'storeStatus' | 'subscribe' | 'retentionStatus' | 'writeTiming' | 'cache' | 'nodeCni' | 'version' | 'otelStatus'> & {
   readonly store: Pick<CallStore, 'databaseSizeBytes'>;
 };
 
 /** WS /api/v1/tail: live calls, tracer gaps and cache changes, and stored calls to catch up on. */
-export type TailDeps = Pick<ApiDeps, 'subscribe' | 'subscribeTracer' | 'cache' | 'subscribeConf'> & {
+export type TailDeps = Pick<ApiDeps, 'subscribe' | 'subscribeTracer' | 'cache' | 'subscribeConf' | 'capture'> & {
   readonly store: Pick<CallStore, 'listCalls' | 'failureTexts'>;
 };
 
@@ -99,4 +101,4 @@ export type NodeCniRouteDeps = Pick<ApiDeps, 'nodeCni'> & { readonly store: Pick
 export type UiDeps = Pick<ApiDeps, 'uiDir'>;
 
 /** GET /api/v1/tracer, PUT /api/v1/tracer/mode. */
-export type TracerDeps = Pick<ApiDeps, 'tracerStatus' | 'setCaptureMode'>;
+export type TracerDeps = Pick<ApiDeps, 'tracerStatus' | 'setCaptureMode' | 'capture'>;

@@ -21,4 +21,4 @@ export type { Helper, HelperSummary } from './schemas/helper.js';
 export type { Payload } from './schemas/payload.js';
 export type { CallTree, PodStory, Sandbox } from './schemas/pod-story.js';
 export type { TailCacheEntry, TailGap, TailServerMessage } from './schemas/tail.js';
-export type { TracerStatusBody as TracerStatus } from './schemas/tracer.js';
+export type { TracerStatusBody as TracerStatus, CaptureModeBody } from './schemas/tracer.js';

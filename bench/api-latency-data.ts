@@ -357,6 +357,8 @@ function makeCall(g: Gen, s: CallSpec): CniCall {
     incompleteReason: null,
     captureMode: 'full',
     lostRecords: false,
+    stdioShared: false,
+    uncapturedIo: 0,
     stdin: s.stdin,
     stdout: s.stdout,
     stderr: EMPTY,

@@ -4,15 +4,17 @@
  * many were recorded complete and byte-exact, lost tracer records, and how
  * long the daemon took to store them all. A third run repeats full mode
  * with OpenTelemetry export on (to a local OTLP receiver): recording must
- * stay as complete and byte-exact, and every call must arrive once.
+ * stay as complete and byte-exact, and every call must arrive once. A
+ * fourth is 300 concurrent calls with distinct 8 KiB configs in full mode
+ * (the target: every one recorded complete and byte-exact, nothing lost).
  *
- *   sudo npm run build && sudo node dist/bench/burst.js
+ *   sudo npm run build && sudo node dist/bench/burst.js [--only-300]
  *
  * Writes bench/results/burst.json and bench/results/burst.md.
  */
 
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, release, tmpdir } from 'node:os';
 import path from 'node:path';
 import { runPlugin } from '../cli/plugin-runner.js';
 import { createCallStore, openDatabase } from '../store/index.js';
@@ -20,11 +22,18 @@ import { startBenchDaemon } from './lib/daemon-process.js';
 import { startOtlpReceiver, type OtlpReceiver } from './lib/otlp-receiver.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
-const CALLS = 200;
-const CONFIG_BYTES = 16 * 1024;
+/** How many calls at once, with how big a config each. */
+interface BurstShape {
+  calls: number;
+  configBytes: number;
+}
+
+const WIDE: BurstShape = { calls: 200, configBytes: 16 * 1024 };
+const MANY: BurstShape = { calls: 300, configBytes: 8 * 1024 };
 
 interface BurstResult {
   mode: 'full' | 'light';
+  configBytes: number;
   /** OpenTelemetry export on: the calls as the receiver got them. */
   otlp: { spans: number; callsExportedOnce: number; exportedAfterSeconds: number } | null;
   calls: number;
@@ -35,9 +44,10 @@ interface BurstResult {
   storedAfterSeconds: number;
 }
 
-async function burst(mode: 'full' | 'light', dir: string, receiver: OtlpReceiver | null = null): Promise<BurstResult> {
+async function burst(mode: 'full' | 'light', dir: string, shape: BurstShape, receiver: OtlpReceiver | null = null): Promise<BurstResult> {
+  const { calls: CALLS, configBytes: CONFIG_BYTES } = shape;
   const daemon = await startBenchDaemon({
-    db: path.join(dir, `${mode}${receiver ? '-otlp' : ''}.db`),
+    db: path.join(dir, `${mode}-${CALLS}${receiver ? '-otlp' : ''}.db`),
     capture: mode,
     extraArgs: receiver ? ['--otlp-endpoint', receiver.url] : [],
   });
@@ -72,15 +82,15 @@ async function burst(mode: 'full' | 'light', dir: string, receiver: OtlpReceiver
     const stdoutOk = mode === 'light' || call?.stdout.bytes.equals(results[i]!.stdout);
     if (call && call.exitCode === results[i]!.exitCode && stdinOk && stdoutOk) byteExact++;
   }
-  const otlp = receiver ? await exported(receiver, prefix, t0) : null;
+  const otlp = receiver ? await exported(receiver, prefix, t0, CALLS) : null;
   const health = (await (await fetch(`${daemon.url}/healthz`)).json()) as { tracer: { lostEvents: number } };
   store.close();
   await daemon.stop();
-  return { mode, otlp, calls: CALLS, recordedComplete, byteExact, lostEvents: health.tracer.lostEvents, execSeconds, storedAfterSeconds };
+  return { mode, configBytes: CONFIG_BYTES, otlp, calls: CALLS, recordedComplete, byteExact, lostEvents: health.tracer.lostEvents, execSeconds, storedAfterSeconds };
 }
 
 /** Waits (up to 60 s) for a span per call of the burst; counts the calls that arrived exactly once. */
-async function exported(receiver: OtlpReceiver, prefix: string, t0: number): Promise<NonNullable<BurstResult['otlp']>> {
+async function exported(receiver: OtlpReceiver, prefix: string, t0: number, CALLS: number): Promise<NonNullable<BurstResult['otlp']>> {
   const ours = () => receiver.spans.filter((s) => String(s.attributes['container.id'] ?? '').startsWith(prefix) && s.name.startsWith('CNI '));
   const until = Date.now() + 60_000;
   while (ours().length < CALLS && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
@@ -90,28 +100,37 @@ async function exported(receiver: OtlpReceiver, prefix: string, t0: number): Pro
   return { spans: ours().length, callsExportedOnce: [...perCall.values()].filter((n) => n === 1).length, exportedAfterSeconds };
 }
 
+function hostDescription(): string {
+  return `${cpus().length} CPUs (${cpus()[0]?.model ?? 'unknown'}), Linux ${release()}`;
+}
+
 async function main(): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'cnirec-bench-burst-'));
   try {
+    if (process.argv[2] === '--only-300') {
+      // While working on the tracer: the hardest row alone, printed, no results written.
+      console.log(JSON.stringify(await burst('full', dir, MANY)));
+      return;
+    }
     const receiver = await startOtlpReceiver();
-    const runs = [await burst('full', dir), await burst('light', dir), await burst('full', dir, receiver)];
+    const runs = [await burst('full', dir, WIDE), await burst('light', dir, WIDE), await burst('full', dir, WIDE, receiver), await burst('full', dir, MANY)];
     await receiver.close();
     for (const r of runs) console.log(JSON.stringify(r));
     const results = path.join(ROOT, 'bench/results');
     mkdirSync(results, { recursive: true });
-    writeFileSync(path.join(results, 'burst.json'), `${JSON.stringify({ date: new Date().toISOString(), configBytes: CONFIG_BYTES, runs }, null, 2)}\n`);
+    writeFileSync(path.join(results, 'burst.json'), `${JSON.stringify({ date: new Date().toISOString(), host: hostDescription(), runs }, null, 2)}\n`);
     writeFileSync(
       path.join(results, 'burst.md'),
       [
         '# Burst benchmark',
         '',
-        `${new Date().toISOString()}: ${CALLS} concurrent host-local ADD calls, ${CONFIG_BYTES / 1024} KiB config each, real daemon and bpftrace.`,
+        `${new Date().toISOString()} on ${hostDescription()}: concurrent host-local ADD calls with distinct configs, real daemon and bpftrace, one tracer.`,
         '',
-        '| mode | recorded complete | byte-exact (stdin+stdout+exit) | lost tracer records | calls ran in | all stored after | OTLP export: calls received once | all received after |',
-        '|---|---|---|---|---|---|---|---|',
+        '| calls × config | mode | recorded complete | byte-exact (stdin+stdout+exit) | lost tracer records | calls ran in | all stored after | OTLP export: calls received once | all received after |',
+        '|---|---|---|---|---|---|---|---|---|',
         ...runs.map(
           (r) =>
-            `| ${r.mode}${r.otlp ? ' + OTLP export' : ''} | ${r.recordedComplete}/${r.calls} | ${r.byteExact}/${r.calls} | ${r.lostEvents} | ${r.execSeconds.toFixed(2)} s | ${r.storedAfterSeconds.toFixed(2)} s | ` +
+            `| ${r.calls} × ${r.configBytes / 1024} KiB | ${r.mode}${r.otlp ? ' + OTLP export' : ''} | ${r.recordedComplete}/${r.calls} | ${r.byteExact}/${r.calls} | ${r.lostEvents} | ${r.execSeconds.toFixed(2)} s | ${r.storedAfterSeconds.toFixed(2)} s | ` +
             (r.otlp ? `${r.otlp.callsExportedOnce}/${r.calls} | ${r.otlp.exportedAfterSeconds.toFixed(2)} s |` : '(off) | |'),
         ),
         '',

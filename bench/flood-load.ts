@@ -17,11 +17,19 @@ const ROOT = path.resolve(import.meta.dirname, import.meta.dirname.includes(`${p
 export const TRIVIAL_PLUGIN_DIR = path.join(ROOT, 'test/e2e/fixtures/plugins');
 export const TRIVIAL_PLUGIN = path.join(TRIVIAL_PLUGIN_DIR, 'trivial.sh');
 
+// $1 seconds, $2 container id prefix, $3 CNI_PATH, $4 plugin, $5 its stdin, $6 µs between calls (0: no pause).
+// The pause is `read -t` on a pipe nobody writes: a sleep without a process, so pacing costs no fork.
 const LOOP = `
 end=$((SECONDS + $1)); n=0
+if (( $6 > 0 )); then exec {pause}<> <(:); fi
+next=\${EPOCHREALTIME/./}
 while (( SECONDS < end )); do
-  CNI_COMMAND=ADD CNI_CONTAINERID="$2-$n" CNI_NETNS=/var/run/netns/none CNI_IFNAME=eth0 CNI_PATH="$3" "$4" </dev/null >/dev/null
+  CNI_COMMAND=ADD CNI_CONTAINERID="$2-$n" CNI_NETNS=/var/run/netns/none CNI_IFNAME=eth0 CNI_PATH="$3" "$4" <"$5" >/dev/null
   n=$((n + 1))
+  if (( $6 > 0 )); then
+    next=$((next + $6)); wait_us=$((next - \${EPOCHREALTIME/./}))
+    if (( wait_us > 0 )); then printf -v t '%d.%06d' $((wait_us / 1000000)) $((wait_us % 1000000)); read -t "$t" -u "$pause"; fi
+  fi
 done
 echo "$n"
 `;
@@ -36,6 +44,12 @@ export interface FloodOptions {
   /** The daemon's API: /healthz is timed to find the longest stall. */
   readonly url: string;
   readonly sampleEveryMs?: number;
+  /** Calls a second across all loops, paced; default: as fast as the loops go. */
+  readonly rate?: number;
+  /** The plugin to exec (default: the trivial one, which reads nothing). */
+  readonly plugin?: string;
+  /** The file every call gets on stdin (default: /dev/null). */
+  readonly stdinFile?: string;
 }
 
 export interface FloodResult {
@@ -54,9 +68,9 @@ export function rssBytes(pid: number): number {
   return m ? Number(m[1]) * 1024 : 0;
 }
 
-function loop(seconds: number, prefix: string): Promise<number> {
+function loop(seconds: number, prefix: string, plugin: string, stdinFile: string, periodUs: number): Promise<number> {
   return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['-c', LOOP, 'flood', String(seconds), prefix, TRIVIAL_PLUGIN_DIR, TRIVIAL_PLUGIN], {
+    const child = spawn('bash', ['-c', LOOP, 'flood', String(seconds), prefix, path.dirname(plugin), plugin, stdinFile, String(periodUs)], {
       env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin' },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
@@ -81,7 +95,10 @@ export async function flood(opts: FloodOptions): Promise<FloodResult> {
       await new Promise((r) => setTimeout(r, opts.sampleEveryMs ?? 250));
     }
   })();
-  const counts = await Promise.all(Array.from({ length: opts.loops }, (_, i) => loop(opts.seconds, `${opts.prefix}-${i}`)));
+  const periodUs = opts.rate ? Math.round((opts.loops * 1e6) / opts.rate) : 0;
+  const plugin = opts.plugin ?? TRIVIAL_PLUGIN;
+  const stdinFile = opts.stdinFile ?? '/dev/null';
+  const counts = await Promise.all(Array.from({ length: opts.loops }, (_, i) => loop(opts.seconds, `${opts.prefix}-${i}`, plugin, stdinFile, periodUs)));
   const seconds = (Date.now() - t0) / 1000;
   running = false;
   await sampler;

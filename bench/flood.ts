@@ -5,14 +5,17 @@
  * the longest write stall.
  *
  *   npm run build && flock /tmp/cnirec-bench.lock flock /tmp/cnirec-e2e.lock \
- *     node dist/bench/flood.js [--seconds 30] [--loops 4] [--capture full|light] [--daemon-arg=--flag --daemon-arg=value …]
+ *     node dist/bench/flood.js [--seconds 30] [--loops 4] [--capture full|light] [--rate N] [--stdin-bytes N] [--daemon-arg=--flag --daemon-arg=value …]
+ *
+ * `--rate N` paces the loops to N calls a second in all (default: as fast as they go); `--stdin-bytes N`
+ * gives each call an N-byte config on stdin, read and echoed by the plugin (default: none, trivial.sh).
  *
  * `--daemon-arg=X` passes X to `cnirec run` as is (repeat it for a flag and
  * its value, e.g. `--daemon-arg=--perf-buffer-pages --daemon-arg=64`).
  * Writes bench/results/flood.json and bench/results/flood.md (`--out DIR` elsewhere).
  */
 
-import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { loadavg, cpus, tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -34,6 +37,8 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '30' },
     loops: { type: 'string', default: '4' },
     capture: { type: 'string', default: 'full' },
+    rate: { type: 'string' },
+    'stdin-bytes': { type: 'string', default: '0' },
     'daemon-arg': { type: 'string', multiple: true, default: [] },
     out: { type: 'string', default: path.join(ROOT, 'bench/results') },
   },
@@ -43,6 +48,9 @@ const seconds = Number(values.seconds);
 const loops = Number(values.loops);
 const capture = values.capture === 'light' ? 'light' : 'full';
 const daemonArgs = values['daemon-arg'];
+/** Calls a second across all loops, paced (default: as fast as they go). */
+const rate = values.rate === undefined ? undefined : Number(values.rate);
+const stdinBytes = Number(values['stdin-bytes']);
 
 const getHealth = async (url: string) => (await (await fetch(`${url}/healthz`)).json()) as Health;
 
@@ -70,6 +78,30 @@ function countCalls(db: string, prefix: string): Record<string, number> {
   }
 }
 
+/**
+ * A config of `bytes` bytes and a plugin that reads it: `cat` under a plugin's name, which takes its stdin
+ * in one read and echoes it (so stdout carries as many bytes). The trivial plugin reads nothing.
+ */
+function stdinPayload(dir: string, bytes: number): { file: string; plugin: string; bytes: Buffer } {
+  const head = '{"cniVersion":"1.0.0","name":"flood","type":"echo-config","pad":"';
+  const body = Buffer.from(`${head}${'x'.repeat(Math.max(0, bytes - head.length - 2))}"}`.slice(0, bytes));
+  const file = path.join(dir, 'config.json');
+  writeFileSync(file, body);
+  mkdirSync(path.join(dir, 'plugins'));
+  const plugin = path.join(dir, 'plugins', 'echo-config');
+  symlinkSync('/bin/cat', plugin);
+  return { file, plugin, bytes: body };
+}
+
+function countExactStdin(db: string, prefix: string, bytes: Buffer): number {
+  const conn = new BetterSqlite3(db, { readonly: true });
+  try {
+    return (conn.prepare('SELECT count(*) AS n FROM calls WHERE container_id LIKE ? AND stdin = ?').get(`${prefix}-%`, bytes) as { n: number }).n;
+  } finally {
+    conn.close();
+  }
+}
+
 async function main(): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'cnirec-bench-flood-'));
   const loadBefore = loadavg();
@@ -77,7 +109,8 @@ async function main(): Promise<void> {
   try {
     const idleRssBytes = rssBytes(daemon.pid);
     const prefix = `flood${Date.now().toString(36)}`;
-    const load = await flood({ seconds, loops, prefix, daemonPid: daemon.pid, url: daemon.url });
+    const payload = stdinBytes > 0 ? stdinPayload(dir, stdinBytes) : null;
+    const load = await flood({ seconds, loops, prefix, daemonPid: daemon.pid, url: daemon.url, rate, plugin: payload?.plugin, stdinFile: payload?.file });
     const loadDuring = loadavg();
 
     // Let it catch up: nothing open, nothing waiting, the count steady for a second.
@@ -100,7 +133,9 @@ async function main(): Promise<void> {
     const result = {
       date: new Date().toISOString(),
       machine: { cpus: cpus().length, loadavgBefore: loadBefore, loadavgAtFloodEnd: loadDuring },
-      settings: { seconds, loops, capture, daemonArgs },
+      settings: { seconds, loops, capture, daemonArgs, rate: rate ?? null, stdinBytes },
+      // Calls whose stored stdin is the very bytes sent (0 when none are sent).
+      stdinExact: payload ? countExactStdin(daemon.db, prefix, payload.bytes) : 0,
       callsMade: load.callsMade,
       callsPerSecond: Math.round(load.callsPerSecond),
       callsRecorded: recorded,
@@ -134,7 +169,8 @@ async function main(): Promise<void> {
 function markdown(r: {
   date: string;
   machine: { cpus: number; loadavgBefore: number[]; loadavgAtFloodEnd: number[] };
-  settings: { seconds: number; loops: number; capture: string; daemonArgs: string[] };
+  settings: { seconds: number; loops: number; capture: string; daemonArgs: string[]; rate: number | null; stdinBytes: number };
+  stdinExact: number;
   callsMade: number;
   callsPerSecond: number;
   callsRecorded: number;
@@ -159,7 +195,7 @@ function markdown(r: {
   return [
     '# Flood soak',
     '',
-    `${r.date}: a trivial plugin (\`test/e2e/fixtures/plugins/trivial.sh\`) exec'd by ${r.settings.loops} parallel shell loops for ${r.settings.seconds} s, ` +
+    `${r.date}: ${r.settings.stdinBytes > 0 ? `a plugin reading ${r.settings.stdinBytes} B of config on stdin and echoing it (\`cat\`)` : 'a trivial plugin (`test/e2e/fixtures/plugins/trivial.sh`)'} exec'd by ${r.settings.loops} parallel shell loops for ${r.settings.seconds} s${r.settings.rate ? `, paced at ${r.settings.rate} calls/s in all` : ''}, ` +
       `real daemon (\`--capture ${r.settings.capture}\`${r.settings.daemonArgs.length ? ` ${r.settings.daemonArgs.join(' ')}` : ''}) and bpftrace.`,
     `${r.machine.cpus} CPUs, shared; load average (1/5/15 min) ${load(r.machine.loadavgBefore)} before, ${load(r.machine.loadavgAtFloodEnd)} at the end of the flood.`,
     '',
@@ -168,6 +204,7 @@ function markdown(r: {
     `| calls made | ${r.callsMade} (${r.callsPerSecond}/s) |`,
     `| calls recorded | ${stored} (${pct}%), of which ${r.callsDeletedByRetention} already deleted by retention; in the database now: ${Object.entries(r.recordedByStatus).map(([s, n]) => `${s} ${n}`).join(', ')} |`,
     `| lost tracer records (on /healthz and /metrics) | ${r.lostEvents} |`,
+    ...(r.settings.stdinBytes > 0 ? [`| calls stored with their stdin byte-exact | ${r.stdinExact} |`] : []),
     `| writes dropped by the store | ${r.droppedWrites} |`,
     `| tracer gaps | ${r.tracerGaps} |`,
     `| daemon RSS idle → peak | ${mib(r.idleRssBytes)} → ${mib(r.peakRssBytes)} |`,

@@ -77,6 +77,8 @@ function call(startedAtUs: number, plugin: string, parentId: string | null): Cni
     incompleteReason: null,
     captureMode: 'full',
     lostRecords: false,
+    stdioShared: false,
+    uncapturedIo: 0,
     stdin: stream(STDIN_BYTES, 0x7b),
     stdout: stream(STDOUT_BYTES, 0x7d),
     stderr: stream(0, 0),

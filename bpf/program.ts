@@ -8,10 +8,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { CaptureMode } from './tracer-protocol.js';
+import { IOV_LIMIT, type CaptureMode, type PayloadPath } from './tracer-protocol.js';
 
-const FULL_BEGIN = '// @full-begin';
-const FULL_END = '// @full-end';
 
 /** bpf/cnirec.bt, found from this module whether it runs from source or from dist/. */
 export function programPath(): string {
@@ -32,8 +30,15 @@ const SEED_MARKER = '/* @seed:';
  * The program for a capture mode. `seedPids` are processes that count as
  * traced from the start: when a new run takes over from another, it must
  * treat the processes of the calls still in flight as already followed.
+ * `payloadPath` picks full mode's payload probes (the section of the other
+ * path is left out); the per-iovec probe is repeated IOV_LIMIT times.
  */
-export function programText(mode: CaptureMode, seedPids: readonly number[] = [], source = readFileSync(programPath(), 'utf8')): string {
+export function programText(
+  mode: CaptureMode,
+  seedPids: readonly number[] = [],
+  source = readFileSync(programPath(), 'utf8'),
+  payloadPath: PayloadPath = 'syscall-exit',
+): string {
   let text = source;
   if (seedPids.length > 0) {
     const at = text.indexOf(SEED_MARKER);
@@ -41,11 +46,29 @@ export function programText(mode: CaptureMode, seedPids: readonly number[] = [],
     const seeds = seedPids.map((pid) => `@cni[${Math.trunc(pid)}] = 1;`).join(' ');
     text = `${text.slice(0, at)}${seeds}\n\t${text.slice(at)}`;
   }
-  if (mode === 'full') return text;
-  const begin = text.indexOf(FULL_BEGIN);
-  const end = text.indexOf(FULL_END);
-  if (begin < 0 || end < begin) throw new Error('bpf/cnirec.bt lacks its @full-begin/@full-end markers');
-  return text.slice(0, begin) + text.slice(end + FULL_END.length);
+  if (mode === 'full') {
+    const payload = cut(text, payloadPath === 'syscall-exit' ? 'entry' : 'exit');
+    const iovec = section(payload, 'iovec');
+    if (!iovec) return payload;
+    const repeated = Array.from({ length: IOV_LIMIT }, (_, i) => iovec.body.replaceAll('IOV_INDEX', String(i))).join('');
+    return (payload.slice(0, iovec.begin) + repeated + payload.slice(iovec.end)).replaceAll('IOV_LIMIT', String(IOV_LIMIT));
+  }
+  return cut(text, 'full');
+}
+
+/** The text between `// @<name>-begin` and `// @<name>-end` (markers included), and where it is. */
+function section(text: string, name: string): { begin: number; end: number; body: string } | null {
+  const begin = text.indexOf(`// @${name}-begin`);
+  const endMarker = `// @${name}-end`;
+  const end = text.indexOf(endMarker);
+  if (begin < 0 || end < begin) return null;
+  return { begin, end: end + endMarker.length, body: text.slice(begin, end + endMarker.length) };
+}
+
+function cut(text: string, name: string): string {
+  const s = section(text, name);
+  if (!s) throw new Error(`bpf/cnirec.bt lacks its @${name}-begin/@${name}-end markers`);
+  return text.slice(0, s.begin) + text.slice(s.end);
 }
 
 /** Environment bpftrace needs for this program: 200-byte strings/buffers (the chunk size). */

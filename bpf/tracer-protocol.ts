@@ -6,16 +6,26 @@
  * | kind | fields                                                              | meaning |
  * |------|---------------------------------------------------------------------|---------|
  * | H    | version mode ts                                                     | tracer up (BEGIN) |
- * | X    | ts pid ppid start in_ino out_ino err_ino arg_bytes block_bytes path… | traced exec; path is the rest of the line |
+ * | X    | ts pid ppid start in_file out_file err_file arg_bytes block_bytes path… | traced exec; path is the rest of the line |
  * | P    | pid comm…                                                           | the exec's parent's name (rest of the line) |
  * | B    | pid off hex                                                         | 200 bytes of the exec's argv+env block from off (off may be < 0) |
  * | F    | ts ppid child                                                       | fork/clone by a traced process (child may be a thread) |
- * | R    | ts pid tid ino len                                                  | read() of len bytes from fd 0; D lines follow |
- * | W    | ts pid tid fd ino len                                               | write() of len bytes to fd 1/2; D lines follow |
+ * | R    | ts pid tid fd file len                                              | len bytes read from the call's stdin; D lines follow |
+ * | W    | ts pid tid fd file len                                              | len bytes written to its stdout/stderr; D lines follow |
+ * | U    | ts pid tid R|W fd file len                                          | len bytes moved on such a file and not taken (see below) |
  * | D    | tid off hex                                                         | 200 bytes of the thread's current R/W payload from off |
  * | Q    | ts pid start exit_code group_exit_code signal_flags                 | last thread of a traced process exited |
  * | T    | tid                                                                 | a traced non-leader thread exited |
  * | Lost N events                                                              || bpftrace dropped N records |
+ *
+ * file is the open file (the kernel's struct file, an opaque number; 0 when
+ * the fd had none): a dup of stdout on fd 3 is the same file, a second
+ * open of /dev/null is not. X gives the files of fds 0, 1 and 2 at exec.
+ * R and W come from syscall exit with the bytes really moved (read, write,
+ * pread64, pwrite64; readv/writev as one R/W per iovec, the first 2, as musl's stdio uses); U
+ * counts what went by uncaptured: iovecs past the 2nd, recvfrom, recvmsg,
+ * sendfile, sendto, sendmsg, splice, vmsplice, preadv/pwritev(2). (Output of versions before
+ * had inodes where files are now, and R without its fd.)
  *
  * ts are the kernel's monotonic nanoseconds (CLOCK_MONOTONIC); start is the
  * process's start time on the same clock and, with pid, names a process
@@ -26,11 +36,21 @@
  */
 
 export const PROTOCOL_VERSION = 1;
+/** Iovecs of one readv/writev taken (bpf/program.ts repeats the probe this many times). */
+export const IOV_LIMIT = 2;
 export const CHUNK_BYTES = 200;
 export const PAYLOAD_CAP_BYTES = 65_536;
 export const EXEC_BLOCK_CAP_BYTES = 16_384;
 
 export type CaptureMode = 'full' | 'light';
+
+/**
+ * How full mode takes payloads: `syscall-exit` (one probe at syscall exit,
+ * the bytes really moved; the default) or `syscall-entry` (the older
+ * read/write probes, what was attempted: the fallback when the saved user
+ * registers are not where the exit probe looks).
+ */
+export type PayloadPath = 'syscall-exit' | 'syscall-entry';
 
 /** Microseconds on the kernel's monotonic clock, with the ns as a fraction. */
 export type MonoMicros = number;
@@ -43,7 +63,8 @@ export type TracerRecord =
       pid: number;
       ppid: number;
       start: string;
-      stdioInodes: readonly [string, string, string];
+      /** The open files of fds 0, 1, 2 at exec (struct file; inodes in older output). */
+      stdioFiles: readonly [string, string, string];
       argBytes: number;
       blockBytes: number;
       path: string;
@@ -51,8 +72,9 @@ export type TracerRecord =
   | { kind: 'exec-chunk'; pid: number; off: number; data: Buffer }
   | { kind: 'exec-parent'; pid: number; comm: string }
   | { kind: 'fork'; ts: MonoMicros; ppid: number; pid: number }
-  | { kind: 'read'; ts: MonoMicros; pid: number; tid: number; inode: string; len: number }
-  | { kind: 'write'; ts: MonoMicros; pid: number; tid: number; fd: 1 | 2; inode: string; len: number }
+  | { kind: 'read'; ts: MonoMicros; pid: number; tid: number; fd: number; file: string; len: number }
+  | { kind: 'write'; ts: MonoMicros; pid: number; tid: number; fd: number; file: string; len: number }
+  | { kind: 'uncaptured'; ts: MonoMicros; pid: number; tid: number; direction: 'read' | 'write'; fd: number; file: string; len: number }
   | { kind: 'data-chunk'; tid: number; off: number; data: Buffer }
   | {
       kind: 'exit';
@@ -229,21 +251,25 @@ function parseFields(kind: string, line: string): TracerRecord {
       return { kind: 'exec-parent', pid: uint(pid), comm: comm ?? '' };
     }
     case 'R': {
-      const f = exact(line, 5);
-      return { kind: 'read', ts: micros(f[0]!), pid: uint(f[1]), tid: uint(f[2]), inode: inode(f[3]), len: uint(f[4]) };
+      const f = exact(line, 6);
+      return { kind: 'read', ts: micros(f[0]!), pid: uint(f[1]), tid: uint(f[2]), fd: uint(f[3]), file: inode(f[4]), len: uint(f[5]) };
     }
     case 'W': {
       const f = exact(line, 6);
-      const fd = uint(f[3]);
-      if (fd !== 1 && fd !== 2) throw new FieldError('bad-number');
+      return { kind: 'write', ts: micros(f[0]!), pid: uint(f[1]), tid: uint(f[2]), fd: uint(f[3]), file: inode(f[4]), len: uint(f[5]) };
+    }
+    case 'U': {
+      const f = exact(line, 7);
+      if (f[3] !== 'R' && f[3] !== 'W') throw new FieldError('bad-number');
       return {
-        kind: 'write',
+        kind: 'uncaptured',
         ts: micros(f[0]!),
         pid: uint(f[1]),
         tid: uint(f[2]),
-        fd,
-        inode: inode(f[4]),
-        len: uint(f[5]),
+        direction: f[3] === 'R' ? 'read' : 'write',
+        fd: uint(f[4]),
+        file: inode(f[5]),
+        len: uint(f[6]),
       };
     }
     case 'X': {
@@ -256,7 +282,7 @@ function parseFields(kind: string, line: string): TracerRecord {
         pid: uint(f[1]),
         ppid: uint(f[2]),
         start: inode(f[3]),
-        stdioInodes: [inode(f[4]), inode(f[5]), inode(f[6])],
+        stdioFiles: [inode(f[4]), inode(f[5]), inode(f[6])],
         argBytes: uint(f[7]),
         blockBytes: uint(f[8]),
         path,
@@ -327,7 +353,7 @@ function int(s: string | undefined): number {
   return n;
 }
 
-/** Opaque 64-bit identifiers (inodes, start times) stay exact as strings. */
+/** Opaque 64-bit identifiers (files, inodes, start times) stay exact as strings. */
 function inode(s: string | undefined): string {
   if (s === undefined || !UNSIGNED.test(s)) throw new FieldError('bad-number');
   return s;

@@ -47,10 +47,21 @@ export function route(path: string, query: Record<string, string | number | bool
   return q.size > 0 ? `${path}?${q}` : path;
 }
 
-async function request(opts: ClientOptions, path: string): Promise<Response> {
+/** PUT a JSON body; the daemon's JSON answer back. */
+export async function putJson<T>(opts: ClientOptions, path: string, body: unknown): Promise<T> {
+  const res = await request(opts, path, { method: 'PUT', body: JSON.stringify(body) });
+  if (!isJson(res)) throw notCnirec(opts, res);
+  return (await res.json()) as T;
+}
+
+async function request(opts: ClientOptions, path: string, send?: { method: 'PUT'; body: string }): Promise<Response> {
   let res: Response;
   try {
-    res = await fetch(new URL(path, opts.api), { headers: headers(opts), signal: AbortSignal.timeout(opts.timeoutMs) });
+    res = await fetch(new URL(path, opts.api), {
+      headers: { ...headers(opts), ...(send ? { 'content-type': 'application/json' } : {}) },
+      ...(send ?? {}),
+      signal: AbortSignal.timeout(opts.timeoutMs),
+    });
   } catch (err) {
     throw unreachable(opts, err);
   }

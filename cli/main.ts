@@ -11,6 +11,7 @@ import { pino } from 'pino';
 import { buildInfo, ConfigError, configReference, flagName, isRepeatable, loadConfig, settings, type SettingName, runDaemon } from '../daemon/index.js';
 import { DEFAULT_API, DEFAULT_TIMEOUT_MS, type ClientOptions } from './api-client.js';
 import { cacheCommand } from './cache-command.js';
+import { captureCommand } from './capture-command.js';
 import { callsCommand } from './calls-command.js';
 import { configCommand } from './config-command.js';
 import { runDemo } from './demo.js';
@@ -44,6 +45,8 @@ commands:
                  [--limit N | --all] [-o wide|json]
   ip ADDRESS   who held an IP address, and when   [-o wide|json]
   cache        libcni's cached results   [--pod NS/NAME] [--container ID] [--network N] [--removed]
+  capture [auto|full|light]   what the tracer captures now, why and until when; or set it
+               [--for DURATION] [--pod NS/NAME | --namespace NS]   (full for one pod: its payloads only)
   replay ID    print a shell script that re-runs the call by hand
   doctor       check the node's CNI setup: the conf dirs and bin dirs the
                runtimes read, the active network and why, JSON errors,
@@ -78,6 +81,7 @@ const CLIENT_COMMANDS: Readonly<Record<string, Command>> = {
   findings: findingsCommand,
   ip: ipCommand,
   cache: cacheCommand,
+  capture: captureCommand,
   replay: replayCommand,
   doctor: doctorCommand,
   config: configCommand,

@@ -55,6 +55,9 @@ export async function tailCommand(args: string[], client: ClientOptions): Promis
         case 'tracer.gap':
           stderr.line(red(gapLine(msg.gap)));
           break;
+        case 'capture.changed':
+          stderr.line(dim(`── capture: ${msg.capture.mode === 'full' ? 'payloads on' : 'payloads off'} (${safe(msg.capture.reason)})${msg.capture.until ? ` until ${msg.capture.until}` : ''} ──`));
+          break;
         case 'replay.done':
           stderr.line(dim(`── ${msg.calls} recorded calls replayed${msg.capped ? ` (capped: ${msg.message ?? ''})` : ''}; live from here ──`));
           break;

@@ -4,22 +4,29 @@
  * to subscribers (the store, the live tail) in small batches. Knows nothing
  * of HTTP or SQL.
  *
- * Switching the capture mode starts a second tracer before the first stops:
- * the new one takes every call that starts from then on, the old one keeps
- * following the calls it already had until they end, so none is lost.
+ * Two tracers run at once: the main one, in the capture mode asked for, and
+ * a sched-only standby (execs, forks, exits), so that when either dies the
+ * other still sees every call start and end while it is restarted. Their
+ * records meet in one pipeline (record-pipeline.ts): each event once, one
+ * call assembler.
+ *
+ * Switching the capture mode starts a new main tracer before the old one
+ * stops: calls that start from then on take their payloads from the new one,
+ * the old one keeps supplying the calls it already had until they end, so
+ * no call is lost, duplicated or re-parented.
  */
 
 import type { Logger } from 'pino';
 import { createTopic } from '../lib/index.js';
-import type { AssemblerOptions } from './assemble/assembler.js';
 import type { Redactor } from './redact/redact-events.js';
-import { cniProcessPids, describeProcess, isProcessAlive } from './tracer/proc-info.js';
+import { cniProcessPids, describeProcess, isProcessAlive, processUsage } from './tracer/proc-info.js';
 import { MonoToEpoch } from './tracer/wall-clock.js';
 import type { TracerExit, TracerSettings } from './tracer/tracer-process.js';
-import type { CaptureMode } from '../bpf/index.js';
+import type { CaptureMode, PayloadPath } from '../bpf/index.js';
 import { GapTracker } from './tracer/gap-tracker.js';
 import { isOwnCanary, runCanary } from './tracer/canary.js';
-import { describeExit, TracerRun } from './tracer/tracer-run.js';
+import { defaultPayloadPath, describeExit, needsPayloadCheck, recordPayloadVerdict, TracerRun, TracerStartError } from './tracer/tracer-run.js';
+import { monotonicNowUs, RecordPipeline } from './record-pipeline.js';
 import type { CallListener, CollectorEvent, TracerEvent, TracerEventListener, TracerGap } from './types.js';
 
 export { TracerStartError } from './tracer/tracer-run.js';
@@ -39,6 +46,21 @@ export interface CollectorOptions {
   readonly handoffTimeoutMs?: number;
   /** Replaces secrets in payloads before any subscriber sees a call; none when absent. */
   readonly redactor?: Redactor;
+  /** Runs the sched-only standby tracer beside the main one (default true). */
+  readonly standby?: boolean;
+}
+
+/** The sched-only tracer that covers the main one's restarts (and the main one its own). */
+export interface StandbyStatus {
+  readonly running: boolean;
+  readonly ready: boolean;
+  readonly pid: number | null;
+  readonly restarts: number;
+  /** Its resident memory now; null while it does not run. */
+  readonly rssBytes: number | null;
+  /** CPU time it used since it started (user + system). */
+  readonly cpuSeconds: number | null;
+  readonly lastError: string | null;
 }
 
 export interface TracerStatus {
@@ -46,6 +68,12 @@ export interface TracerStatus {
   /** The tracer has seen the collector's own probe exec: calls are being recorded. */
   readonly ready: boolean;
   readonly mode: CaptureMode;
+  /**
+   * How full mode takes payloads: `syscall-exit` (the bytes really moved,
+   * one probe), or `syscall-entry` (the fallback when the start-up check
+   * finds the exit probe misreading); null in light mode or with no tracer.
+   */
+  readonly payloadPath: PayloadPath | null;
   readonly pid: number | null;
   readonly restarts: number;
   readonly lostEvents: number;
@@ -70,6 +98,8 @@ export interface TracerStatus {
   readonly reorderWindowMs: number;
   /** The largest delay, over the last seconds, between a record's kernel timestamp and its arrival here (ms). */
   readonly arrivalLagMs: number;
+  /** The standby tracer; null when the daemon runs none. */
+  readonly standby: StandbyStatus | null;
 }
 
 export interface GapStatus {
@@ -99,6 +129,8 @@ export interface Collector {
   setMode(mode: CaptureMode): Promise<void>;
   /** Stops the tracer; calls still running are published as incomplete. */
   stop(): Promise<void>;
+  /** SIGKILLs every bpftrace at once, synchronously: for exit paths that cannot wait (process.exit, a crash). */
+  killNow(): void;
   status(): TracerStatus;
   stats(): CollectorStats;
 }
@@ -117,57 +149,25 @@ export function createCollector(opts: CollectorOptions): Collector {
     onStep: (stepUs) => log.warn({ stepMs: Math.round(stepUs / 1000) }, 'the wall clock stepped; calls recorded from now on are dated by the new time'),
   });
   const readyTimeoutMs = opts.readyTimeoutMs ?? 60_000;
+  const withStandby = opts.standby ?? true;
   let settings = opts.tracer;
   let pending: CollectorEvent[] = [];
-  let current: TracerRun | null = null;
-  let retiring: { run: TracerRun; deadline: number } | null = null;
+  let nextRunId = 1;
+  let main: TracerRun | null = null;
+  let standby: TracerRun | null = null;
+  /** The main tracer before a mode switch, supplying the calls that started before `cutoverEpochUs` until they end. */
+  let retiring: { run: TracerRun; cutoverEpochUs: number; deadline: number } | null = null;
   let stopping = false;
-  let consecutiveFailures = 0;
+  /** Runs still compiling or attaching: a stop must end them too. */
+  const starting = new Set<TracerRun>();
+  const failures = { main: 0, standby: 0 };
   let restartCount = 0;
+  let standbyRestarts = 0;
   let lastError: string | null = null;
+  let standbyError: string | null = null;
   let timers: NodeJS.Timeout[] = [];
   // Totals of runs that have ended, so counters do not go back on a restart.
-  const past = { lostEvents: 0, malformedLines: 0, callsStarted: 0, callsFinished: 0, records: 0, orphanChunks: 0 };
-
-  const assemblerOptions = (admitTopLevel?: (ppid: number) => boolean, foreignPids?: readonly number[]): AssemblerOptions => ({
-    monoToEpochUs: (mono) => wallClock.toEpochUs(mono),
-    describeParent: describeProcess,
-    isOwnCanary,
-    ...(opts.finalizeGraceMs !== undefined ? { finalizeGraceMs: opts.finalizeGraceMs } : {}),
-    ...(opts.maxStreamBytes !== undefined ? { maxStreamBytes: opts.maxStreamBytes } : {}),
-    ...(admitTopLevel ? { admitTopLevel } : {}),
-    ...(foreignPids ? { foreignPids } : {}),
-  });
-
-  // While two tracers overlap, both may see a call that starts at the switch: the first to report it keeps it.
-  const owners = new Map<string, TracerRun>();
-  const suppressed = new Set<string>();
-  const emitFrom = (run: TracerRun, events: readonly CollectorEvent[]) => {
-    for (const ev of events) {
-      const key = `${ev.call.pid}:${ev.call.processStart}`;
-      if (retiring === null && owners.size === 0) {
-        pending.push(ev);
-        continue;
-      }
-      const owner = owners.get(key);
-      if (ev.type === 'call.started') {
-        if (owner && owner !== run) suppressed.add(ev.call.id);
-        else owners.set(key, run);
-      }
-      if (suppressed.has(ev.call.id)) {
-        if (ev.type === 'call.finished') suppressed.delete(ev.call.id);
-        continue;
-      }
-      if (ev.type === 'call.finished' && owner === run) owners.delete(key);
-      pending.push(ev);
-    }
-    // Deliver right after the current I/O callback instead of at the next publish tick: events of
-    // one chunk of tracer output still go out as one batch, and the live tail gets them ~12 ms sooner.
-    if (pending.length > 0 && !deliveryScheduled) {
-      deliveryScheduled = true;
-      setImmediate(deliver);
-    }
-  };
+  const past = { lostEvents: 0, malformedLines: 0 };
 
   let deliveryScheduled = false;
   const deliver = () => {
@@ -178,16 +178,37 @@ export function createCollector(opts: CollectorOptions): Collector {
     pending = [];
     listeners.publish((l) => l.onEvents(batch));
   };
+  const emit = (events: readonly CollectorEvent[]) => {
+    for (const ev of events) pending.push(ev);
+    // Deliver right after the current I/O callback instead of at the next publish tick: events of
+    // one chunk of tracer output still go out as one batch, and the live tail gets them ~12 ms sooner.
+    if (pending.length > 0 && !deliveryScheduled) {
+      deliveryScheduled = true;
+      setImmediate(deliver);
+    }
+  };
+
+  const pipeline = new RecordPipeline(
+    {
+      monoToEpochUs: (mono) => wallClock.toEpochUs(mono),
+      describeParent: describeProcess,
+      isOwnCanary,
+      ...(opts.finalizeGraceMs !== undefined ? { finalizeGraceMs: opts.finalizeGraceMs } : {}),
+      ...(opts.maxStreamBytes !== undefined ? { maxStreamBytes: opts.maxStreamBytes } : {}),
+    },
+    { src: null, mode: settings.mode },
+    emit,
+  );
+  const assembler = pipeline.assembler;
+
+  const recording = (run: TracerRun | null | undefined): run is TracerRun => run !== null && run !== undefined && run.running && run.ready;
+  const runs = () => [main, standby, retiring?.run].filter((r): r is TracerRun => r !== null && r !== undefined);
 
   const publish = () => {
     const now = Date.now();
-    current?.releaseIfQuiet(now);
-    retiring?.run.releaseIfQuiet(now);
-    if (current) emitFrom(current, current.assembler.tick(now));
-    if (retiring) {
-      emitFrom(retiring.run, retiring.run.assembler.tick(now));
-      if (retiring.run.assembler.openCallCount === 0 || now >= retiring.deadline) void retire();
-    }
+    pipeline.releaseIfQuiet(now);
+    emit(assembler.tick(now));
+    if (retiring && (now >= retiring.deadline || !assembler.runningCalls().some((c) => c.startedAtUs < retiring!.cutoverEpochUs))) void retire();
     deliver();
   };
 
@@ -196,25 +217,22 @@ export function createCollector(opts: CollectorOptions): Collector {
   const goneSince = new Map<string, number>();
   const checkLiveness = () => {
     const nowUs = Date.now() * 1000;
-    const nowMonoUs = Number(process.hrtime.bigint() / 1000n);
+    const nowMonoUs = monotonicNowUs();
     let waiting = false;
     const open = new Set<string>();
-    for (const run of [current, retiring?.run]) {
-      if (!run) continue;
-      for (const call of run.assembler.runningCalls()) {
-        const key = `${call.pid}:${call.start}`;
-        open.add(key);
-        if (nowUs - call.startedAtUs < 2_000_000 || isProcessAlive(call.pid, call.start)) continue;
-        const since = goneSince.get(key);
-        if (since === undefined) {
-          goneSince.set(key, nowMonoUs);
-          waiting = true;
-        } else if (run.releasedTs > since) {
-          goneSince.delete(key);
-          emitFrom(run, run.assembler.processGone(call.pid, call.start, 'the plugin process is gone but its exit was not recorded'));
-        } else {
-          waiting = true;
-        }
+    for (const call of assembler.runningCalls()) {
+      const key = `${call.pid}:${call.start}`;
+      open.add(key);
+      if (nowUs - call.startedAtUs < 2_000_000 || isProcessAlive(call.pid, call.start)) continue;
+      const since = goneSince.get(key);
+      if (since === undefined) {
+        goneSince.set(key, nowMonoUs);
+        waiting = true;
+      } else if (pipeline.releasedTs > since) {
+        goneSince.delete(key);
+        emit(assembler.processGone(call.pid, call.start, 'the plugin process is gone but its exit was not recorded'));
+      } else {
+        waiting = true;
       }
     }
     for (const key of goneSince.keys()) if (!open.has(key)) goneSince.delete(key);
@@ -223,39 +241,8 @@ export function createCollector(opts: CollectorOptions): Collector {
   };
 
   const absorb = (run: TracerRun) => {
-    const c = run.assembler.counters;
-    past.lostEvents += c.lostEvents;
+    past.lostEvents += run.lostEvents;
     past.malformedLines += run.malformedLines;
-    past.callsStarted += c.callsStarted;
-    past.callsFinished += c.callsFinished;
-    past.records += c.records;
-    past.orphanChunks += c.orphanChunks;
-  };
-
-  const retire = async () => {
-    if (!retiring) return;
-    const { run } = retiring;
-    retiring = null;
-    log.info({ mode: run.settings.mode, unfinished: run.assembler.openCallCount }, 'previous tracer stopped after the mode switch');
-    await run.stop();
-    absorb(run);
-    owners.clear();
-    suppressed.clear();
-  };
-
-  const launch = async (admitTopLevel?: (ppid: number) => boolean, seedPids?: readonly number[]): Promise<TracerRun> => {
-    const run: TracerRun = new TracerRun(
-      seedPids ? { ...settings, seedPids } : settings,
-      assemblerOptions(admitTopLevel, seedPids),
-      {
-        emit: (events) => emitFrom(run, events),
-        onUnexpectedExit: (exit) => onUnexpectedExit(run, exit),
-      },
-      log,
-    );
-    await run.start(readyTimeoutMs);
-    log.info({ mode: settings.mode, pid: run.pid }, 'tracer is recording');
-    return run;
   };
 
   const announce = (gap: TracerGap | null) => {
@@ -264,47 +251,155 @@ export function createCollector(opts: CollectorOptions): Collector {
     tracerListeners.publish((l) => l.onTracerEvent(event));
   };
 
-  const onUnexpectedExit = (run: TracerRun, exit: TracerExit) => {
-    if (retiring?.run === run) {
-      retiring = null;
-      absorb(run);
-      return;
-    }
-    if (run !== current) return;
-    absorb(run);
-    current = null;
-    lastError = describeExit(exit);
-    consecutiveFailures = Date.now() - run.startedAt > HEALTHY_AFTER_MS ? 1 : consecutiveFailures + 1;
-    // The calls it followed are already in `pending` as incomplete: publish them before saying so.
-    publish();
-    announce(gaps.begin(Date.now() * 1000, lastError, run.abandonedCalls));
-    scheduleRestart(lastError);
+  /** When no tracer is left recording, nothing will end the calls in flight: they are published as incomplete. */
+  const abandonIfBlind = (): number => {
+    if (runs().some(recording)) return 0;
+    pipeline.flush();
+    const abandoned = assembler.flushAll('the tracer stopped while the call ran');
+    emit(abandoned);
+    return abandoned.filter((e) => e.type === 'call.finished' && e.call.status === 'incomplete').length;
   };
 
-  const scheduleRestart = (why: string) => {
-    restartCount++;
-    const delay = RESTART_BACKOFF_MS[Math.min(consecutiveFailures - 1, RESTART_BACKOFF_MS.length - 1)]!;
-    log.error({ why, restartInMs: delay }, 'bpftrace exited; restarting');
+  /** The processes a starting tracer must count as traced: live plugins and everything the assembler follows. */
+  const seeds = () => [...new Set([...cniProcessPids(), ...assembler.livePids()])];
+
+  const launch = async (role: 'main' | 'standby', seedPids: readonly number[] | undefined): Promise<TracerRun> => {
+    const runSettings: TracerSettings = {
+      ...settings,
+      ...(role === 'standby' ? { mode: 'light' as const } : {}),
+      ...(seedPids ? { seedPids } : {}),
+      ...(settings.payloadPath === undefined ? { payloadPath: defaultPayloadPath() } : {}),
+    };
+    const run: TracerRun = new TracerRun(
+      nextRunId++,
+      runSettings,
+      { onRecord: (rec, src) => pipeline.push(rec, src), onExit: (exit, unexpected) => onExit(run, exit, unexpected) },
+      log.child({ tracer: role }),
+    );
+    starting.add(run);
+    try {
+      await run.start(readyTimeoutMs);
+    } finally {
+      starting.delete(run);
+    }
+    if (stopping) {
+      // The collector stopped while it started: it must not outlive the stop.
+      await run.stop();
+      throw new TracerStartError('the collector stopped while the tracer started');
+    }
+    if (needsPayloadCheck(run.payloadPath) && settings.payloadPath === undefined) {
+      const misread = await run.checkPayloads();
+      recordPayloadVerdict(misread === null);
+      if (misread === null) {
+        log.info("full mode takes payloads at syscall exit (the canary's write read right)");
+      } else {
+        log.warn(
+          { reason: misread },
+          "full mode falls back to the syscall-entry payload probes: the syscall-exit probe did not read the canary's write right on this kernel; " +
+            'payloads are then what was attempted (a failed or partial write is stored whole) and only fds 0-2 are followed',
+        );
+        await run.stop();
+        return launch(role, seedPids);
+      }
+    }
+    log.info({ role, mode: runSettings.mode, payloadPath: run.payloadPath, pid: run.pid }, 'tracer is recording');
+    return run;
+  };
+
+  /** The main tracer supplies payloads from now on (full mode), or none does (light). */
+  const mainTakesPayloads = (run: TracerRun) => {
+    pipeline.merger.setPayloadSource(run.settings.mode === 'full' ? run.id : null, run.settings.mode, monotonicNowUs());
+  };
+
+  const onExit = (run: TracerRun, exit: TracerExit, unexpected: boolean) => {
+    pipeline.merger.sourceGone(run.id);
+    if (!unexpected) return;
+    absorb(run);
+    const why = describeExit(exit);
+    if (retiring?.run === run) {
+      retiring = null;
+      // The calls it supplied payloads for get no more.
+      if (run.settings.mode === 'full') pipeline.markOpenCallsLost();
+      return;
+    }
+    if (run === standby) {
+      standby = null;
+      standbyError = why;
+      abandonIfBlind();
+      log.warn({ why }, 'the standby tracer exited; restarting it');
+      scheduleRestart('standby', why);
+      return;
+    }
+    if (run !== main) return;
+    main = null;
+    lastError = why;
+    failures.main = Date.now() - run.startedAt > HEALTHY_AFTER_MS ? 1 : failures.main + 1;
+    if (run.settings.mode === 'full') {
+      // Calls in flight lose the rest of their bytes; calls that start before the restart are recorded without.
+      pipeline.markOpenCallsLost();
+      pipeline.merger.setPayloadSource(null, 'light', monotonicNowUs());
+    }
+    const abandoned = abandonIfBlind();
+    publish();
+    announce(gaps.begin(Date.now() * 1000, lastError, abandoned));
+    scheduleRestart('main', why);
+  };
+
+  const scheduleRestart = (role: 'main' | 'standby', why: string) => {
+    if (role === 'main') restartCount++;
+    else standbyRestarts++;
+    const failed = role === 'main' ? failures.main : ++failures.standby;
+    const delay = RESTART_BACKOFF_MS[Math.min(Math.max(failed, 1) - 1, RESTART_BACKOFF_MS.length - 1)]!;
+    log.error({ role, why, restartInMs: delay }, 'bpftrace exited; restarting');
     const t = setTimeout(() => {
       if (stopping) return;
-      launch()
+      launch(role, seeds())
         .then((run) => {
           if (stopping) {
             void run.stop();
-          } else {
-            current = run;
-            const gap = gaps.end(Date.now() * 1000);
-            if (gap) log.warn({ gapMs: Math.round((gap.endedAtUs! - gap.startedAtUs) / 1000), reason: gap.reason }, 'tracer restarted; calls were not recorded during the gap');
-            announce(gap);
+            return;
           }
+          if (role === 'standby') {
+            standby = run;
+            return;
+          }
+          main = run;
+          mainTakesPayloads(run);
+          const gap = gaps.end(Date.now() * 1000);
+          if (gap) log.warn({ gapMs: Math.round((gap.endedAtUs! - gap.startedAtUs) / 1000), reason: gap.reason }, 'tracer restarted');
+          announce(gap);
         })
         .catch((err: Error) => {
-          lastError = err.message;
-          consecutiveFailures++;
-          if (!stopping) scheduleRestart(err.message);
+          if (role === 'main') {
+            lastError = err.message;
+            failures.main++;
+          } else {
+            standbyError = err.message;
+          }
+          if (!stopping) scheduleRestart(role, err.message);
         });
     }, delay);
     timers.push(t);
+  };
+
+  const startStandby = async () => {
+    try {
+      standby = await launch('standby', main ? seeds() : undefined);
+    } catch (err) {
+      standbyError = err instanceof Error ? err.message : String(err);
+      if (!stopping) scheduleRestart('standby', standbyError);
+    }
+  };
+
+  const retire = async () => {
+    if (!retiring) return;
+    const { run } = retiring;
+    retiring = null;
+    log.info({ mode: run.settings.mode }, 'previous tracer stopped after the mode switch');
+    // Whatever it recorded up to now goes into the pipeline before it stops.
+    await run.drain(STOP_DRAIN_MS);
+    await run.stop();
+    absorb(run);
   };
 
   return {
@@ -314,32 +409,31 @@ export function createCollector(opts: CollectorOptions): Collector {
       stopping = false;
       timers.push(setInterval(publish, opts.flushIntervalMs ?? 25));
       timers.push(setInterval(checkLiveness, opts.livenessIntervalMs ?? 5000));
-      current = await launch();
+      // Both compile at once (bpftrace's start is mostly CPU-bound compiling); the daemon records once the main one does.
+      const standbyStarted = withStandby ? startStandby() : Promise.resolve();
+      const run = await launch('main', undefined);
+      main = run;
+      mainTakesPayloads(run);
+      await standbyStarted;
     },
     async setMode(mode) {
-      if (mode === settings.mode && current) return;
+      if (mode === settings.mode && main) return;
       if (retiring) await retire();
-      const old = current;
+      const old = main;
+      const previous = settings;
       settings = { ...settings, mode };
-      if (old) {
-        // Until the new tracer records, calls starting now may be seen by both: track who reported each first.
-        for (const call of old.assembler.runningCalls()) owners.set(`${call.pid}:${call.start}`, old);
-        retiring = { run: old, deadline: Date.now() + (opts.handoffTimeoutMs ?? 600_000) };
-      }
+      let run: TracerRun;
       try {
-        // The new tracer leaves to the old one every process the old one already follows: those the
-        // old one knows, and every live process with CNI_COMMAND in its environment (the old one's
-        // view may lag behind). The new tracer counts them as traced, and ignores them and their
-        // descendants.
-        const seeds = old ? [...new Set([...cniProcessPids(), ...old.assembler.livePids()])] : undefined;
-        current = await launch(old ? (ppid) => !old.assembler.knowsProcess(ppid) : undefined, seeds);
+        // It counts as traced every process already followed, so it follows their trees once the old one stops.
+        run = await launch('main', old ? seeds() : undefined);
       } catch (err) {
-        current = old;
-        retiring = null;
-        settings = old ? old.settings : settings;
+        settings = previous;
         throw err;
       }
-      old?.assembler.closeToNewCalls();
+      const cutover = monotonicNowUs();
+      main = run;
+      mainTakesPayloads(run);
+      if (old) retiring = { run: old, cutoverEpochUs: wallClock.toEpochUs(cutover), deadline: Date.now() + (opts.handoffTimeoutMs ?? 600_000) };
       log.info({ mode }, 'capture mode switched');
     },
     async stop() {
@@ -348,54 +442,77 @@ export function createCollector(opts: CollectorOptions): Collector {
       timers = [];
       // The publish timer is gone: release what bpftrace hands over while draining by hand.
       const releasing = setInterval(publish, opts.flushIntervalMs ?? 25);
-      await Promise.all([current?.drain(STOP_DRAIN_MS), retiring?.run.drain(STOP_DRAIN_MS)]);
+      await Promise.all(runs().map((r) => r.drain(STOP_DRAIN_MS)));
       clearInterval(releasing);
-      await retire();
-      if (current) {
-        await current.stop();
-        absorb(current);
-        current = null;
-      }
-      publish();
+      const all = [...runs(), ...starting];
+      retiring = null;
+      main = null;
+      standby = null;
+      await Promise.all(all.map((r) => r.stop()));
+      for (const r of all) absorb(r);
+      pipeline.flush();
+      emit(assembler.flushAll('the tracer stopped while the call ran'));
+      pipeline.stopTimers();
+      deliver();
+    },
+    killNow() {
+      stopping = true;
+      for (const r of [...runs(), ...starting]) r.killNow();
     },
     status() {
-      const run = current;
+      const run = main;
+      const live = runs();
       return {
         running: run?.running ?? false,
         ready: run?.ready ?? false,
         mode: settings.mode,
+        payloadPath: run?.payloadPath ?? null,
         pid: run?.pid ?? null,
         restarts: restartCount,
-        lostEvents: past.lostEvents + (run?.assembler.counters.lostEvents ?? 0) + (retiring?.run.assembler.counters.lostEvents ?? 0),
-        malformedLines: past.malformedLines + (run?.malformedLines ?? 0) + (retiring?.run.malformedLines ?? 0),
-        lastRecordAt: run?.lastRecordAt ? new Date(run.lastRecordAt).toISOString() : null,
+        lostEvents: past.lostEvents + live.reduce((n, r) => n + r.lostEvents, 0),
+        malformedLines: past.malformedLines + live.reduce((n, r) => n + r.malformedLines, 0),
+        lastRecordAt: pipeline.lastRecordAt ? new Date(pipeline.lastRecordAt).toISOString() : null,
         startedAt: run ? new Date(run.startedAt).toISOString() : null,
         lastError,
         handoffInProgress: retiring !== null,
         gaps: gaps.count,
         gapSeconds: gaps.seconds(Date.now() * 1000),
         lastGap: gapStatus(gaps.latest),
-        ...reorderStatus(run),
+        ...reorderStatus(live.length > 0 ? pipeline : null),
+        standby: withStandby ? standbyStatus(standby, standbyRestarts, standbyError) : null,
       };
     },
     stats() {
-      const runs = [current, retiring?.run].filter((r): r is TracerRun => r !== null && r !== undefined);
-      const sum = (f: (r: TracerRun) => number) => runs.reduce((n, r) => n + f(r), 0);
+      const c = assembler.counters;
       return {
-        openCalls: sum((r) => r.assembler.openCallCount),
-        oldestRunningStartUs: runs.flatMap((r) => r.assembler.runningCalls()).reduce<number | null>((oldest, c) => (oldest === null || c.startedAtUs < oldest ? c.startedAtUs : oldest), null),
-        callsStarted: past.callsStarted + sum((r) => r.assembler.counters.callsStarted),
-        callsFinished: past.callsFinished + sum((r) => r.assembler.counters.callsFinished),
-        records: past.records + sum((r) => r.assembler.counters.records),
-        orphanChunks: past.orphanChunks + sum((r) => r.assembler.counters.orphanChunks),
+        openCalls: assembler.openCallCount,
+        oldestRunningStartUs: assembler.runningCalls().reduce<number | null>((oldest, call) => (oldest === null || call.startedAtUs < oldest ? call.startedAtUs : oldest), null),
+        callsStarted: c.callsStarted,
+        callsFinished: c.callsFinished,
+        records: c.records,
+        orphanChunks: c.orphanChunks,
       };
     },
   };
 }
 
-function reorderStatus(run: TracerRun | null): Pick<TracerStatus, 'reorderWindowMs' | 'arrivalLagMs'> {
-  if (!run) return { reorderWindowMs: 0, arrivalLagMs: 0 };
-  const { windowUs, maxLagUs } = run.reorderState();
+function standbyStatus(run: TracerRun | null, restarts: number, lastError: string | null): StandbyStatus {
+  const pid = run?.pid ?? null;
+  const usage = pid === null ? null : processUsage(pid);
+  return {
+    running: run?.running ?? false,
+    ready: run?.ready ?? false,
+    pid,
+    restarts,
+    rssBytes: usage?.rssBytes ?? null,
+    cpuSeconds: usage?.cpuSeconds ?? null,
+    lastError,
+  };
+}
+
+function reorderStatus(pipeline: RecordPipeline | null): Pick<TracerStatus, 'reorderWindowMs' | 'arrivalLagMs'> {
+  if (!pipeline) return { reorderWindowMs: 0, arrivalLagMs: 0 };
+  const { windowUs, maxLagUs } = pipeline.reorderState();
   return { reorderWindowMs: Math.round(windowUs) / 1000, arrivalLagMs: Math.round(maxLagUs) / 1000 };
 }
 

@@ -10,6 +10,7 @@ export { type CollectorStats, type TracerStatus, createCollector } from './colle
 export { type Redactor, createRedactor } from './redact/redact-events.js';
 export { DEFAULT_REDACT_KEYS, DEFAULT_REDACT_KEYS_EXCEPT, REDACTION_MARKER, RedactionRuleError, compileKeyPatterns, compilePointers, splitPatternList } from './redact/redaction-rules.js';
 export { isInCniPath } from './assemble/cni-env.js';
+export { CAPTURE_SETTINGS, type CaptureControl, type CaptureListener, type CaptureRequest, type CaptureStatus, type CaptureDecision, type CaptureScope, type CaptureSetting, type CapturePolicyOptions, type CapturePolicyState, type ObservedCall, callTrigger, decide, initialCaptureState, operatorRequest, expire, triggered, scopeText, inCaptureScope, scopeEvents } from './capture/index.js';
 export { runPreflight } from './tracer/preflight.js';
 export { type CallListener, type CallStatus, type CapturedStream, type CniCall, type CollectorEvent, type HelperProcess, type PodRef, type ProcessOutcome, type TracerEvent, type TracerEventListener, callSucceeded } from './types.js';
 export {

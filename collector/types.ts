@@ -93,10 +93,42 @@ export interface CniCall {
   readonly captureMode: CaptureMode;
   /** The tracer reported lost records while this call ran: some of its bytes or helpers may be missing. */
   readonly lostRecords: boolean;
+  /**
+   * The plugin's stdout and stderr were one open file (a terminal, `2>&1`
+   * into one pipe): its writes are told apart by the fd they went through.
+   */
+  readonly stdioShared: boolean;
+  /**
+   * Reads/writes on the call's stdin/stdout/stderr whose bytes full mode did
+   * not take (iovecs past the 2nd, sendmsg, splice…): the stream is marked
+   * truncated.
+   */
+  readonly uncapturedIo: number;
   readonly stdin: CapturedStream;
   readonly stdout: CapturedStream;
   readonly stderr: CapturedStream;
   readonly helpers: readonly HelperProcess[];
+  /**
+   * Every image the plugin process ran, in order: a wrapper that exec'd the
+   * real plugin in place (`exec /opt/cni/bin/real "$@"`), then that plugin.
+   * The call is named after the last image that is a CNI plugin (in
+   * CNI_PATH). Absent (calls from older tracers): just `path`.
+   */
+  readonly execChain?: readonly string[];
+  /**
+   * The exec's argv + environment block was longer than the tracer reads, or
+   * part of it was lost: CNI_* values past the cut are missing. Absent: false.
+   */
+  readonly envTruncated?: boolean;
+  /** The executable's path was longer than the tracer reads: `path` is its beginning. Absent: false. */
+  readonly pathTruncated?: boolean;
+  /**
+   * Where in `stdout` / `stderr` the bytes begin that the plugin's
+   * descendants wrote after the plugin exited (the caller still received
+   * them); null or absent when there were none.
+   */
+  readonly stdoutAfterExitOffset?: number | null;
+  readonly stderrAfterExitOffset?: number | null;
 }
 
 export type CollectorEvent =

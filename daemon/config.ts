@@ -15,6 +15,7 @@ import {
   DEFAULT_REDACT_KEYS_EXCEPT,
   RedactionRuleError,
   splitPatternList,
+  CAPTURE_SETTINGS,
 } from '../collector/index.js';
 import { CAPPED_PAYLOAD_BYTES, OtlpConfigError, PAYLOAD_MODES, resolveOtlpConfig, type OtlpExportConfig } from '../otel/index.js';
 
@@ -84,9 +85,19 @@ export const settings = {
     help: 'HOST:PORT for the HTTP API and /healthz. Other than loopback requires --token.',
   },
   capture: {
-    schema: z.enum(['full', 'light']),
-    default: () => 'full',
-    help: 'full: exec, env, exit, timing, helpers and stdin/stdout/stderr bytes. light: the same without payloads, and no syscall tracepoints.',
+    schema: z.enum(CAPTURE_SETTINGS),
+    default: () => 'auto',
+    help: 'auto: light until a call fails, is killed, never finishes or runs longer than --capture-slow, or a DEL/ADD loop opens; then full for --capture-quiet after the last such trigger (the retry is recorded with its bytes). full: exec, env, exit, timing, helpers and stdin/stdout/stderr bytes (every syscall of the node pays for the payload probe). light: the same without payloads, and no syscall tracepoints. Switched at run time with `cnirec capture`.',
+  },
+  captureQuiet: {
+    schema: parsedText(parseDuration).refine((ms) => ms >= 1000, 'must be at least 1s'),
+    default: () => '10m',
+    help: 'auto: how long payloads stay on after the last trigger (a failing, killed, unfinished or slow call; an open DEL/ADD loop).',
+  },
+  captureSlow: {
+    schema: parsedText(parseDuration).refine((ms) => ms >= 1, 'must be more than 0'),
+    default: () => '3s',
+    help: 'auto: a call that runs longer than this turns payloads on.',
   },
   bpftrace: {
     schema: z.string().min(1),

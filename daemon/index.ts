@@ -6,3 +6,4 @@
 export { ConfigError, type SettingName, configReference, flagName, isRepeatable, loadConfig, settings } from './config.js';
 export { runDaemon } from './run.js';
 export { buildInfo, type BuildInfo } from './build-info.js';
+export { parseDuration } from './config-units.js';

@@ -6,7 +6,7 @@
 
 import type { Logger } from 'pino';
 import { buildApp } from '../api/index.js';
-import { createCollector, runPreflight, createRedactor } from '../collector/index.js';
+import { createCollector, runPreflight, createRedactor, scopeEvents, type CallListener } from '../collector/index.js';
 import { createCallStore, openDatabase, writeTimingFor } from '../store/index.js';
 import { createRetentionWiring } from './retention-wiring.js';
 import { resolveToken, type DaemonConfig } from './config.js';
@@ -17,6 +17,7 @@ import { createFindingsWiring } from './findings-wiring.js';
 import { createNodeSetupWiring } from './node-setup-wiring.js';
 import { buildInfo } from './build-info.js';
 import { createOtelWiring } from './otel-wiring.js';
+import { createCaptureWiring } from './capture-wiring.js';
 import { findUiDir } from './ui-dir.js';
 
 const SHUTDOWN_BUDGET_MS = 5000;
@@ -53,19 +54,42 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
   // DEL/ADD loops: found in the calls alone, cache or not.
   const findings = createFindingsWiring(db, config.db, log.child({ component: 'findings' }));
 
+  // Which mode the tracer runs (auto: light until payloads pay off), switched as calls fail and loops open.
+  const capture = createCaptureWiring({
+    policy: { configured: config.capture, quietMs: config.captureQuiet, slowMs: config.captureSlow },
+    tracerMode: () => collector.status().mode,
+    setTracerMode: (mode) => collector.setMode(mode),
+    openLoops: () => {
+      try {
+        const open = findings.reader.countOpenFindings();
+        return (open['add-loop'] ?? 0) + (open['del-loop'] ?? 0);
+      } catch {
+        return 0; // an unreadable database is reported by the store; auto goes on with the calls it hears
+      }
+    },
+    log: log.child({ component: 'capture' }),
+  });
+
   const collector = createCollector({
-    tracer: { bpftracePath: config.bpftrace, mode: config.capture, perfBufferPages: config.perfBufferPages },
+    tracer: { bpftracePath: config.bpftrace, mode: capture.initialMode(), perfBufferPages: config.perfBufferPages },
     logger: log.child({ component: 'collector' }),
     finalizeGraceMs: config.finalizeGraceMs,
     maxStreamBytes: config.maxStreamBytes,
     redactor,
   });
-  collector.subscribe(writes.listener);
+  // Every way out of the process (process.exit on the shutdown deadline, an uncaught error) ends bpftrace
+  // first; a death without an 'exit' event (SIGKILL) is covered by the kernel (setpriv --pdeathsig).
+  const killTracers = () => collector.killNow();
+  process.once('exit', killTracers);
+  // Under an operator's scoped `full`, calls outside the scope lose their payloads before anyone sees them.
+  const subscribeScoped = (listener: CallListener) => collector.subscribe({ onEvents: (events) => listener.onEvents(scopeEvents(events, capture.status().scope)) });
+  collector.subscribe(capture.callListener);
+  subscribeScoped(writes.listener);
   // The node's CNI setup: conf dir history, which binary each call ran (hashed off the capture path), doctor checks.
   const nodeSetup = createNodeSetupWiring(db, config, log.child({ component: 'node-setup' }), redactor);
-  collector.subscribe(nodeSetup.callListener);
+  subscribeScoped(nodeSetup.callListener);
   // After the writer: a finished call is in the database by the time the exporter hears of it.
-  if (otel) collector.subscribe(otel.listener);
+  if (otel) subscribeScoped(otel.listener);
   collector.subscribeTracer(recordGaps(writes));
 
   const uiDir = findUiDir();
@@ -76,8 +100,9 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
     storeStatus: () => writes.status(),
     store,
     token,
-    setCaptureMode: (mode) => collector.setMode(mode),
-    subscribe: (listener) => collector.subscribe(listener),
+    setCaptureMode: async (mode) => void (await capture.request({ setting: mode, forMs: null, scope: null })),
+    capture,
+    subscribe: subscribeScoped,
     subscribeTracer: (listener) => collector.subscribeTracer(listener),
     logger: log.child({ component: 'api' }),
     cache: cache.api,
@@ -101,10 +126,12 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
       log.info('stopping');
       const deadline = setTimeout(() => {
         log.error('shutdown took too long; exiting');
+        collector.killNow();
         process.exit(1);
       }, SHUTDOWN_BUDGET_MS);
       // No new export passes from here; one in flight finishes (or is sent again next start) before the database closes.
       const otelStopped = otel?.stop();
+      capture.stop();
       await app.close();
       await collector.stop();
       await cache.stop();
@@ -117,6 +144,7 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
       await otelStopped;
       store.close();
       clearTimeout(deadline);
+      process.removeListener('exit', killTracers);
     })();
     return stopping;
   };
@@ -132,7 +160,8 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
 
   try {
     await collector.start();
-    writes.recordTracerEvent('started', { mode: config.capture });
+    writes.recordTracerEvent('started', { mode: collector.status().mode, capture: config.capture });
+    capture.start();
     await cache.start(); // CNI cache: never throws; unusable files and directories become findings
     findings.start();
     await nodeSetup.start(); // never throws: unreadable dirs and files are logged and retried

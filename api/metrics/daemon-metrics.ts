@@ -11,7 +11,7 @@ import type { MetricsDeps } from '../deps.js';
 import { FINDING_KINDS } from '../schemas/findings.js';
 import { scrapedMetrics, type ScrapedMetric } from './scraped-metrics.js';
 
-type DaemonDeps = Pick<MetricsDeps, 'tracerStatus' | 'collectorStats' | 'storeStatus' | 'store' | 'cache'>;
+type DaemonDeps = Pick<MetricsDeps, 'tracerStatus' | 'collectorStats' | 'storeStatus' | 'store' | 'cache' | 'capture'>;
 
 export function registerDaemonMetrics(registry: Registry, deps: DaemonDeps, tailStats: () => TailStats | null): void {
   const { gauge, total } = scrapedMetrics(registry);
@@ -31,6 +31,10 @@ export function registerDaemonMetrics(registry: Registry, deps: DaemonDeps, tail
     () => deps.tracerStatus().reorderWindowMs / 1000,
   );
   gauge('cnirec_tracer_arrival_lag_seconds', 'Largest delay over the last seconds between a tracer record and its arrival in the daemon', () => deps.tracerStatus().arrivalLagMs / 1000);
+  gauge('cnirec_tracer_payloads', '1 while the tracer captures stdin/stdout/stderr bytes (full mode, by setting, by auto or by an operator), else 0', () =>
+    deps.tracerStatus().mode === 'full' ? 1 : 0,
+  );
+  registerCaptureInfo(registry, deps);
   gauge('cnirec_store_writable', '1 while the database takes writes, 0 while it refuses them (disk full, read-only): calls then wait in memory', () =>
     deps.storeStatus().writable ? 1 : 0,
   );
@@ -92,4 +96,21 @@ function databaseBytes(deps: DaemonDeps): number {
 
 function runningAgeSeconds(startUs: number | null): number {
   return startUs === null ? 0 : Math.max(0, Date.now() / 1000 - startUs / 1_000_000);
+}
+
+/** The capture setting as labels (the usual `_info` gauge): which setting is in force and what the tracer runs. */
+function registerCaptureInfo(registry: Registry, deps: Pick<DaemonDeps, 'capture' | 'tracerStatus'>): void {
+  new Gauge({
+    name: 'cnirec_capture_info',
+    help: 'The capture setting in force (auto, full, light), the configured one, and the mode the policy wants the tracer in; always 1',
+    labelNames: ['setting', 'configured', 'mode'] as const,
+    registers: [registry],
+    collect() {
+      // A daemon without a policy runs the one mode it was given.
+      const mode = deps.tracerStatus().mode;
+      const s = deps.capture?.status() ?? { setting: mode, configured: mode, mode };
+      this.reset();
+      this.set({ setting: s.setting, configured: s.configured, mode: s.mode }, 1);
+    },
+  });
 }

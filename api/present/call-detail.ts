@@ -29,18 +29,29 @@ export function presentCallDetail(call: StoredCall, children: readonly CallSumma
   const stdout = presentPayload(call.stdout);
   const config = jsonOrNull(stdin.text);
   const cache = cacheEntryForCall(call, networkOfConfig(config), cacheEntries);
+  const cacheView = cache === null ? null : presentCacheEntry(cache);
+  const result = jsonOrNull(stdout.text);
+  // Without payloads (light capture, or auto before a trigger) the linked cache entry still knows the config the
+  // call was given and, for the ADD libcni cached, the result the runtime got: shown, and said to come from there.
+  const fromCache = call.captureMode === 'light' && cache !== null && (cache.addCallId === call.id || cache.delCallId === call.id);
+  const cachedConfig = fromCache && config === null ? (cacheView?.config ?? null) : null;
+  const cachedResult = fromCache && result === null && cache.addCallId === call.id ? (cacheView?.result ?? null) : null;
   return {
     ...summaryFromStored(summaryOfStoredCall(call), failureFromStreams(call.stdout.bytes, call.stderr.bytes)),
     argv: [...call.argv],
+    // Rows stored before exec chains were kept say '[]': they ran their one image.
+    execChain: call.execChain.length > 0 ? [...call.execChain] : [call.path],
     env: { ...call.env },
     cniArgs: call.cniArgs,
     stdin,
     stdout,
     stderr: presentPayload(call.stderr),
-    config,
-    result: jsonOrNull(stdout.text),
+    config: config ?? cachedConfig,
+    configSource: config !== null ? 'pipe' : cachedConfig !== null ? 'cache' : null,
+    result: result ?? cachedResult,
+    resultSource: result !== null ? 'pipe' : cachedResult !== null ? 'cache' : null,
     children: [...children],
     helpers: call.helpers.map(presentHelper),
-    cache: cache === null ? null : presentCacheEntry(cache),
+    cache: cacheView,
   };
 }

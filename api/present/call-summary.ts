@@ -46,7 +46,12 @@ export function summaryFromStored(c: StoredCallSummary, error: string | null): C
     isVersionProbe: c.isVersionProbe,
     captureMode: c.captureMode,
     lostRecords: c.lostRecords,
+    stdioShared: c.stdioShared,
+    uncapturedIo: c.uncapturedIo,
     payload: { stdin: size(c.stdin), stdout: size(c.stdout), stderr: size(c.stderr) },
+    envTruncated: c.envTruncated,
+    pathTruncated: c.pathTruncated,
+    outputAfterExit: { stdout: c.stdoutAfterExitOffset, stderr: c.stderrAfterExitOffset },
   };
 }
 

@@ -15,7 +15,7 @@
 
 import type { FastifyInstance, FastifySchemaCompiler } from 'fastify';
 import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
-import type { TracerStatus } from '../../collector/index.js';
+import type { CaptureStatus, TracerStatus } from '../../collector/index.js';
 import type { OtelExportStatus } from '../../otel/index.js';
 import type { StoreStatus } from '../../store/index.js';
 import type { HealthDeps } from '../deps.js';
@@ -64,14 +64,15 @@ export function registerHealth(app: FastifyInstance, deps: HealthDeps): void {
       const recording = tracer.running && tracer.ready;
       if (request.query.probe === 'readiness' && !recording) void reply.code(503);
       const otel = deps.otelStatus?.() ?? null;
-      const problems = [...healthProblems(tracer, store, recentLostEvents), ...otelProblems(otel)];
+      const capture = deps.capture?.status() ?? null;
+      const problems = [...healthProblems(tracer, store, recentLostEvents), ...otelProblems(otel), ...captureProblems(capture)];
       const lastRecordAgeMs = tracer.lastRecordAt === null ? null : nowMs - Date.parse(tracer.lastRecordAt);
       // The CNI cache. Problems and findings are the node's, not the daemon's: they do not make it degraded.
       const cache = deps.cache?.status?.() ?? null;
       return {
         status: problems.length === 0 ? 'ok' : 'degraded',
         problems,
-        tracer: { ...tracer, lastEventAgeMs: lastRecordAgeMs, recentLostEvents, lostEventsWindowMs: LOSS_WINDOW_MS },
+        tracer: { ...tracer, capture, lastEventAgeMs: lastRecordAgeMs, recentLostEvents, lostEventsWindowMs: LOSS_WINDOW_MS },
         calls: { ...stats, oldestRunningAgeMs: stats.oldestRunningStartUs === null ? null : Math.max(0, Math.round(Date.now() - stats.oldestRunningStartUs / 1000)) },
         store: { ...store },
         cache: cache === null ? null : { ...cache, lastRescanAgeMs: cache.lastRescanAt === null ? null : Date.now() - Date.parse(cache.lastRescanAt) },
@@ -120,10 +121,16 @@ export function healthProblems(tracer: TracerStatus, store: StoreStatus, recentL
   const problems: string[] = [];
   if (!tracer.running || !tracer.ready) {
     const gap = tracer.lastGap?.endedAt === null ? tracer.lastGap : null;
+    const standbyRecords = tracer.standby?.running === true && tracer.standby.ready;
+    const meanwhile = !standbyRecords
+      ? 'Calls made meanwhile are not recorded.'
+      : tracer.mode === 'full'
+        ? 'The standby tracer records calls meanwhile (exec, exit, tree), without their payloads; calls it cut are marked lostRecords.'
+        : 'The standby tracer records calls meanwhile.';
     problems.push(
       gap
-        ? `The tracer is not recording since ${gap.startedAt} (${gap.reason}); it is being restarted. Calls made meanwhile are not recorded.`
-        : `The tracer is not recording${tracer.lastError ? ` (${tracer.lastError})` : ''}. Calls made meanwhile are not recorded.`,
+        ? `The tracer is not recording since ${gap.startedAt} (${gap.reason}); it is being restarted. ${meanwhile}`
+        : `The tracer is not recording${tracer.lastError ? ` (${tracer.lastError})` : ''}. ${meanwhile}`,
     );
   }
   if (recentLostEvents > 0) {
@@ -139,4 +146,10 @@ export function healthProblems(tracer: TracerStatus, store: StoreStatus, recentL
     problems.push(`The database cannot be written since ${store.failingSince ?? 'recently'}: ${store.lastError ?? 'unknown error'} ${kept}${dropped}.`);
   }
   return problems;
+}
+
+/** A switch the policy wants but bpftrace refused: payloads the operator counts on are not being captured. */
+function captureProblems(capture: CaptureStatus | null): string[] {
+  if (capture === null || capture.lastError === null) return [];
+  return [`the tracer could not be switched to ${capture.mode} capture (${capture.reason}); retrying: ${capture.lastError}`];
 }

@@ -3,13 +3,18 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { TracerDeps } from '../deps.js';
-import { apiErrors } from '../errors.js';
+import { ApiError, apiErrors } from '../errors.js';
+import type { CaptureRequest } from '../../collector/index.js';
 import { errorResponses } from '../schemas/error.js';
-import { captureModeBodySchema, tracerStatusSchema, type TracerStatusBody } from '../schemas/tracer.js';
+import { captureModeBodySchema, tracerStatusSchema, type CaptureModeBody, type TracerStatusBody } from '../schemas/tracer.js';
 
 export function registerTracer(app: FastifyInstance, deps: TracerDeps): void {
   const api = app.withTypeProvider<ZodTypeProvider>();
-  const status = (): TracerStatusBody => ({ ...deps.tracerStatus(), modeSwitchable: deps.setCaptureMode !== undefined });
+  const status = (): TracerStatusBody => ({
+    ...deps.tracerStatus(),
+    modeSwitchable: deps.setCaptureMode !== undefined || deps.capture !== undefined,
+    capture: deps.capture?.status() ?? null,
+  });
 
   api.get(
     '/api/v1/tracer',
@@ -30,20 +35,34 @@ export function registerTracer(app: FastifyInstance, deps: TracerDeps): void {
       schema: {
         tags: ['tracer'],
         operationId: 'setCaptureMode',
-        summary: 'Switch the capture mode; answers once the new tracer records',
+        summary: 'Set the capture mode (auto, full, light), for a while or until changed, for a pod or namespace or the node; answers once the tracer runs the mode it implies',
         body: captureModeBodySchema,
         response: { 200: tracerStatusSchema, ...errorResponses(400, 401, 500, 501) },
       },
     },
     async (request) => {
-      const setCaptureMode = deps.setCaptureMode;
-      if (setCaptureMode === undefined) throw apiErrors.modeSwitchUnsupported();
+      const body = request.body;
       try {
-        await setCaptureMode(request.body.mode);
+        if (deps.capture !== undefined) {
+          await deps.capture.request(captureRequest(body));
+          return status();
+        }
+        const setCaptureMode = deps.setCaptureMode;
+        if (setCaptureMode === undefined || body.mode === 'auto' || body.forSeconds !== undefined || body.namespace !== undefined || body.pod !== undefined) {
+          throw apiErrors.modeSwitchUnsupported();
+        }
+        await setCaptureMode(body.mode);
       } catch (err) {
+        if (err instanceof ApiError) throw err;
         throw apiErrors.modeSwitchFailed(err);
       }
       return status();
     },
   );
+}
+
+function captureRequest(body: CaptureModeBody): CaptureRequest {
+  const [podNamespace, podName] = body.pod?.split('/') ?? [];
+  const scope = podNamespace !== undefined && podName !== undefined ? { namespace: podNamespace, pod: podName } : body.namespace !== undefined ? { namespace: body.namespace, pod: null } : null;
+  return { setting: body.mode, forMs: body.forSeconds === undefined ? null : body.forSeconds * 1000, scope };
 }

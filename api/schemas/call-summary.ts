@@ -47,7 +47,24 @@ export const callSummarySchema = z
     isVersionProbe: z.boolean(),
     captureMode: z.enum(['full', 'light']),
     lostRecords: z.boolean().describe('The tracer lost records while this call ran: some of its payload, helpers or children may be missing'),
+    stdioShared: z
+      .boolean()
+      .describe('The plugin’s stdout and stderr were one open file (a terminal, `2>&1` into one pipe): each write is filed by the fd it went through (2: stderr, else stdout)'),
+    uncapturedIo: z
+      .number()
+      .int()
+      .describe('Reads/writes on the call’s stdin, stdout or stderr whose bytes full mode did not take (iovecs past the 2nd, sendmsg, splice…); the stream is marked truncated'),
     payload: z.object({ stdin: streamSizeSchema, stdout: streamSizeSchema, stderr: streamSizeSchema }),
+    envTruncated: z
+      .boolean()
+      .describe('The argv and environment were longer than the tracer reads (or part was lost): CNI_* values past the cut, and so the command, container or pod, may be missing'),
+    pathTruncated: z.boolean().describe('The executable path was longer than the tracer reads: path is its beginning'),
+    outputAfterExit: z
+      .object({
+        stdout: z.number().int().nullable(),
+        stderr: z.number().int().nullable(),
+      })
+      .describe("Where in stdout / stderr the bytes begin that the plugin's descendants wrote after it exited (the caller still received them); null where none were"),
   })
   .describe('CallSummary');
 

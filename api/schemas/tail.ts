@@ -6,6 +6,7 @@
  */
 
 import { z } from 'zod';
+import { captureStatusSchema } from './tracer.js';
 import { cacheAttachmentFields } from './cache.js';
 import { CNI_COMMANDS } from './call-query.js';
 import { callSummarySchema } from './call-summary.js';
@@ -116,6 +117,7 @@ export const tailServerMessageSchema = component(
       z.object({ type: z.enum(CACHE_EVENT_TYPES), entry: tailCacheEntrySchema }),
       z.object({ type: z.literal('tracer.gap'), gap: tailGapSchema }),
       z.object({ type: z.literal('config.changed'), change: tailConfChangeSchema }),
+      z.object({ type: z.literal('capture.changed'), capture: captureStatusSchema }).describe('The capture mode changed (auto turned payloads on or off, an operator set it), and why'),
       z
         .object({
           type: z.literal('replay.done'),

@@ -41,7 +41,7 @@ export function* syntheticTrace(calls: number, shape: SyntheticCallShape): Gener
     yield `X ${ts} ${pid} 4242 ${start} 71 72 73 ${argv.length} ${block.length} /opt/cni/bin/bridge`;
     yield* chunks('B', pid, block, true);
     ts += 10_000;
-    yield `R ${ts} ${pid} ${pid} 71 ${stdin.length}`;
+    yield `R ${ts} ${pid} ${pid} 0 71 ${stdin.length}`;
     yield* chunks('D', pid, stdin, false);
     ts += 20_000;
     yield `W ${ts} ${pid} ${pid} 1 72 ${stdout.length}`;

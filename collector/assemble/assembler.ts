@@ -5,13 +5,13 @@
  * (callers pass `nowMs`), so it can be replayed from recorded tracer output.
  */
 
-import { callId, foreignProc, newCallState, newHelperState, snapshotCall, type CallState, type HelperState, type Proc } from './call-state.js';
+import { callId, foreignProc, identityFromEnv, newCallState, newHelperState, pluginName, snapshotCall, type CallState, type HelperState, type Proc } from './call-state.js';
 import { ChunkedBuffer } from './chunked-buffer.js';
 import { isInCniPath } from './cni-env.js';
-import { decodeExecBlock, newExecBlock } from './exec-block.js';
+import { decodeExecBlock, newExecBlock, type DecodedExecBlock } from './exec-block.js';
 import { decodeWaitStatus } from './wait-status.js';
 import type { StreamCapture } from './stream-capture.js';
-import { shimParentFor } from './socket-shims.js';
+import { SOCKET_SHIM_PLUGINS, shimParentFor } from './socket-shims.js';
 import { PAYLOAD_CAP_BYTES, type CaptureMode, type TracerRecord } from '../../bpf/index.js';
 import type { CollectorEvent, ParentProcess } from '../types.js';
 
@@ -19,6 +19,10 @@ export { callId } from './call-state.js';
 
 /** Env value of CNI_COMMAND that marks the collector's own readiness probe, never a call. */
 export const CANARY_COMMAND = '__cnirec_canary__';
+/** What the canary writes to its stdout (one write): the known payload full mode's probes must see. */
+export const CANARY_OUTPUT = 'cnirec-canary-payload\n';
+/** Canary processes remembered (their exec seen, their exit not yet): a bound, should exits be lost. */
+const CANARY_PIDS_MAX = 64;
 
 export interface AssemblerOptions {
   /** Kernel monotonic µs to Unix epoch µs. */
@@ -51,6 +55,10 @@ export interface AssemblerCounters {
   callsStarted: number;
   callsFinished: number;
   canaries: number;
+  /** Canary writes seen with exactly CANARY_OUTPUT: full mode's payload probes read the right bytes. */
+  canaryPayloads: number;
+  /** Canary writes seen with other bytes or another length: the payload probes misread. */
+  canaryPayloadMismatches: number;
   /** Exec records seen twice (same pid and start time to the µs): the repeat is ignored. */
   duplicateExecs: number;
 }
@@ -107,10 +115,13 @@ interface IoInFlight {
   since: number;
   pid: number;
   kind: 'read' | 'write';
-  fd: 0 | 1 | 2;
-  inode: string;
+  fd: number;
+  /** The open file it went to (see the protocol). */
+  file: string;
   ts: number;
   buf: ChunkedBuffer;
+  /** A U record: bytes that went by without being taken. */
+  uncaptured?: boolean;
 }
 
 export class CallAssembler {
@@ -121,16 +132,30 @@ export class CallAssembler {
     callsStarted: 0,
     callsFinished: 0,
     canaries: 0,
+    canaryPayloads: 0,
+    canaryPayloadMismatches: 0,
     duplicateExecs: 0,
   };
+  /** Canary processes whose exec was seen: their write is checked, not filed. */
+  private readonly canaryPids = new Set<number>();
   private readonly procs = new Map<number, Proc>();
   private readonly calls = new Map<string, CallState>();
+  /** The open calls of socket shims, apart: every new top-level call looks for its shim among them, not among all calls. */
+  private readonly shimCalls = new Map<string, CallState>();
   private readonly pendingExecs = new Map<number, PendingExec>();
   private readonly ioByTid = new Map<number, IoInFlight>();
   /** Ids of the last calls finished, oldest first (a Set keeps insertion order). */
   private readonly recentIds = new Set<string>();
-  /** Helpers that outlived their call's publication, and since when. */
+  /** Helpers and forks that outlived their call's publication, and since when. */
   private readonly outlived = new Map<number, { proc: Proc; since: number }>();
+  /**
+   * Calls published while descendants of their plugin still ran (a daemon it
+   * started, `( sleep 3; echo late >&2 ) &`). What those do next (helpers,
+   * their exits, output after the plugin's exit) still belongs to the call,
+   * which is published again, once, when the last of them ends (or after
+   * OUTLIVED_TTL_MS). `changed`: something new to publish.
+   */
+  private readonly lingering = new Map<string, { call: CallState; since: number; changed: boolean }>();
   private seq = 0;
   private acceptsNewCalls = true;
   private now = 0;
@@ -190,13 +215,12 @@ export class CallAssembler {
       case 'write': {
         this.flushPendingExec(rec.pid, events);
         this.commitIo(rec.tid);
-        const fd = rec.kind === 'read' ? 0 : rec.fd;
         const io: IoInFlight = {
           since: nowMs,
           pid: rec.pid,
           kind: rec.kind,
-          fd,
-          inode: rec.inode,
+          fd: rec.fd,
+          file: rec.file,
           ts: rec.ts,
           buf: new ChunkedBuffer(rec.len, PAYLOAD_CAP_BYTES),
         };
@@ -215,6 +239,13 @@ export class CallAssembler {
         if (io.buf.complete()) this.commitIo(rec.tid);
         break;
       }
+      case 'uncaptured': {
+        // No bytes: an empty, incomplete payload of the real length marks the stream truncated.
+        this.flushPendingExec(rec.pid, events);
+        const io: IoInFlight = { since: nowMs, pid: rec.pid, kind: rec.direction, fd: rec.fd, file: rec.file, ts: rec.ts, buf: new ChunkedBuffer(rec.len, 0), uncaptured: true };
+        this.fileIo(io);
+        break;
+      }
       case 'exit':
         this.flushPendingExec(rec.pid, events);
         this.onExit(rec, nowMs);
@@ -224,7 +255,12 @@ export class CallAssembler {
         if (this.ioByTid.get(rec.tid)?.buf.complete()) this.commitIo(rec.tid);
         // A clone() of a thread looks like a fork to the tracer; drop that phantom.
         const proc = this.procs.get(rec.tid);
-        if (proc && proc.role === 'fork' && proc.start === null) this.procs.delete(rec.tid);
+        if (proc && proc.role === 'fork' && proc.start === null) {
+          this.procs.delete(rec.tid);
+          this.outlived.delete(rec.tid);
+          const call = proc.callId === null ? undefined : this.lingering.get(proc.callId)?.call;
+          if (call && !this.hasLiveDescendant(proc.callId!, call)) this.releaseLingering(proc.callId!);
+        }
         break;
       }
       case 'lost':
@@ -234,6 +270,14 @@ export class CallAssembler {
       case 'noise':
         break;
     }
+    return this.withRepublished(events);
+  }
+
+  /** Adds the published calls that their descendants changed since. */
+  private withRepublished(events: CollectorEvent[]): CollectorEvent[] {
+    if (this.republished.length === 0) return events;
+    events.push(...this.republished);
+    this.republished.length = 0;
     return events;
   }
 
@@ -258,6 +302,7 @@ export class CallAssembler {
       this.outlived.delete(pid);
       if (this.procs.get(pid) === o.proc) this.procs.delete(pid);
     }
+    for (const [id, l] of this.lingering) if (nowMs - l.since >= OUTLIVED_TTL_MS) this.releaseLingering(id);
     for (const [pid, early] of this.early) {
       if (nowMs - early.since < EARLY_RECORDS_TTL_MS) continue;
       this.early.delete(pid);
@@ -266,7 +311,7 @@ export class CallAssembler {
     for (const [id, call] of this.calls) {
       if (call.finalizeDueMs !== null && call.finalizeDueMs <= nowMs) events.push(this.finalize(id, call));
     }
-    return events;
+    return this.withRepublished(events);
   }
 
   /** The daemon found a traced plugin process gone without its exit record (lost, or tracer restarted). */
@@ -288,10 +333,11 @@ export class CallAssembler {
       if (call.endedAtUs === null) call.incompleteReason = reason;
       events.push(this.finalize(id, call));
     }
+    for (const id of [...this.lingering.keys()]) this.releaseLingering(id);
     this.procs.clear();
     this.outlived.clear();
     this.ioByTid.clear();
-    return events;
+    return this.withRepublished(events);
   }
 
   /** Running plugin processes, for the daemon's liveness sweep. */
@@ -353,16 +399,19 @@ export class CallAssembler {
     if (decoded.env.CNI_COMMAND === CANARY_COMMAND) {
       this.counters.canaries++;
       this.early.delete(rec.pid);
+      this.rememberCanary(rec.pid);
       return;
     }
     if (this.opts.isOwnCanary?.(rec.pid, rec.ppid)) {
       // Our canary seen without its environment (bpftrace still attaching its probes): no call, and no proof of recording.
       this.early.delete(rec.pid);
+      this.rememberCanary(rec.pid);
       return;
     }
     let existing = this.procs.get(rec.pid);
-    if (existing && existing.role !== 'foreign' && existing.start === null && existing.ppid !== rec.ppid) {
+    if (existing && existing.role !== 'foreign' && existing.start === null && existing.ppid !== rec.ppid && this.parentLives(existing)) {
       // A stale fork entry (a thread's clone whose end was not seen) under a pid now used by another process.
+      // (A child whose parent is gone was re-parented: its fork entry is right.)
       this.procs.delete(rec.pid);
       existing = undefined;
     }
@@ -371,6 +420,8 @@ export class CallAssembler {
       this.retire(existing, 'the process exit was not seen (pid reused)', events);
       existing = undefined;
     }
+    // Ancestry comes from the fork records: a child whose parent exited is re-parented (to init or a
+    // subreaper) by the time it execs, but it still works for the call its parent worked for.
     const parent = existing ?? this.procs.get(rec.ppid);
     if (parent?.role === 'foreign') {
       this.procs.set(rec.pid, foreignProc(rec.pid, rec.ppid));
@@ -381,52 +432,82 @@ export class CallAssembler {
     if (parentCallId === null && (!this.acceptsNewCalls || (this.opts.admitTopLevel && !this.opts.admitTopLevel(rec.ppid)))) return;
     const startedAtUs = this.opts.monoToEpochUs(rec.ts);
     const execPath = rec.path || decoded.argv[0] || '';
-    const isPlugin = parentCallId === null || !this.calls.has(parentCallId) || isInCniPath(execPath, decoded.env.CNI_PATH);
+    const inCniPath = isInCniPath(execPath, decoded.env.CNI_PATH);
+    const plugin = existing?.role === 'plugin' && existing.callId !== null ? this.callFor(existing.callId) : undefined;
+    if (plugin && plugin.base.pid === rec.pid) {
+      // The plugin process exec'd another image in place: the same process, the same pipes, the same call.
+      if (!plugin.execTimes.includes(rec.ts)) this.execInPlace(plugin, rec, execPath, decoded, inCniPath, startedAtUs);
+      else this.counters.duplicateExecs++;
+      existing!.start = rec.start;
+      this.replayEarly(rec.pid, rec.ts, rec.start);
+      return;
+    }
+    const parentCall = parentCallId === null ? undefined : this.callFor(parentCallId);
+    const isPlugin = parentCallId === null || inCniPath;
     const id = callId(startedAtUs, rec.pid);
     if (isPlugin && (this.calls.has(id) || this.recentIds.has(id))) {
       // The same exec again (a record delivered twice): one call, not a second one that replaces the first.
       this.counters.duplicateExecs++;
       return;
     }
-    if (existing?.role === 'plugin' && existing.callId && this.calls.has(existing.callId) && !isPlugin) {
-      // A plugin process exec'd another program in place: note it as a helper step of the same call.
-      this.calls.get(existing.callId)!.helpers.push(this.newHelper(rec.pid, rec.ppid, execPath, decoded.argv, startedAtUs));
-      existing.start = rec.start;
-      this.replayEarly(rec.pid, rec.ts, rec.start);
-      return;
-    }
     const proc: Proc = existing ?? { pid: rec.pid, ppid: rec.ppid, start: null, callId: null, role: 'fork', helper: null, exited: false };
+    if (proc.role === 'helper' && proc.helper && proc.helper.endedAtUs === null && isPlugin) {
+      // A helper that exec'd a plugin in place: the helper's own image ends here.
+      proc.helper.endedAtUs = startedAtUs;
+    }
     proc.start = rec.start;
-    proc.ppid = rec.ppid;
+    const ppid = existing?.ppid ?? rec.ppid;
+    proc.ppid = ppid;
     this.procs.set(rec.pid, proc);
     if (isPlugin) {
       // Not exec'd by a call: maybe a delegate of a shim that asked a daemon to run it (Multus thick mode).
-      const parentId = parentCallId ?? shimParentFor(this.calls.values(), { containerId: decoded.env.CNI_CONTAINERID, ppid: rec.ppid, startedAtUs });
-      const call = this.newCall(rec, execPath, decoded.argv, decoded.env, parentId, parentCallId === null, startedAtUs, pending.parentComm);
+      const parentId = parentCallId ?? shimParentFor(this.shimCalls.values(), { containerId: decoded.env.CNI_CONTAINERID, ppid: rec.ppid, startedAtUs });
+      const call = this.newCall(rec, execPath, decoded, parentId, parentCallId === null, startedAtUs, pending.parentComm);
       proc.role = 'plugin';
       proc.callId = call.base.id;
       proc.helper = null;
       call.pids.add(rec.pid);
       this.calls.set(call.base.id, call);
+      if (SOCKET_SHIM_PLUGINS.has(call.base.plugin)) this.shimCalls.set(call.base.id, call);
       this.counters.callsStarted++;
       events.push({ type: 'call.started', call: snapshotCall(call) });
-    } else {
-      const helper = this.newHelper(rec.pid, rec.ppid, execPath, decoded.argv, startedAtUs);
-      const call = this.calls.get(parentCallId!)!;
-      call.helpers.push(helper);
-      call.pids.add(rec.pid);
+    } else if (parentCall) {
+      const helper = this.newHelper(rec.pid, ppid, execPath, decoded.argv, startedAtUs);
+      parentCall.helpers.push(helper);
+      parentCall.pids.add(rec.pid);
       proc.role = 'helper';
       proc.callId = parentCallId;
       proc.helper = helper;
+      this.touchLingering(parentCallId!);
+    } else {
+      // A descendant of a call published and let go long ago: still no call of its own, nothing to add to.
+      proc.callId = parentCallId;
     }
     this.replayEarly(rec.pid, rec.ts, rec.start);
+  }
+
+  /** An exec in place by a call's plugin process: the chain grows; a CNI plugin image names the call from now on. */
+  private execInPlace(call: CallState, rec: Extract<TracerRecord, { kind: 'exec' }>, execPath: string, decoded: DecodedExecBlock, inCniPath: boolean, startedAtUs: number): void {
+    call.execChain.push(execPath);
+    call.execTimes.push(rec.ts);
+    if (inCniPath) {
+      call.base = { ...call.base, path: execPath, plugin: pluginName(execPath), argv: decoded.argv, ...identityFromEnv(decoded.env) };
+      call.envTruncated = decoded.truncated;
+      call.pathTruncated = false;
+      // A wrapper that exec'd a socket shim (or a shim that exec'd something else) changes where delegates look.
+      if (SOCKET_SHIM_PLUGINS.has(call.base.plugin)) this.shimCalls.set(call.base.id, call);
+      else this.shimCalls.delete(call.base.id);
+    } else {
+      // A program that is no plugin (`exec cat`): a helper step of the same call, which keeps its name.
+      call.helpers.push(this.newHelper(rec.pid, rec.ppid, execPath, decoded.argv, startedAtUs));
+    }
+    this.touchLingering(call.base.id);
   }
 
   private newCall(
     rec: Extract<TracerRecord, { kind: 'exec' }>,
     execPath: string,
-    argv: string[],
-    env: Record<string, string>,
+    decoded: DecodedExecBlock,
     parentId: string | null,
     /** Its parent process is no call: name that process (a runtime, or the daemon of a shim). */
     describeParentProcess: boolean,
@@ -439,7 +520,18 @@ export class CallAssembler {
       const seen = this.opts.describeParent?.(rec.ppid);
       parentProcess = { pid: rec.ppid, comm: parentComm ?? seen?.comm ?? null, exe: seen?.exe ?? null };
     }
-    return newCallState({ rec, execPath, argv, env, parentId, parentProcess, startedAtUs, captureMode: this.mode, maxStreamBytes: this.maxStreamBytes });
+    return newCallState({
+      rec,
+      execPath,
+      argv: decoded.argv,
+      env: decoded.env,
+      parentId,
+      parentProcess,
+      startedAtUs,
+      captureMode: this.mode,
+      maxStreamBytes: this.maxStreamBytes,
+      envTruncated: decoded.truncated,
+    });
   }
 
   private newHelper(pid: number, ppid: number, execPath: string, argv: string[], startedAtUs: number): HelperState {
@@ -482,13 +574,27 @@ export class CallAssembler {
       return;
     }
     this.procs.set(pid, { pid, ppid, start: null, callId: parent.callId, role: 'fork', helper: null, exited: false });
-    if (parent.callId) this.calls.get(parent.callId)?.pids.add(pid);
+    if (parent.callId) this.callFor(parent.callId)?.pids.add(pid);
     this.replayEarly(pid, null, null);
+  }
+
+  private rememberCanary(pid: number): void {
+    this.canaryPids.add(pid);
+    if (this.canaryPids.size > CANARY_PIDS_MAX) this.canaryPids.delete(this.canaryPids.values().next().value!);
+  }
+
+  /** A canary's write: the known payload, checked byte for byte. */
+  private checkCanaryPayload(io: IoInFlight): void {
+    if (io.kind !== 'write' || io.fd !== 1) return;
+    const expected = Buffer.from(CANARY_OUTPUT);
+    if (!io.uncaptured && io.buf.complete() && io.buf.length === expected.length && io.buf.bytes().equals(expected)) this.counters.canaryPayloads++;
+    else this.counters.canaryPayloadMismatches++;
   }
 
   private onExit(rec: Extract<TracerRecord, { kind: 'exit' }>, nowMs: number): void {
     // An incomplete read/write stays open: its last chunks may come after the exit (another CPU's buffer).
     for (const [tid, io] of this.ioByTid) if (io.pid === rec.pid && io.buf.complete()) this.commitIo(tid);
+    if (this.canaryPids.delete(rec.pid)) return;
     const proc = this.procs.get(rec.pid);
     if (!proc) {
       this.earlyFor(rec.pid).exit = rec;
@@ -511,6 +617,7 @@ export class CallAssembler {
       const call = this.calls.get(proc.callId);
       if (call && call.base.pid === rec.pid && call.endedAtUs === null) {
         call.endedAtUs = endedAtUs;
+        call.exitTs = rec.ts;
         call.outcome = outcome;
         call.finalizeDueMs = nowMs + this.graceMs;
       }
@@ -519,7 +626,53 @@ export class CallAssembler {
     if (proc.callId === null || !this.calls.has(proc.callId)) {
       this.procs.delete(rec.pid);
       this.outlived.delete(rec.pid);
+      if (proc.callId !== null) {
+        // A helper's row ends with it (no "running" helper left behind in a published call).
+        if (proc.role === 'helper') this.touchLingering(proc.callId);
+        this.descendantEnded(proc.callId);
+      }
     }
+  }
+
+  /** The open call, or the published one whose descendants still run. */
+  private callFor(id: string): CallState | undefined {
+    return this.calls.get(id) ?? this.lingering.get(id)?.call;
+  }
+
+  /** A published call's descendants did something that changes it: it is published again when they are done. */
+  private touchLingering(id: string): void {
+    const l = this.lingering.get(id);
+    if (l) l.changed = true;
+  }
+
+  /** Whether the parent a fork record named is still followed and alive (else the child was re-parented). */
+  private parentLives(proc: Proc): boolean {
+    const parent = this.procs.get(proc.ppid);
+    return parent !== undefined && !parent.exited;
+  }
+
+  /** Whether a process of this call still runs. */
+  private hasLiveDescendant(id: string, call: CallState): boolean {
+    for (const pid of call.pids) {
+      const proc = this.procs.get(pid);
+      if (proc && proc.callId === id && !proc.exited && pid !== call.base.pid) return true;
+    }
+    return false;
+  }
+
+  /** A descendant of a published call ended: when it was the last, the call is published once more if it changed. */
+  private descendantEnded(id: string): void {
+    const l = this.lingering.get(id);
+    if (l && !this.hasLiveDescendant(id, l.call)) this.releaseLingering(id);
+  }
+
+  private readonly republished: CollectorEvent[] = [];
+
+  private releaseLingering(id: string): void {
+    const l = this.lingering.get(id);
+    if (!l) return;
+    this.lingering.delete(id);
+    if (l.changed) this.republished.push({ type: 'call.finished', call: snapshotCall(l.call) });
   }
 
   /** Moves a finished read/write into the stream it belongs to. */
@@ -531,35 +684,50 @@ export class CallAssembler {
   }
 
   private fileIo(io: IoInFlight): void {
+    if (this.canaryPids.has(io.pid)) {
+      this.checkCanaryPayload(io);
+      return;
+    }
     const proc = this.procs.get(io.pid);
     if (!proc) {
       this.earlyFor(io.pid).ios.push(io);
       return;
     }
     if (proc.role === 'foreign') return;
-    const call = proc.callId ? this.calls.get(proc.callId) : undefined;
+    const call = proc.callId ? this.callFor(proc.callId) : undefined;
     if (!call) {
       this.counters.orphanChunks++;
       return;
     }
+    this.touchLingering(call.base.id);
     const isMain = proc.role === 'plugin' && call.base.pid === proc.pid;
     const stream = this.streamFor(call, proc, io, isMain);
+    if (stream && io.uncaptured) call.uncapturedIo++;
     stream?.add(io.ts, this.seq++, io.buf.bytes(), io.buf.length, io.buf.complete());
   }
 
+  /**
+   * Whose stream a read or write is: the open file decides, not the fd
+   * number. Helpers and subshells share the plugin's files, a shell
+   * redirects its own fds (`>&2`, `< file`), and a plugin may keep a dup of
+   * stdout on fd 3 after pointing fd 1 at stderr; a helper's own
+   * `>/dev/null` is another file than the plugin's /dev/null. When stdout
+   * and stderr are one file, the fd used (2 or not) tells them apart.
+   */
   private streamFor(call: CallState, proc: Proc, io: IoInFlight, isMain: boolean): StreamCapture | null {
-    // Helpers and subshells share the plugin's pipes, and a shell redirects its own fds
-    // (`>&2`, `< file`): the inode tells whose stream it is, for the plugin process too.
-    const callStreams = [call.stdin, call.stdout, call.stderr] as const;
-    if (io.inode === call.stdioInodes[io.fd]) return callStreams[io.fd];
-    if (io.kind === 'write') {
-      const other = io.fd === 1 ? 2 : 1;
-      if (io.inode === call.stdioInodes[other]) return callStreams[other];
+    const files = call.stdioFiles;
+    if (io.kind === 'read') {
+      if (io.file === files[0] && io.file !== '0') return call.stdin;
+    } else if (io.file !== '0') {
+      if (call.base.stdioShared && io.file === files[1]) return io.fd === 2 ? call.stderr : call.stdout;
+      if (io.file === files[1]) return call.stdout;
+      if (io.file === files[2]) return call.stderr;
     }
-    // The exec saw no file on that fd (inode 0): the plugin's own fd is all there is to go by.
-    if (isMain && call.stdioInodes[io.fd] === '0') return callStreams[io.fd];
+    // The exec saw no file on that fd: the plugin's own fd is all there is to go by.
+    if (isMain && io.fd <= 2 && files[io.fd] === '0' && (io.kind === 'read') === (io.fd === 0)) return [call.stdin, call.stdout, call.stderr][io.fd]!;
     if (proc.role === 'helper' && proc.helper && io.kind === 'write') {
-      return io.fd === 1 ? proc.helper.stdout : proc.helper.stderr;
+      if (io.fd === 1) return proc.helper.stdout;
+      if (io.fd === 2) return proc.helper.stderr;
     }
     return null;
   }
@@ -577,14 +745,21 @@ export class CallAssembler {
   private finalize(id: string, call: CallState): CollectorEvent {
     for (const [tid, io] of this.ioByTid) if (call.pids.has(io.pid)) this.commitIo(tid);
     this.calls.delete(id);
+    this.shimCalls.delete(id);
     this.recentIds.add(id);
     if (this.recentIds.size > RECENT_IDS) this.recentIds.delete(this.recentIds.values().next().value!);
+    let outlivedBy = 0;
     for (const pid of call.pids) {
       const proc = this.procs.get(pid);
       if (proc?.callId !== id) continue;
-      if (proc.exited || proc.role === 'fork' || proc.pid === call.base.pid) this.procs.delete(pid);
-      else this.outlived.set(pid, { proc, since: this.now });
+      if (proc.exited || proc.pid === call.base.pid) {
+        this.procs.delete(pid);
+      } else {
+        this.outlived.set(pid, { proc, since: this.now });
+        outlivedBy++;
+      }
     }
+    if (outlivedBy > 0 && call.incompleteReason === null) this.lingering.set(id, { call, since: this.now, changed: false });
     this.counters.callsFinished++;
     return { type: 'call.finished', call: snapshotCall(call) };
   }

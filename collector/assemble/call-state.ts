@@ -36,9 +36,18 @@ export interface HelperState {
 }
 
 export interface CallState {
-  base: Omit<CniCall, 'endedAtUs' | 'durationUs' | 'outcome' | 'status' | 'incompleteReason' | 'stdin' | 'stdout' | 'stderr' | 'helpers' | 'lostRecords'>;
+  base: Omit<CniCall, LaterFields>;
   start: string;
-  stdioInodes: readonly [string, string, string];
+  /** Every image the plugin process ran, in order (a wrapper that exec'd the real plugin in place, then it). */
+  execChain: string[];
+  /** Monotonic µs of each exec seen for the plugin process: a record delivered twice is not a second image. */
+  execTimes: number[];
+  envTruncated: boolean;
+  pathTruncated: boolean;
+  /** Monotonic µs of the plugin's exit: what its descendants write after it is output after exit. */
+  exitTs: number | null;
+  /** The open files of the plugin's fds 0, 1, 2 at exec: a read or write is the call's when it goes to one of them. */
+  stdioFiles: readonly [string, string, string];
   stdin: StreamCapture;
   stdout: StreamCapture;
   stderr: StreamCapture;
@@ -47,8 +56,45 @@ export interface CallState {
   endedAtUs: number | null;
   outcome: ProcessOutcome | null;
   lostRecords: boolean;
+  /** Reads/writes on the call's stdio files whose bytes the tracer did not take. */
+  uncapturedIo: number;
   finalizeDueMs: number | null;
   incompleteReason: string | null;
+}
+
+/** What the call's later life sets, not its exec. */
+type LaterFields =
+  | 'endedAtUs'
+  | 'durationUs'
+  | 'outcome'
+  | 'status'
+  | 'incompleteReason'
+  | 'stdin'
+  | 'stdout'
+  | 'stderr'
+  | 'helpers'
+  | 'lostRecords'
+  | 'execChain'
+  | 'envTruncated'
+  | 'pathTruncated'
+  | 'stdoutAfterExitOffset'
+  | 'stderrAfterExitOffset'
+  | 'uncapturedIo';
+
+/** What a call's environment says about it: set at its exec, and again when an exec in place brings the real plugin. */
+export function identityFromEnv(env: Record<string, string>): Pick<CniCall, 'env' | 'command' | 'containerId' | 'netns' | 'ifname' | 'cniArgs' | 'pod' | 'traceParent' | 'isVersionProbe'> {
+  const command = env.CNI_COMMAND ?? null;
+  return {
+    env,
+    command,
+    containerId: env.CNI_CONTAINERID || null,
+    netns: env.CNI_NETNS || null,
+    ifname: env.CNI_IFNAME || null,
+    cniArgs: env.CNI_ARGS ?? null,
+    pod: podFromCniArgs(env.CNI_ARGS),
+    traceParent: env.TRACEPARENT ?? null,
+    isVersionProbe: command === 'VERSION',
+  };
 }
 
 export interface NewCall {
@@ -61,11 +107,13 @@ export interface NewCall {
   readonly startedAtUs: number;
   readonly captureMode: CaptureMode;
   readonly maxStreamBytes: number;
+  /** The exec block (argv + env) was cut or lost chunks. */
+  readonly envTruncated: boolean;
 }
 
 export function newCallState(c: NewCall): CallState {
   const { rec, env } = c;
-  const command = env.CNI_COMMAND ?? null;
+  const identity = identityFromEnv(env);
   return {
     base: {
       id: callId(c.startedAtUs, rec.pid),
@@ -75,22 +123,20 @@ export function newCallState(c: NewCall): CallState {
       parentId: c.parentId,
       parentProcess: c.parentProcess,
       path: c.execPath,
-      plugin: path.posix.basename(c.execPath),
+      plugin: pluginName(c.execPath),
       argv: c.argv,
-      env,
-      command,
-      containerId: env.CNI_CONTAINERID || null,
-      netns: env.CNI_NETNS || null,
-      ifname: env.CNI_IFNAME || null,
-      cniArgs: env.CNI_ARGS ?? null,
-      pod: podFromCniArgs(env.CNI_ARGS),
-      traceParent: env.TRACEPARENT ?? null,
-      isVersionProbe: command === 'VERSION',
+      ...identity,
       startedAtUs: c.startedAtUs,
       captureMode: c.captureMode,
+      stdioShared: stdioShared(rec.stdioFiles),
     },
     start: rec.start,
-    stdioInodes: rec.stdioInodes,
+    stdioFiles: rec.stdioFiles,
+    execChain: [c.execPath],
+    execTimes: [rec.ts],
+    envTruncated: c.envTruncated,
+    pathTruncated: false,
+    exitTs: null,
     stdin: new StreamCapture(c.maxStreamBytes),
     stdout: new StreamCapture(c.maxStreamBytes),
     stderr: new StreamCapture(c.maxStreamBytes),
@@ -99,6 +145,7 @@ export function newCallState(c: NewCall): CallState {
     endedAtUs: null,
     outcome: null,
     lostRecords: false,
+    uncapturedIo: 0,
     finalizeDueMs: null,
     incompleteReason: null,
   };
@@ -145,6 +192,8 @@ export function snapshotCall(call: CallState): CniCall {
     isVersionProbe: b.isVersionProbe,
     startedAtUs: b.startedAtUs,
     captureMode: b.captureMode,
+    stdioShared: b.stdioShared,
+    uncapturedIo: call.uncapturedIo,
     endedAtUs: ended,
     durationUs: ended === null ? null : Math.max(0, ended - b.startedAtUs),
     outcome: call.outcome,
@@ -155,7 +204,21 @@ export function snapshotCall(call: CallState): CniCall {
     stdout: full ? call.stdout.snapshot() : EMPTY_STREAM,
     stderr: full ? call.stderr.snapshot() : EMPTY_STREAM,
     helpers: call.helpers.map(helperSnapshot),
+    execChain: [...call.execChain],
+    envTruncated: call.envTruncated,
+    pathTruncated: call.pathTruncated,
+    stdoutAfterExitOffset: full && call.exitTs !== null ? call.stdout.offsetOfFirstAfter(call.exitTs) : null,
+    stderrAfterExitOffset: full && call.exitTs !== null ? call.stderr.offsetOfFirstAfter(call.exitTs) : null,
   };
+}
+
+/**
+ * stdout and stderr are one open file (a terminal, `2>&1` into one pipe,
+ * `>/dev/null 2>&1`): which of the two a write belongs to is then told by
+ * the fd it went through, not by the file.
+ */
+export function stdioShared(files: readonly [string, string, string]): boolean {
+  return files[1] !== '0' && files[1] === files[2];
 }
 
 export function foreignProc(pid: number, ppid: number): Proc {
@@ -174,6 +237,11 @@ function helperSnapshot(h: HelperState): HelperProcess {
     stdout: h.stdout.snapshot(),
     stderr: h.stderr.snapshot(),
   };
+}
+
+/** The binary's name: `bridge`, `host-local`… */
+export function pluginName(execPath: string): string {
+  return path.posix.basename(execPath);
 }
 
 /** Sortable by start time, unique per process exec: `<epoch µs base36>-<pid base36>`. */

@@ -24,14 +24,14 @@ export function keepCniEnv(entries: Iterable<string>): Record<string, string> {
   return env;
 }
 
-/** CNI_ARGS is `K=V;K=V` (libcni); the K8S_POD_* keys name the pod. */
+/** CNI_ARGS is `K=V;K=V` (libcni); the K8S_POD_* keys name the pod. Keys and values are trimmed, as libcni's parser does. */
 export function parseCniArgs(cniArgs: string | undefined): Map<string, string> {
   const out = new Map<string, string>();
   if (!cniArgs) return out;
   for (const pair of cniArgs.split(';')) {
     const eq = pair.indexOf('=');
     if (eq <= 0) continue;
-    out.set(pair.slice(0, eq).trim(), pair.slice(eq + 1));
+    out.set(pair.slice(0, eq).trim(), pair.slice(eq + 1).trim());
   }
   return out;
 }

@@ -50,6 +50,21 @@ export class StreamCapture {
     return this.kept;
   }
 
+  /**
+   * Where the bytes written after `ts` begin in the snapshot's bytes, null
+   * when none were: a plugin's descendants may write to its stdout/stderr
+   * after it exited, and the caller still receives those bytes.
+   */
+  offsetOfFirstAfter(ts: number): number | null {
+    let before = 0;
+    let after = false;
+    for (const s of this.segments) {
+      if (s.ts <= ts) before += s.data.length;
+      else after = true;
+    }
+    return after ? before : null;
+  }
+
   snapshot(): CapturedStream {
     if (this.segments.length === 0 && this.total === 0 && !this.truncated) return EMPTY_STREAM;
     const ordered = this.inOrder ? this.segments : [...this.segments].sort(bySegmentOrder);

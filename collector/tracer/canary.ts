@@ -1,7 +1,10 @@
 /**
- * The collector's canary: `true` exec'd with CNI_COMMAND set to
+ * The collector's canary: `echo` exec'd with CNI_COMMAND set to
  * CANARY_COMMAND. Seeing it proves the tracer records execs (readiness) and
- * moves the tracer's stream forward on an idle node; it is never a call.
+ * moves the tracer's stream forward on an idle node; it is never a call. Its
+ * one write of CANARY_OUTPUT (to /dev/null) is a known payload: seeing it
+ * with the right bytes proves full mode's payload probes read the right
+ * registers (see TracerRun's start-up check).
  *
  * Its pids are remembered because its environment may not be seen: bpftrace
  * attaches its exec probes one at a time, so while it starts, the probe that
@@ -11,7 +14,7 @@
  */
 
 import { spawn } from 'node:child_process';
-import { CANARY_COMMAND } from '../assemble/assembler.js';
+import { CANARY_COMMAND, CANARY_OUTPUT } from '../assemble/assembler.js';
 
 /** Long after its last record can arrive (the reorder window is at most 2 s, a flood's lag tens of seconds). */
 const FORGET_AFTER_EXIT_MS = 60_000;
@@ -21,7 +24,7 @@ const canaries = new Map<number, number>();
 
 /** Execs one canary; its pid, or undefined when it could not be started. */
 export function runCanary(): number | undefined {
-  const child = spawn('true', [], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', CNI_COMMAND: CANARY_COMMAND }, stdio: 'ignore' });
+  const child = spawn('echo', [CANARY_OUTPUT.trimEnd()], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', CNI_COMMAND: CANARY_COMMAND }, stdio: 'ignore' });
   child.on('error', () => undefined);
   const pid = child.pid;
   if (pid === undefined) return undefined;

@@ -56,3 +56,19 @@ export function cniProcessPids(): number[] {
   }
   return pids;
 }
+
+/** A process's resident memory (bytes) and CPU time used (user + system, seconds); null when it is gone. */
+export function processUsage(pid: number): { rssBytes: number; cpuSeconds: number } | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // Fields 14 and 15 (utime, stime) in ticks; 24 (rss) in pages.
+    const cpuSeconds = (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+    const rssBytes = Number(fields[21]) * PAGE_BYTES;
+    return Number.isFinite(cpuSeconds) && Number.isFinite(rssBytes) ? { rssBytes, cpuSeconds } : null;
+  } catch {
+    return null;
+  }
+}
+
+const PAGE_BYTES = 4096;

@@ -26,6 +26,12 @@
  * preemptible and a record can reach its CPU's buffer after a later
  * heartbeat of that CPU; the project keeps to tracepoints.
  *
+ * Several tracers may feed one sequencer (a capture mode switch, the standby
+ * tracer): each record comes with its source, chunk lines are matched to
+ * their header within the same source, and `releasedSources` says, for the
+ * records a call returned, which source each came from. Both tracers stamp
+ * records with the same clock, so their records sort together.
+ *
  * Pure: the caller passes the time (kernel monotonic µs, the clock of `ts`).
  */
 
@@ -35,6 +41,7 @@ import { expectedChunks, type TracerRecord } from '../../bpf/index.js';
 interface Group {
   readonly ts: number;
   readonly seq: number;
+  readonly src: number;
   readonly records: TracerRecord[];
   /** Chunk lines still to come. */
   missing: number;
@@ -49,33 +56,41 @@ export class RecordSequencer {
   private nowUs = 0;
   private readonly execGroups = new Map<number, Group>();
   private readonly ioGroups = new Map<number, Group>();
+  /**
+   * The source of each record the last push/release/flush returned, in the
+   * same order (refilled by every call that returns records).
+   */
+  readonly releasedSources: number[] = [];
+  private src = 0;
 
   constructor(readonly window: ReorderWindow) {}
 
   /**
-   * Takes one record that arrived at `nowUs` (kernel monotonic µs); returns
-   * the records that may now go on, in order.
+   * Takes one record from source `src` that arrived at `nowUs` (kernel
+   * monotonic µs); returns the records that may now go on, in order.
    */
-  push(rec: TracerRecord, nowUs: number): TracerRecord[] {
+  push(rec: TracerRecord, nowUs: number, src = 0): TracerRecord[] {
     if (nowUs > this.nowUs) this.nowUs = nowUs;
+    this.src = src;
     switch (rec.kind) {
       case 'exec':
-        return this.hold(rec, this.execGroups, rec.pid);
+        return this.hold(rec, this.execGroups, groupKey(src, rec.pid));
       case 'read':
       case 'write':
-        return this.hold(rec, this.ioGroups, rec.tid);
+        return this.hold(rec, this.ioGroups, groupKey(src, rec.tid));
       case 'fork':
       case 'exit':
+      case 'uncaptured':
         return this.hold(rec, null, 0);
       case 'exec-parent':
-        return this.attach(this.execGroups.get(rec.pid), rec, false);
+        return this.attach(this.execGroups.get(groupKey(src, rec.pid)), rec, false);
       case 'exec-chunk':
-        return this.attach(this.execGroups.get(rec.pid), rec, true);
+        return this.attach(this.execGroups.get(groupKey(src, rec.pid)), rec, true);
       case 'data-chunk':
-        return this.attach(this.ioGroups.get(rec.tid), rec, true);
+        return this.attach(this.ioGroups.get(groupKey(src, rec.tid)), rec, true);
       default:
         // thread-exit, lost, hello, noise: no timestamp to order by, nothing depends on their order.
-        return [rec];
+        return this.single(rec);
     }
   }
 
@@ -118,7 +133,7 @@ export class RecordSequencer {
 
   private hold(rec: TracerRecord & { ts: number }, groups: Map<number, Group> | null, key: number): TracerRecord[] {
     this.window.observe(rec.ts, this.nowUs);
-    const group: Group = { ts: rec.ts, seq: this.seq++, records: [rec], missing: expectedChunks(rec) };
+    const group: Group = { ts: rec.ts, seq: this.seq++, src: this.src, records: [rec], missing: expectedChunks(rec) };
     if (groups) groups.set(key, group);
     this.insert(group);
     if (rec.ts > this.maxTs) this.maxTs = rec.ts;
@@ -133,9 +148,16 @@ export class RecordSequencer {
         // Its last chunk: it may be what held the head back.
         if (group.missing === 0) return this.release();
       }
+      this.releasedSources.length = 0;
       return [];
     }
     // Its header was released already (or lost): the assembler decides what it is worth.
+    return this.single(rec);
+  }
+
+  private single(rec: TracerRecord): TracerRecord[] {
+    this.releasedSources.length = 0;
+    this.releasedSources.push(this.src);
     return [rec];
   }
 
@@ -163,11 +185,16 @@ export class RecordSequencer {
   /** Releases groups up to `ts` in order; one still missing chunks stops it, unless it is at or before `incompleteTs`. */
   private releaseUpTo(ts: number, incompleteTs: number): TracerRecord[] {
     const out: TracerRecord[] = [];
+    const sources = this.releasedSources;
+    sources.length = 0;
     while (this.head < this.held.length) {
       const group = this.held[this.head]!;
       if (group.ts > ts || (group.missing > 0 && group.ts > incompleteTs)) break;
       this.head++;
-      for (const r of group.records) out.push(r);
+      for (const r of group.records) {
+        out.push(r);
+        sources.push(group.src);
+      }
       this.forget(group);
     }
     if (this.head > 1024 && this.head * 2 > this.held.length) {
@@ -179,7 +206,18 @@ export class RecordSequencer {
 
   private forget(group: Group): void {
     const first = group.records[0]!;
-    if (first.kind === 'exec' && this.execGroups.get(first.pid) === group) this.execGroups.delete(first.pid);
-    if ((first.kind === 'read' || first.kind === 'write') && this.ioGroups.get(first.tid) === group) this.ioGroups.delete(first.tid);
+    if (first.kind === 'exec') deleteIfSame(this.execGroups, groupKey(group.src, first.pid), group);
+    if (first.kind === 'read' || first.kind === 'write') deleteIfSame(this.ioGroups, groupKey(group.src, first.tid), group);
   }
+}
+
+/** Pids and tids stay below 2^22 (the kernel's pid_max limit): a source's key space sits above them. */
+const PID_SPACE = 4_194_304;
+
+function groupKey(src: number, id: number): number {
+  return (src % 64) * PID_SPACE + id;
+}
+
+function deleteIfSame(groups: Map<number, Group>, key: number, group: Group): void {
+  if (groups.get(key) === group) groups.delete(key);
 }

@@ -5,8 +5,9 @@
  */
 
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import type { Logger } from 'pino';
-import { bpftraceEnv, programText, type CaptureMode } from '../../bpf/index.js';
+import { bpftraceEnv, programText, type CaptureMode, type PayloadPath } from '../../bpf/index.js';
 import { LineSplitter } from './line-splitter.js';
 
 export interface TracerSettings {
@@ -16,6 +17,8 @@ export interface TracerSettings {
   readonly perfBufferPages: number;
   /** Processes to treat as traced from the start (see bpf/program.ts). */
   readonly seedPids?: readonly number[];
+  /** Full mode's payload probes (default: at syscall exit). */
+  readonly payloadPath?: PayloadPath;
 }
 
 export interface TracerExit {
@@ -36,6 +39,31 @@ export interface RunningTracer {
   readonly pid: number | undefined;
   /** SIGTERM, then SIGKILL after `graceMs`; resolves once bpftrace is gone. */
   stop(graceMs?: number): Promise<void>;
+  /** SIGKILL now, synchronously: for exit paths that cannot wait (the process is about to end). */
+  killNow(): void;
+}
+
+/**
+ * util-linux's setpriv, which sets the parent-death signal and then execs
+ * bpftrace in place (same pid): the kernel SIGKILLs bpftrace when the daemon
+ * dies, however it dies (SIGKILL, the OOM killer, a crash). The signal fires
+ * when the thread that spawned it exits; Node spawns from its main thread,
+ * which lives as long as the process.
+ */
+export const SETPRIV_PATH = '/usr/bin/setpriv';
+let setprivMissingLogged = false;
+
+function command(settings: TracerSettings, logger: Logger): { file: string; args: string[] } {
+  const args = ['-B', 'line', '-e', programText(settings.mode, settings.seedPids ?? [], undefined, settings.payloadPath), settings.mode];
+  if (existsSync(SETPRIV_PATH)) return { file: SETPRIV_PATH, args: ['--pdeathsig', 'KILL', settings.bpftracePath, ...args] };
+  if (!setprivMissingLogged) {
+    setprivMissingLogged = true;
+    logger.warn(
+      { setpriv: SETPRIV_PATH },
+      'setpriv (util-linux) not found: if the daemon is killed, bpftrace keeps running with its probes attached until its next output line; install util-linux',
+    );
+  }
+  return { file: settings.bpftracePath, args };
 }
 
 // bpftrace 0.17 says these on every start on kernels that account BPF memory by cgroup.
@@ -43,7 +71,8 @@ const HARMLESS_STDERR = [/RLIMIT_MEMLOCK/, /Addrspace mismatch/, /^\s*\$envp = /
 const STDERR_TAIL_LINES = 20;
 
 export function startTracer(settings: TracerSettings, handlers: TracerHandlers, logger: Logger): RunningTracer {
-  const child = spawn(settings.bpftracePath, ['-B', 'line', '-e', programText(settings.mode, settings.seedPids ?? []), settings.mode], {
+  const { file, args } = command(settings, logger);
+  const child = spawn(file, args, {
     env: { ...pickEnv(process.env, ['PATH', 'LANG']), ...bpftraceEnv(settings.perfBufferPages) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -89,6 +118,9 @@ export function startTracer(settings: TracerSettings, handlers: TracerHandlers, 
       const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
       await done;
       clearTimeout(timer);
+    },
+    killNow() {
+      if (!exited) child.kill('SIGKILL');
     },
   };
 }

@@ -1,26 +1,43 @@
 /**
- * One run of the tracer: a bpftrace process, its own call assembler, and the
- * proof that it records (it has seen the collector's canary exec). The
- * collector owns one run at a time, two while switching capture modes.
+ * One run of the tracer: a bpftrace process, its lines parsed and handed on
+ * with the run's id, and the proof that it records (it has said hello, so
+ * all its probes are attached, and then seen the collector's canary exec).
+ * The collector runs two at a time (the main tracer and a sched-only
+ * standby), three for a while after a capture mode switch; their records
+ * meet in one pipeline (collector/record-pipeline.ts).
  */
 
 import type { Logger } from 'pino';
-import { CallAssembler, type AssemblerOptions } from '../assemble/assembler.js';
-import { runCanary } from './canary.js';
+import { isOwnCanary, runCanary } from './canary.js';
 import { startTracer, type RunningTracer, type TracerExit, type TracerSettings } from './tracer-process.js';
-import { RecordSequencer } from './record-sequencer.js';
-import { REORDER_WINDOW, ReorderWindow } from './reorder-window.js';
-import { parseTracerBytes, type TracerRecord } from '../../bpf/index.js';
-import type { CollectorEvent } from '../types.js';
+import { parseTracerBytes, type PayloadPath, type TracerRecord } from '../../bpf/index.js';
+import { CANARY_OUTPUT } from '../assemble/assembler.js';
 
-/** Silence from bpftrace after which every record it printed is out. */
-const QUIET_MS = 40;
 /** Lost records are logged at most this often (summed), however often bpftrace reports them. */
 const LOST_LOG_INTERVAL_MS = 10_000;
+/** How long after readiness the canary's write may take to show before the exit probe is taken for misreading. */
+const PAYLOAD_CHECK_MS = 3_000;
+const CANARY_BYTES = Buffer.from(CANARY_OUTPUT);
 
-/** Now on the kernel's monotonic clock, the clock of the tracer's timestamps (libuv reads CLOCK_MONOTONIC too). */
-export function monotonicNowUs(): number {
-  return Number(process.hrtime.bigint() / 1000n);
+/**
+ * Whether full mode's syscall-exit probe read the canary's write right on
+ * this kernel: checked by the first full-mode run, then known for the
+ * daemon's life (the kernel does not change under it).
+ */
+let exitProbeVerdict: 'ok' | 'misreads' | null = null;
+
+/** The payload probes a new full-mode run uses: at syscall exit unless this kernel was found to misread them. */
+export function defaultPayloadPath(): PayloadPath {
+  return exitProbeVerdict === 'misreads' ? 'syscall-entry' : 'syscall-exit';
+}
+
+/** Whether a full-mode run with `path` must prove its probes read right first (once per daemon). */
+export function needsPayloadCheck(path: PayloadPath | null): boolean {
+  return path === 'syscall-exit' && exitProbeVerdict === null;
+}
+
+export function recordPayloadVerdict(ok: boolean): void {
+  exitProbeVerdict = ok ? 'ok' : 'misreads';
 }
 
 export class TracerStartError extends Error {
@@ -31,62 +48,65 @@ export class TracerStartError extends Error {
 }
 
 export interface RunCallbacks {
-  /** Events completed by a line (call.started) or by the run's end. */
-  emit(events: readonly CollectorEvent[]): void;
-  /** bpftrace went away without being asked to. */
-  onUnexpectedExit(exit: TracerExit): void;
+  /** One parsed record, in the order bpftrace printed it. */
+  onRecord(rec: TracerRecord, src: number): void;
+  /** bpftrace went away; `unexpected` when it was not asked to. */
+  onExit(exit: TracerExit, unexpected: boolean): void;
 }
 
 export class TracerRun {
-  readonly assembler: CallAssembler;
-  /** Records wait here until no earlier one can still arrive from another CPU's buffer. */
-  private readonly sequencer: RecordSequencer;
   malformedLines = 0;
-  /** Calls still open when bpftrace went away, published as incomplete. */
-  abandonedCalls = 0;
+  /** Records bpftrace said it lost. */
+  lostEvents = 0;
   lastRecordAt: number | null = null;
-  /** Kernel time (µs) of the newest record handed to the assembler: how far the call state is up to date. */
-  releasedTs = 0;
-  /** When the last record with a timestamp arrived (kernel monotonic µs). */
-  private arrivalUs = 0;
   readonly startedAt = Date.now();
   private tracer: RunningTracer | null = null;
   private isReady = false;
   private stopping = false;
-  /** Armed while records are held, for when the oldest is due by the clock (see armClockRelease). */
-  private clockTimer: NodeJS.Timeout | null = null;
+  private helloSeen = false;
+  /** Canary execs seen after the hello. */
+  private canaries = 0;
   private lostUnlogged = 0;
   private lostLoggedAt = 0;
+  /** This run's canary pids, and the canary write being read (its bytes by offset): the payload probes' proof. */
+  private readonly canaryPids = new Set<number>();
+  private canaryWrite: { tid: number; bytes: Buffer; len: number } | null = null;
+  private canaryPayloads = { right: 0, wrong: 0 };
 
   constructor(
+    /** Names this run's records in the pipeline: unique for the daemon's life. */
+    readonly id: number,
     readonly settings: TracerSettings,
-    assemblerOptions: AssemblerOptions,
     private readonly callbacks: RunCallbacks,
     private readonly log: Logger,
-  ) {
-    this.assembler = new CallAssembler({ ...assemblerOptions, captureMode: settings.mode });
-    this.sequencer = new RecordSequencer(new ReorderWindow(REORDER_WINDOW));
-  }
+  ) {}
 
-  /** The reorder window (µs) and the largest recent arrival lag it follows. */
-  reorderState(nowUs = monotonicNowUs()): { windowUs: number; maxLagUs: number } {
-    return { windowUs: this.sequencer.window.windowUs(nowUs), maxLagUs: this.sequencer.window.maxLagUs(nowUs) };
+  /** Full mode's payload probes in this run (`syscall-exit`, or the `syscall-entry` fallback); null in light mode. */
+  get payloadPath(): PayloadPath | null {
+    return this.settings.mode === 'full' ? (this.settings.payloadPath ?? 'syscall-exit') : null;
   }
 
   /**
-   * Called often by the collector: releases what the reorder window has
-   * passed (it shrinks as lags age out), and everything once bpftrace has
-   * gone quiet, when nothing earlier can still come.
+   * Runs canaries until one's write is seen with its bytes: the syscall-exit
+   * probe reads a syscall's fd and buffer from where it expects the kernel to
+   * have saved the user registers, and this proves it does on this kernel.
+   * Why not, or null when it was seen right.
    */
-  releaseIfQuiet(nowMs: number): void {
-    if (this.sequencer.heldCount > 0) this.feed(this.sequencer.releaseDue(monotonicNowUs()));
-    const seen = this.lastRecordAt;
-    if (this.sequencer.heldCount === 0 || seen === null || nowMs - seen < QUIET_MS) return;
-    // Timers run before I/O in Node's loop: after a stall of this process, lines may be waiting in the
-    // pipe. setImmediate runs after the I/O phase, so "still nothing new" then means bpftrace is quiet.
-    setImmediate(() => {
-      if (this.lastRecordAt === seen) this.feed(this.sequencer.flush());
-    });
+  async checkPayloads(): Promise<string | null> {
+    const deadline = Date.now() + PAYLOAD_CHECK_MS;
+    let nextCanary = 0;
+    while (this.tracer && Date.now() < deadline) {
+      if (this.canaryPayloads.right > 0) return null;
+      if (Date.now() >= nextCanary) {
+        runCanary();
+        nextCanary = Date.now() + 250;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    if (this.canaryPayloads.right > 0) return null;
+    if (!this.tracer) return 'bpftrace stopped during the check';
+    const wrong = this.canaryPayloads.wrong;
+    return wrong > 0 ? `the canary's write came with other bytes (${wrong} times)` : `no canary write was seen within ${PAYLOAD_CHECK_MS / 1000} s`;
   }
 
   get running(): boolean {
@@ -114,13 +134,13 @@ export class TracerRun {
         else resolve();
       };
       const canary = setInterval(() => {
-        if (this.assembler.counters.canaries > 0) {
+        if (this.canaries > 0) {
           this.isReady = true;
           settle();
-        } else {
+        } else if (this.helloSeen) {
           runCanary();
         }
-      }, 200);
+      }, 100);
       const timeout = setTimeout(
         () => settle(new TracerStartError(`bpftrace did not start recording within ${readyTimeoutMs / 1000} s`)),
         readyTimeoutMs,
@@ -134,14 +154,9 @@ export class TracerRun {
           },
           onExit: (exit) => {
             this.tracer = null;
-            this.disarmClockRelease();
-            this.feed(this.sequencer.flush());
             this.isReady = false;
-            const abandoned = this.assembler.flushAll('the tracer stopped while the call ran');
-            this.abandonedCalls = abandoned.filter((e) => e.type === 'call.finished' && e.call.status === 'incomplete').length;
-            this.callbacks.emit(abandoned);
             if (!settled) settle(new TracerStartError(describeExit(exit)));
-            else if (!this.stopping) this.callbacks.onUnexpectedExit(exit);
+            this.callbacks.onExit(exit, !this.stopping);
           },
         },
         this.log,
@@ -157,10 +172,10 @@ export class TracerRun {
    */
   async drain(timeoutMs: number): Promise<void> {
     if (!this.tracer || !this.isReady) return;
-    const seen = this.assembler.counters.canaries;
+    const seen = this.canaries;
     const deadline = Date.now() + timeoutMs;
     let nextCanary = 0;
-    while (this.tracer && this.assembler.counters.canaries <= seen && Date.now() < deadline) {
+    while (this.tracer && this.canaries <= seen && Date.now() < deadline) {
       if (Date.now() >= nextCanary) {
         runCanary();
         nextCanary = Date.now() + 200;
@@ -169,11 +184,16 @@ export class TracerRun {
     }
   }
 
-  /** Stops bpftrace; the calls it still followed end as incomplete (through emit). */
+  /** Stops bpftrace (SIGTERM, then SIGKILL). */
   async stop(): Promise<void> {
     this.stopping = true;
     await this.tracer?.stop();
-    this.disarmClockRelease();
+  }
+
+  /** SIGKILLs bpftrace at once (synchronous): the process is about to end. */
+  killNow(): void {
+    this.stopping = true;
+    this.tracer?.killNow();
   }
 
   private onLine(line: Buffer): void {
@@ -186,45 +206,39 @@ export class TracerRun {
       return;
     }
     const rec = parsed.record;
-    if (rec.kind === 'lost') this.reportLost(rec.count);
-    // The clock is read for records with a timestamp (their arrival lag), not for each chunk line.
-    if ('ts' in rec) this.arrivalUs = monotonicNowUs();
-    this.feed(this.sequencer.push(rec, this.arrivalUs));
-    // Per line: the arrival time just read stands for now (no clock read), and an armed timer costs a comparison.
-    this.armClockRelease(this.arrivalUs);
+    switch (rec.kind) {
+      case 'hello':
+        // BEGIN runs once every probe is attached: from now on a canary proves the whole program records.
+        this.helloSeen = true;
+        break;
+      case 'exec':
+        if (isOwnCanary(rec.pid, rec.ppid)) {
+          if (this.helloSeen) this.canaries++;
+          this.canaryPids.add(rec.pid);
+          if (this.canaryPids.size > 64) this.canaryPids.delete(this.canaryPids.values().next().value!);
+        }
+        break;
+      case 'write':
+        if (this.canaryPids.has(rec.pid)) this.canaryWrite = { tid: rec.tid, bytes: Buffer.alloc(rec.len), len: 0 };
+        break;
+      case 'data-chunk':
+        if (this.canaryWrite?.tid === rec.tid) this.readCanaryChunk(rec.off, rec.data);
+        break;
+      case 'lost':
+        this.reportLost(rec.count);
+        break;
+    }
+    this.callbacks.onRecord(rec, this.id);
   }
 
-  /**
-   * Lets held records go once the clock says nothing older can still come,
-   * instead of waiting for the stream to move on: on a quiet node the last
-   * records before a silence (a call's exec, its exit) go on some 30 ms after
-   * they happened rather than after the 40 ms quiet flush that follows the
-   * tracer's last line, and the live tail shows the call that much sooner.
-   * One timer at a time, for the oldest record held.
-   */
-  private armClockRelease(nowUs: number): void {
-    if (this.clockTimer !== null || this.tracer === null || this.sequencer.heldCount === 0) return;
-    const dueUs = this.sequencer.clockDueUs(nowUs);
-    if (dueUs === null) return;
-    this.clockTimer = setTimeout(
-      () => {
-        // Timers run before I/O in Node's loop: lines may be waiting in the pipe. After the I/O phase
-        // (setImmediate) they are pushed, and nothing the tracer printed before now is still out.
-        setImmediate(() => {
-          this.clockTimer = null;
-          const now = monotonicNowUs();
-          this.feed(this.sequencer.releaseByClock(now));
-          this.armClockRelease(now);
-        });
-      },
-      Math.max(1, Math.ceil((dueUs - nowUs) / 1000)),
-    );
-    this.clockTimer.unref();
-  }
-
-  private disarmClockRelease(): void {
-    if (this.clockTimer !== null) clearTimeout(this.clockTimer);
-    this.clockTimer = null;
+  /** A chunk of the canary's write: once its bytes are all in, they are the known payload or not. */
+  private readCanaryChunk(off: number, data: Buffer): void {
+    const w = this.canaryWrite!;
+    if (off < w.bytes.length) w.len += data.copy(w.bytes, off, 0, Math.min(data.length, w.bytes.length - off));
+    if (w.len < w.bytes.length) return;
+    if (w.bytes.equals(CANARY_BYTES)) this.canaryPayloads.right++;
+    else this.canaryPayloads.wrong++;
+    this.canaryWrite = null;
   }
 
   /**
@@ -233,26 +247,18 @@ export class TracerRun {
    * flood is loud in the log without drowning it (totals: /healthz, /metrics).
    */
   private reportLost(count: number): void {
+    this.lostEvents += count;
     this.lostUnlogged += count;
     const now = Date.now();
     if (now - this.lostLoggedAt < LOST_LOG_INTERVAL_MS) return;
-    this.log.warn({ lost: this.lostUnlogged }, 'bpftrace lost records: calls may be missing or incomplete');
+    this.log.warn({ lost: this.lostUnlogged, mode: this.settings.mode }, 'bpftrace lost records: calls may be missing or incomplete');
     this.lostUnlogged = 0;
     this.lostLoggedAt = now;
-  }
-
-  private feed(records: readonly TracerRecord[]): void {
-    const now = Date.now();
-    for (const rec of records) {
-      if ('ts' in rec && rec.ts > this.releasedTs) this.releasedTs = rec.ts;
-      const events = this.assembler.push(rec, now);
-      if (events.length > 0) this.callbacks.emit(events);
-    }
   }
 }
 
 export function describeExit(exit: TracerExit): string {
   const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
   const said = exit.stderrTail.filter((l) => /error/i.test(l)).slice(-3).join(' | ');
-  return said ? `bpftrace ${how}: ${said}` : `bpftrace ${how}`;
+  return said ? `bpftrace ${how}: ${said}` : `bpftrace ${how}` ;
 }

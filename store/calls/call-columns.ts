@@ -150,13 +150,27 @@ export const EXEC_TABLE = [
   call.field('capture_mode', text<CaptureMode>(), (c) => c.captureMode),
   call.detailField('argv_json', json<readonly string[]>(), (c) => JSON.stringify(c.argv)),
   call.detailField('env_json', json<Readonly<Record<string, string>>>(), (c) => JSON.stringify(c.env)),
+  // The images the plugin process ran, in order (a wrapper's exec in place); the last plugin names the call.
+  call.detailField('exec_chain_json', json<readonly string[]>(), (c) => JSON.stringify(c.execChain ?? [c.path])),
+  call.field('env_truncated', flag(), (c) => bit(c.envTruncated ?? false)),
+  call.field('path_truncated', flag(), (c) => bit(c.pathTruncated ?? false)),
 ] as const;
+
+/**
+ * The exec columns an exec in place can change (a wrapper exec'd the real
+ * plugin after the call had started): a finish whose call ran more than one
+ * image writes these too (see IDENTITY_CHANGED).
+ */
+export const IDENTITY_TABLE = EXEC_TABLE.filter((c) => c.name !== 'id' && !c.name.startsWith('parent_') && c.name !== 'pid' && c.name !== 'ppid' && c.name !== 'started_at_us');
+
+/** Whether a finished call's exec columns may differ from its started row. */
+export const identityChanged = (c: CniCall): boolean => (c.execChain?.length ?? 1) > 1;
 
 /**
  * What a finish can change. Updating only these keeps SQLite from
  * rewriting the pod, container, command, plugin, time and parent index
- * entries of every finished call; if the collector ever learns exec-time
- * facts later, move their columns here.
+ * entries of every finished call. The exception, an exec in place that
+ * renamed the call after it started, also writes IDENTITY_TABLE.
  */
 export const FINISH_TABLE = [
   call.field('status', text<CallStatus>(), (c) => c.status),
@@ -170,6 +184,11 @@ export const FINISH_TABLE = [
   // Exit 0 and no signal; null while running or when the outcome is unknown (incomplete).
   call.field('ok', flagOrNull(), (c) => okOf(c.outcome)),
   call.field('lost_records', flag(), (c) => bit(c.lostRecords)),
+  call.field('stdio_shared', flag(), (c) => bit(c.stdioShared)),
+  call.field('uncaptured_io', int(), (c) => c.uncapturedIo),
+  // Where the bytes a descendant wrote after the plugin exited begin in the stream; NULL when none.
+  call.field('stdout_after_exit_offset', intOrNull(), (c) => c.stdoutAfterExitOffset ?? null),
+  call.field('stderr_after_exit_offset', intOrNull(), (c) => c.stderrAfterExitOffset ?? null),
   ...call.stream('stdin', (c) => c.stdin),
   ...call.stream('stdout', (c) => c.stdout),
   ...call.stream('stderr', (c) => c.stderr),

@@ -6,7 +6,7 @@
  */
 
 import type { CniCall, HelperProcess } from '../../collector/index.js';
-import { CALL_TABLE, FINISH_TABLE, HELPER_TABLE, type AnyColumn, type CallColumnSpec, type RowOf, type SqlValue } from './call-columns.js';
+import { CALL_TABLE, FINISH_TABLE, HELPER_TABLE, IDENTITY_TABLE, type AnyColumn, type CallColumnSpec, type RowOf, type SqlValue } from './call-columns.js';
 import { compileFunction, objectLiteral } from './compile-columns.js';
 
 export type { SqlValue } from './call-columns.js';
@@ -19,6 +19,8 @@ export type HelperRow = RowOf<typeof HELPER_TABLE>;
 export const CALL_COLUMNS: readonly CallColumn[] = CALL_TABLE.map((c) => c.name);
 /** What a finish updates (see FINISH_TABLE). */
 export const FINISH_COLUMNS: readonly CallColumn[] = FINISH_TABLE.map((c) => c.name);
+/** What a finish also updates when an exec in place renamed the call (see IDENTITY_TABLE). */
+export const IDENTITY_COLUMNS: readonly CallColumn[] = IDENTITY_TABLE.map((c) => c.name);
 export const HELPER_COLUMNS: readonly (keyof HelperRow)[] = HELPER_TABLE.map((c) => c.name);
 
 /** Each column's encoder under a name the generated code calls it by: e0, e1… */
@@ -33,6 +35,9 @@ export const callValues: (call: CniCall) => SqlValue[] = compileFunction('callVa
 
 /** FINISH_COLUMNS' values, then the id for the WHERE. */
 export const finishValues: (call: CniCall) => SqlValue[] = compileFunction('finishValues', ['c'], `return [${calls(FINISH_TABLE, 'c').join(', ')}, c.id];`, encoders(FINISH_TABLE));
+
+/** IDENTITY_COLUMNS' values, then the id for the WHERE. */
+export const identityValues: (call: CniCall) => SqlValue[] = compileFunction('identityValues', ['c'], `return [${calls(IDENTITY_TABLE, 'c').join(', ')}, c.id];`, encoders(IDENTITY_TABLE));
 
 export const helperValues: (callId: string, seq: number, h: HelperProcess) => SqlValue[] = compileFunction(
   'helperValues',

@@ -7,7 +7,8 @@
 
 import type { Database } from 'better-sqlite3';
 import type { CniCall, CollectorEvent } from '../../collector/index.js';
-import { CALL_COLUMNS, FINISH_COLUMNS, HELPER_COLUMNS, callValues, finishValues, helperValues } from './call-rows.js';
+import { CALL_COLUMNS, FINISH_COLUMNS, HELPER_COLUMNS, IDENTITY_COLUMNS, callValues, finishValues, helperValues, identityValues } from './call-rows.js';
+import { identityChanged } from './call-columns.js';
 import { toStoreError } from '../db/index.js';
 import { latestEventPerCall } from './latest-events.js';
 
@@ -31,17 +32,28 @@ const INSERT_STARTED = `INSERT INTO calls (${names(CALL_COLUMNS)}) VALUES (${par
 // Never INSERT OR REPLACE: it deletes the old row first, which would fire
 // ON DELETE CASCADE and change the rowid for nothing.
 const UPDATE_FINISHED = `UPDATE calls SET ${FINISH_COLUMNS.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`;
+// A wrapper that exec'd the real plugin in place after the started row was written renamed the call:
+// its plugin, path, argv and CNI_* columns are written again.
+const UPDATE_IDENTITY = `UPDATE calls SET ${IDENTITY_COLUMNS.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`;
 const INSERT_FINISHED = `INSERT INTO calls (${names(CALL_COLUMNS)}) VALUES (${params(CALL_COLUMNS)})`;
 
 const INSERT_HELPER = `INSERT INTO helpers (${names(HELPER_COLUMNS)}) VALUES (${params(HELPER_COLUMNS)})`;
 const DELETE_HELPERS = 'DELETE FROM helpers WHERE call_id = ?';
 const MARK_INCOMPLETE = "UPDATE calls SET status = 'incomplete', incomplete_reason = ? WHERE status = 'running'";
 
+/** Ids of the calls whose started event is in `events`. */
+function startedIn(events: readonly CollectorEvent[]): Set<string> {
+  const ids = new Set<string>();
+  for (const e of events) if (e.type === 'call.started') ids.add(e.call.id);
+  return ids;
+}
+
 export function createCallWriter(db: Database): CallWriter {
   const file = db.name;
   const insertStarted = db.prepare(INSERT_STARTED);
   const updateFinished = db.prepare(UPDATE_FINISHED);
   const insertFinished = db.prepare(INSERT_FINISHED);
+  const updateIdentity = db.prepare(UPDATE_IDENTITY);
   const insertHelper = db.prepare(INSERT_HELPER);
   const deleteHelpers = db.prepare(DELETE_HELPERS);
   const markIncomplete = db.prepare<[string]>(MARK_INCOMPLETE);
@@ -51,14 +63,22 @@ export function createCallWriter(db: Database): CallWriter {
   };
 
   const writeBatch = db.transaction((events: readonly CollectorEvent[]) => {
+    const startedHere = startedIn(events);
     for (const event of latestEventPerCall(events)) {
       const { call } = event;
       if (event.type === 'call.started') {
         // Helpers only if this insert created the row; otherwise the row's own are newer.
         const { changes } = insertStarted.run(callValues(call));
         if (changes > 0 && call.helpers.length > 0) insertHelpers(call);
+      } else if (startedHere.has(call.id) && insertStarted.run(callValues(call)).changes > 0) {
+        // Started and finished in this batch: no earlier batch wrote its row (its started event is here),
+        // so one INSERT of the finished row replaces an UPDATE that finds nothing, the INSERT, and a
+        // DELETE of helpers a new row cannot have (they reference it). Should a row be there after all,
+        // the INSERT does nothing and the usual path below updates it.
+        insertHelpers(call);
       } else {
         if (updateFinished.run(finishValues(call)).changes === 0) insertFinished.run(callValues(call));
+        else if (identityChanged(call)) updateIdentity.run(identityValues(call));
         // Replace, not append: the finished snapshot has every helper of the call.
         deleteHelpers.run(call.id);
         insertHelpers(call);

@@ -231,6 +231,26 @@ export const MIGRATIONS: readonly Migration[] = [
       db.exec("INSERT INTO otel_watermarks (signal, watermark) VALUES ('traces', 0), ('logs', 0)");
     },
   },
+  {
+    version: 9,
+    name: 'exec chains, cut environments and paths, output written after the plugin exited',
+    up(db) {
+      // Older rows ran one image that the tracer did not say was cut: '[]' reads as "just the path".
+      db.exec("ALTER TABLE calls ADD COLUMN exec_chain_json TEXT NOT NULL DEFAULT '[]'");
+      db.exec('ALTER TABLE calls ADD COLUMN env_truncated INTEGER NOT NULL DEFAULT 0');
+      db.exec('ALTER TABLE calls ADD COLUMN path_truncated INTEGER NOT NULL DEFAULT 0');
+      db.exec('ALTER TABLE calls ADD COLUMN stdout_after_exit_offset INTEGER');
+      db.exec('ALTER TABLE calls ADD COLUMN stderr_after_exit_offset INTEGER');
+    },
+  },
+  {
+    version: 10,
+    name: 'calls say when stdout and stderr were one file, and how many reads/writes full mode did not take',
+    up(db) {
+      db.exec('ALTER TABLE calls ADD COLUMN stdio_shared INTEGER NOT NULL DEFAULT 0');
+      db.exec('ALTER TABLE calls ADD COLUMN uncaptured_io INTEGER NOT NULL DEFAULT 0');
+    },
+  },
 ];
 
 export function latestVersion(migrations: readonly Migration[] = MIGRATIONS): number {

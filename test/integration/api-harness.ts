@@ -82,6 +82,8 @@ export interface HarnessOptions {
   readonly cache?: boolean;
   /** The OpenTelemetry exporter's state, as the daemon passes it when exporting. */
   readonly otelStatus?: ApiDeps['otelStatus'];
+  /** The capture policy, as the daemon passes it. */
+  readonly capture?: ApiDeps['capture'];
   /** The web view's built files (dist/ui/ or a stand-in). */
   readonly uiDir?: string | null;
 }
@@ -110,6 +112,7 @@ export async function startApi(options: HarnessOptions = {}): Promise<ApiHarness
     findings: createFindingsReader(db),
     ...(setCaptureMode ? { setCaptureMode } : {}),
     ...(options.otelStatus ? { otelStatus: options.otelStatus } : {}),
+    ...(options.capture ? { capture: options.capture } : {}),
     uiDir: options.uiDir ?? null,
   });
   await app.ready();

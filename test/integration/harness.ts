@@ -96,6 +96,8 @@ export function callFixtures(t0: number, firstPid: number): CallFixtures {
       incompleteReason: null,
       captureMode: 'full',
       lostRecords: false,
+      stdioShared: false,
+      uncapturedIo: 0,
       stdin: stream(JSON.stringify(NETCONF)),
       stdout: stream(exit === 0 ? '{"cniVersion":"1.0.0","interfaces":[{"name":"eth0"}],"ips":[{"address":"10.22.0.5/16","gateway":"10.22.0.1"}]}' : '{"code":11,"msg":"failed to allocate for range 0: no IP addresses available in range set"}'),
       stderr: stream(),
@@ -155,6 +157,7 @@ export const TRACER_STATUS: TracerStatus = {
   running: true,
   ready: true,
   mode: 'full',
+  payloadPath: 'syscall-exit',
   pid: 4321,
   restarts: 0,
   lostEvents: 0,
@@ -168,6 +171,7 @@ export const TRACER_STATUS: TracerStatus = {
   lastGap: null,
   reorderWindowMs: 30,
   arrivalLagMs: 1.5,
+  standby: null,
 };
 
 export const STORE_STATUS: StoreStatus = { writable: true, lastError: null, failingSince: null, pendingWrites: 0, droppedWrites: 0, databaseBytes: 0 };

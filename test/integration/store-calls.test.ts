@@ -68,6 +68,8 @@ function makeCall(spec: CallSpec = {}): CniCall {
     incompleteReason: null,
     captureMode: 'full',
     lostRecords: false,
+    stdioShared: false,
+    uncapturedIo: 0,
     stdin: stream('{"cniVersion":"1.0.0"}'),
     stdout: stream('{}'),
     stderr: stream(),

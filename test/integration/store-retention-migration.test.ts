@@ -35,11 +35,22 @@ function writeOldDatabase(trees: number): string[] {
   // Today's writer needs the columns later migrations add: add them for the
   // write, then drop them, so the file is schema 2 again.
   const later = ['calls', 'helpers', 'cache_entries'];
+  const laterCallColumns = [
+    "exec_chain_json TEXT NOT NULL DEFAULT '[]'",
+    'env_truncated INTEGER NOT NULL DEFAULT 0',
+    'path_truncated INTEGER NOT NULL DEFAULT 0',
+    'stdout_after_exit_offset INTEGER',
+    'stderr_after_exit_offset INTEGER',
+    'stdio_shared INTEGER NOT NULL DEFAULT 0',
+    'uncaptured_io INTEGER NOT NULL DEFAULT 0',
+  ];
   for (const t of later) db.exec(`ALTER TABLE ${t} ADD COLUMN redactions_json TEXT`);
+  for (const c of laterCallColumns) db.exec(`ALTER TABLE calls ADD COLUMN ${c}`);
   const store = createCallStore(db);
   const all = Array.from({ length: trees }, (_, i) => syntheticTree(NOW_US - (trees - i) * 1_000_000, { payloadBytes: 4096 }));
   store.writeEvents(all.flatMap((t) => t.events));
   for (const t of later) db.exec(`ALTER TABLE ${t} DROP COLUMN redactions_json`);
+  for (const c of laterCallColumns) db.exec(`ALTER TABLE calls DROP COLUMN ${c.split(' ')[0]!}`);
   expect(db.pragma('auto_vacuum', { simple: true })).toBe(0);
   expect(db.pragma('user_version', { simple: true })).toBe(2);
   db.close();

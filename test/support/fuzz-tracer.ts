@@ -84,7 +84,7 @@ const exec = fc
           f(r.path, 'rest'),
         ],
       },
-      expect: { kind: 'exec', ts: micros(r.ts), pid: r.pid, ppid: r.ppid, start: r.start, stdioInodes: r.io, argBytes: r.arg, blockBytes: r.block, path: r.path },
+      expect: { kind: 'exec', ts: micros(r.ts), pid: r.pid, ppid: r.ppid, start: r.start, stdioFiles: r.io, argBytes: r.arg, blockBytes: r.block, path: r.path },
     }),
   );
 
@@ -117,23 +117,23 @@ const fork = fc.record({ ts: nsText, ppid: pid, pid }).map(
   }),
 );
 
-const read = fc.record({ ts: nsText, pid, tid: pid, inode: inodeText, len: fc.oneof(smallUint, fc.maxSafeNat()) }).map(
+const read = fc.record({ ts: nsText, pid, tid: pid, fd: smallUint, file: inodeText, len: fc.oneof(smallUint, fc.maxSafeNat()) }).map(
   (r): ValidLine => ({
-    model: { kind: 'R', exact: true, fields: [f(r.ts, 'big'), f(r.pid, 'uint'), f(r.tid, 'uint'), f(r.inode, 'big'), f(r.len, 'uint')] },
-    expect: { kind: 'read', ts: micros(r.ts), pid: r.pid, tid: r.tid, inode: r.inode, len: r.len },
+    model: { kind: 'R', exact: true, fields: [f(r.ts, 'big'), f(r.pid, 'uint'), f(r.tid, 'uint'), f(r.fd, 'uint'), f(r.file, 'big'), f(r.len, 'uint')] },
+    expect: { kind: 'read', ts: micros(r.ts), pid: r.pid, tid: r.tid, fd: r.fd, file: r.file, len: r.len },
   }),
 );
 
 const write = fc
-  .record({ ts: nsText, pid, tid: pid, fd: fc.constantFrom(1, 2) as fc.Arbitrary<1 | 2>, inode: inodeText, len: fc.oneof(smallUint, fc.maxSafeNat()) })
+  .record({ ts: nsText, pid, tid: pid, fd: smallUint, file: inodeText, len: fc.oneof(smallUint, fc.maxSafeNat()) })
   .map(
     (r): ValidLine => ({
       model: {
         kind: 'W',
         exact: true,
-        fields: [f(r.ts, 'big'), f(r.pid, 'uint'), f(r.tid, 'uint'), f(r.fd, 'fd'), f(r.inode, 'big'), f(r.len, 'uint')],
+        fields: [f(r.ts, 'big'), f(r.pid, 'uint'), f(r.tid, 'uint'), f(r.fd, 'uint'), f(r.file, 'big'), f(r.len, 'uint')],
       },
-      expect: { kind: 'write', ts: micros(r.ts), pid: r.pid, tid: r.tid, fd: r.fd, inode: r.inode, len: r.len },
+      expect: { kind: 'write', ts: micros(r.ts), pid: r.pid, tid: r.tid, fd: r.fd, file: r.file, len: r.len },
     }),
   );
 
@@ -164,7 +164,7 @@ const BAD_TOKENS: Readonly<Record<FieldType, readonly string[]>> = {
   big: [...BAD_ANY_NUMBER, '-1'],
   uint: [...BAD_ANY_NUMBER, '-1', '9007199254740993'],
   int: [...BAD_ANY_NUMBER, '9007199254740993', '-9007199254740993'],
-  fd: [...BAD_ANY_NUMBER, '-1', '0', '3'],
+  fd: [...BAD_ANY_NUMBER, '-1'],
   mode: ['fast', 'FULL', '', 'full2'],
   hex: [],
   rest: [],
@@ -236,7 +236,7 @@ export function formatRecord(rec: TracerRecord): string {
     case 'hello':
       return `H ${rec.version} ${rec.mode} ${ns(rec.ts)}`;
     case 'exec':
-      return `X ${ns(rec.ts)} ${rec.pid} ${rec.ppid} ${rec.start} ${rec.stdioInodes.join(' ')} ${rec.argBytes} ${rec.blockBytes} ${rec.path}`;
+      return `X ${ns(rec.ts)} ${rec.pid} ${rec.ppid} ${rec.start} ${rec.stdioFiles.join(' ')} ${rec.argBytes} ${rec.blockBytes} ${rec.path}`;
     case 'exec-parent':
       return `P ${rec.pid} ${rec.comm}`;
     case 'exec-chunk':
@@ -244,9 +244,11 @@ export function formatRecord(rec: TracerRecord): string {
     case 'fork':
       return `F ${ns(rec.ts)} ${rec.ppid} ${rec.pid}`;
     case 'read':
-      return `R ${ns(rec.ts)} ${rec.pid} ${rec.tid} ${rec.inode} ${rec.len}`;
+      return `R ${ns(rec.ts)} ${rec.pid} ${rec.tid} ${rec.fd} ${rec.file} ${rec.len}`;
     case 'write':
-      return `W ${ns(rec.ts)} ${rec.pid} ${rec.tid} ${rec.fd} ${rec.inode} ${rec.len}`;
+      return `W ${ns(rec.ts)} ${rec.pid} ${rec.tid} ${rec.fd} ${rec.file} ${rec.len}`;
+    case 'uncaptured':
+      return `U ${ns(rec.ts)} ${rec.pid} ${rec.tid} ${rec.direction === 'read' ? 'R' : 'W'} ${rec.fd} ${rec.file} ${rec.len}`;
     case 'data-chunk':
       return `D ${rec.tid} ${rec.off} ${hex(rec.data)}`;
     case 'exit':
@@ -313,7 +315,7 @@ const step: fc.Arbitrary<TracerRecord[]> = fc.oneof(
       const { block, argBytes } = execBlock([r.path, ...r.extraArgv], env);
       const blockBytes = r.lieAboutSize ?? block.length;
       const recs: TracerRecord[] = [
-        { kind: 'exec', ts: 0, pid: r.pid, ppid: r.ppid, start: r.start, stdioInodes: r.io, argBytes, blockBytes, path: r.path },
+        { kind: 'exec', ts: 0, pid: r.pid, ppid: r.ppid, start: r.start, stdioFiles: r.io, argBytes, blockBytes, path: r.path },
       ];
       if (r.comm !== undefined) recs.push({ kind: 'exec-parent', pid: r.pid, comm: r.comm });
       const chunks = chunksOf(block, true);
@@ -336,8 +338,8 @@ const step: fc.Arbitrary<TracerRecord[]> = fc.oneof(
       const len = r.len ?? r.data.length;
       const head: TracerRecord =
         r.fd === 0
-          ? { kind: 'read', ts: 0, pid: r.pid, tid: r.tid, inode: r.inode, len }
-          : { kind: 'write', ts: 0, pid: r.pid, tid: r.tid, fd: r.fd as 1 | 2, inode: r.inode, len };
+          ? { kind: 'read', ts: 0, pid: r.pid, tid: r.tid, fd: 0, file: r.inode, len }
+          : { kind: 'write', ts: 0, pid: r.pid, tid: r.tid, fd: r.fd, file: r.inode, len };
       const chunks = r.chunks?.map(([off, data]) => ({ off, data })) ?? chunksOf(r.data, false);
       return [head, ...chunks.map((c): TracerRecord => ({ kind: 'data-chunk', tid: r.tid, off: c.off, data: c.data }))];
     }),

@@ -24,7 +24,7 @@ export const RECORDED = {
 } as const;
 
 /** Env names record.sh lets into a fixture (see ALLOWED_ENV there). */
-export const ALLOWED_FIXTURE_ENV = /^(PATH|PWD|SHLVL|_|CNI_[A-Z_]+|TRACEPARENT|TRACESTATE)$/;
+export const ALLOWED_FIXTURE_ENV = /^(PATH|PWD|SHLVL|_|CNI_[A-Z_]+|TRACEPARENT|TRACESTATE|BYTES_CASE)$/;
 
 /**
  * Every env entry name of every exec block in a trace, reassembled from its

@@ -59,6 +59,8 @@ export function syntheticCall(spec: SyntheticCallSpec): CniCall {
     incompleteReason: null,
     captureMode: 'full',
     lostRecords: false,
+    stdioShared: false,
+    uncapturedIo: 0,
     stdin: stream(payload),
     stdout: stream(running ? Buffer.alloc(0) : payload),
     stderr: stream(Buffer.alloc(0)),

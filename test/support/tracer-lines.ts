@@ -63,7 +63,10 @@ export interface IoSpec {
   ts: number;
   pid: number;
   tid?: number;
-  inode: number;
+  /** The open file (struct file) it went to; the X record's stdio files name the call's. */
+  file: number;
+  /** The fd used; reads default to 0. */
+  fd?: number;
 }
 
 function payloadChunks(tid: number, data: Buffer): string[] {
@@ -76,18 +79,18 @@ function payloadChunks(tid: number, data: Buffer): string[] {
   return lines;
 }
 
-/** An R header (read from fd 0) and its D chunks. */
+/** An R header (a read, from fd 0 unless said) and its D chunks. */
 export function readLines(spec: IoSpec, data: Buffer | string): string[] {
   const buf = Buffer.from(data);
   const tid = spec.tid ?? spec.pid;
-  return [`R ${spec.ts} ${spec.pid} ${tid} ${spec.inode} ${buf.length}`, ...payloadChunks(tid, buf)];
+  return [`R ${spec.ts} ${spec.pid} ${tid} ${spec.fd ?? 0} ${spec.file} ${buf.length}`, ...payloadChunks(tid, buf)];
 }
 
-/** A W header (write to fd 1 or 2) and its D chunks. */
-export function writeLines(spec: IoSpec & { fd: 1 | 2 }, data: Buffer | string): string[] {
+/** A W header (a write through `fd`) and its D chunks. */
+export function writeLines(spec: IoSpec & { fd: number }, data: Buffer | string): string[] {
   const buf = Buffer.from(data);
   const tid = spec.tid ?? spec.pid;
-  return [`W ${spec.ts} ${spec.pid} ${tid} ${spec.fd} ${spec.inode} ${buf.length}`, ...payloadChunks(tid, buf)];
+  return [`W ${spec.ts} ${spec.pid} ${tid} ${spec.fd} ${spec.file} ${buf.length}`, ...payloadChunks(tid, buf)];
 }
 
 export interface ExitSpec {

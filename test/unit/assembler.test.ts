@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { CANARY_COMMAND, CANARY_OUTPUT } from '../../collector/assemble/assembler.js';
 import { callSucceeded, type CniCall } from '../../collector/types.js';
 import { EPOCH_OFFSET_US, FAR_FUTURE_MS, onlyCall, payload, replay, replayFixture, traceLines } from '../support/replay.js';
 import { ALLOWED_FIXTURE_ENV, RECORDED, rawEnvNames } from '../support/recorded.js';
 import { execLines, exitLine, forkLine, helloLine, readLines, threadExitLine, writeLines } from '../support/tracer-lines.js';
 
-const FIXTURES = ['bridge.trace', 'failing.trace', 'shell.trace', 'sigkill.trace', 'version.trace', 'light.trace', 'running.trace'];
+const FIXTURES = ['bridge.trace', 'failing.trace', 'shell.trace', 'sigkill.trace', 'version.trace', 'light.trace', 'running.trace', 'bytes.trace'];
 
 const OK = { exitCode: 0, signal: null, coreDumped: false };
 const FAILED = { exitCode: 1, signal: null, coreDumped: false };
@@ -426,7 +427,7 @@ describe('synthetic: pid reuse', () => {
     const r = replay([
       helloLine('full'),
       ...plugin(100, 10 * ms, 11 * ms),
-      ...readLines({ ts: 12 * ms, pid: 100, inode: STDIO[0] }, '{"a":1}'),
+      ...readLines({ ts: 12 * ms, pid: 100, file: STDIO[0] }, '{"a":1}'),
       // exit of the first process lost; the pid comes back as a new process
       ...plugin(100, 50 * ms, 51 * ms, { env: { ...CNI_ENV, CNI_COMMAND: 'DEL' } }),
       exitLine({ ts: 60 * ms, pid: 100, start: 50 * ms }),
@@ -472,8 +473,8 @@ describe('synthetic: out-of-order delivery', () => {
 
   it('an exit delivered before the last data chunk (within the grace period) still gives the whole payload', () => {
     expect(config.length).toBeGreaterThan(400);
-    const read = readLines({ ts: 12 * ms, pid: 100, inode: STDIO[0] }, config);
-    const write = writeLines({ ts: 13 * ms, pid: 100, tid: 101, fd: 1, inode: STDIO[1] }, result);
+    const read = readLines({ ts: 12 * ms, pid: 100, file: STDIO[0] }, config);
+    const write = writeLines({ ts: 13 * ms, pid: 100, tid: 101, fd: 1, file: STDIO[1] }, result);
     const r = replay([
       ...plugin(100, 10 * ms, 11 * ms),
       forkLine(11.5 * ms, 100, 101),
@@ -494,7 +495,7 @@ describe('synthetic: out-of-order delivery', () => {
   });
 
   it('a thread exit delivered before its write’s last chunk does not cut the payload', () => {
-    const write = writeLines({ ts: 13 * ms, pid: 100, tid: 101, fd: 1, inode: STDIO[1] }, result);
+    const write = writeLines({ ts: 13 * ms, pid: 100, tid: 101, fd: 1, file: STDIO[1] }, result);
     const r = replay([
       ...plugin(100, 10 * ms, 11 * ms),
       forkLine(11.5 * ms, 100, 101),
@@ -511,15 +512,15 @@ describe('synthetic: out-of-order delivery', () => {
     const r = replay([
       ...plugin(100, 10 * ms, 11 * ms),
       forkLine(11.1 * ms, 100, 101),
-      ...writeLines({ ts: 13 * ms, pid: 100, tid: 101, fd: 1, inode: STDIO[1] }, 'second'),
-      ...writeLines({ ts: 12 * ms, pid: 100, tid: 100, fd: 1, inode: STDIO[1] }, 'first-'),
+      ...writeLines({ ts: 13 * ms, pid: 100, tid: 101, fd: 1, file: STDIO[1] }, 'second'),
+      ...writeLines({ ts: 12 * ms, pid: 100, tid: 100, fd: 1, file: STDIO[1] }, 'first-'),
       exitLine({ ts: 14 * ms, pid: 100, start: 10 * ms }),
     ]);
     expect(r.finished[0]!.stdout.bytes.toString()).toBe('first-second');
   });
 
   it('a chunk missing for good leaves a truncated stream once the call is finalized', () => {
-    const write = writeLines({ ts: 13 * ms, pid: 100, fd: 1, inode: STDIO[1] }, result);
+    const write = writeLines({ ts: 13 * ms, pid: 100, fd: 1, file: STDIO[1] }, result);
     const r = replay([...plugin(100, 10 * ms, 11 * ms), ...write.slice(0, -1), exitLine({ ts: 14 * ms, pid: 100, start: 10 * ms })]);
     const out = r.finished[0]!.stdout;
     expect(out.truncated).toBe(true);
@@ -529,12 +530,83 @@ describe('synthetic: out-of-order delivery', () => {
   });
 });
 
+describe('synthetic: stream routing by open file', () => {
+  it('a dup of stdout kept on fd 3 is stdout, fd 1 pointed at stderr is stderr', () => {
+    const r = replay([
+      ...plugin(100, 10 * ms, 11 * ms),
+      ...writeLines({ ts: 12 * ms, pid: 100, fd: 1, file: STDIO[2] }, 'log\n'),
+      ...writeLines({ ts: 13 * ms, pid: 100, fd: 3, file: STDIO[1] }, '{}'),
+      exitLine({ ts: 14 * ms, pid: 100, start: 10 * ms }),
+    ]);
+    const call = r.finished[0]!;
+    expect(call.stdioShared).toBe(false);
+    expect(call.stdout.bytes.toString()).toBe('{}');
+    expect(call.stderr.bytes.toString()).toBe('log\n');
+  });
+
+  it('stdout and stderr one file: the call says so, and the fd used picks the stream', () => {
+    const r = replay([
+      ...plugin(100, 10 * ms, 11 * ms, { stdio: [STDIO[0], 777, 777] }),
+      ...writeLines({ ts: 12 * ms, pid: 100, fd: 2, file: 777 }, 'log\n'),
+      ...writeLines({ ts: 13 * ms, pid: 100, fd: 1, file: 777 }, '{}'),
+      ...writeLines({ ts: 14 * ms, pid: 100, fd: 3, file: 777 }, '!'),
+      exitLine({ ts: 15 * ms, pid: 100, start: 10 * ms }),
+    ]);
+    const call = r.finished[0]!;
+    expect(call.stdioShared).toBe(true);
+    expect(call.stdout.bytes.toString()).toBe('{}!');
+    expect(call.stderr.bytes.toString()).toBe('log\n');
+  });
+
+  it('a helper’s write to a file of its own (its `>/dev/null`) is its output, not the call’s', () => {
+    const r = replay([
+      ...plugin(100, 10 * ms, 11 * ms, { stdio: [STDIO[0], 777, 777] }),
+      forkLine(12 * ms, 100, 150),
+      ...execLines({ ts: 13 * ms, pid: 150, ppid: 100, start: 12 * ms, path: '/usr/bin/cat', env: CNI_ENV, stdio: [STDIO[0], 888, 777] }),
+      ...readLines({ ts: 14 * ms, pid: 150, file: STDIO[0] }, 'config'),
+      ...writeLines({ ts: 15 * ms, pid: 150, fd: 1, file: 888 }, 'config'),
+      exitLine({ ts: 16 * ms, pid: 150, start: 12 * ms }),
+      ...writeLines({ ts: 17 * ms, pid: 100, fd: 1, file: 777 }, '{}'),
+      exitLine({ ts: 18 * ms, pid: 100, start: 10 * ms }),
+    ]);
+    const call = r.finished[0]!;
+    expect(call.stdin.bytes.toString()).toBe('config');
+    expect(call.stdout.bytes.toString()).toBe('{}');
+    expect(call.helpers[0]!.stdout.bytes.toString()).toBe('config');
+  });
+
+  it('bytes that went by untaken mark the stream truncated and are counted on the call', () => {
+    const r = replay([
+      ...plugin(100, 10 * ms, 11 * ms),
+      ...writeLines({ ts: 12 * ms, pid: 100, fd: 1, file: STDIO[1] }, 'one '),
+      `U ${13 * ms} 100 100 W 1 ${STDIO[1]} 5`,
+      `U ${13.5 * ms} 100 100 W 1 9999 5`,
+      exitLine({ ts: 14 * ms, pid: 100, start: 10 * ms }),
+    ]);
+    const call = r.finished[0]!;
+    expect(call.uncapturedIo).toBe(1);
+    expect(call.stdout).toMatchObject({ totalBytes: 9, truncated: true });
+    expect(call.stdout.bytes.toString()).toBe('one ');
+  });
+
+  it('the canary’s write is checked against the known payload, not filed anywhere', () => {
+    const canary = (pid: number, text: string) => [
+      ...execLines({ ts: pid * ms, pid, ppid: 1, start: pid * ms, path: '/bin/echo', env: { CNI_COMMAND: CANARY_COMMAND } }),
+      ...writeLines({ ts: (pid + 0.5) * ms, pid, fd: 1, file: 4 }, text),
+      exitLine({ ts: (pid + 0.7) * ms, pid, start: pid * ms }),
+    ];
+    const r = replay([...canary(300, CANARY_OUTPUT), ...canary(301, 'something else\n')]);
+    expect(r.finished).toEqual([]);
+    expect(r.assembler.counters).toMatchObject({ canaries: 2, canaryPayloads: 1, canaryPayloadMismatches: 1, orphanChunks: 0 });
+  });
+});
+
 describe('synthetic: stream routing by inode', () => {
   it('a shell plugin’s own `>&2` write (fd 1, stderr inode) goes to stderr', () => {
     const r = replay([
       ...plugin(100, 10 * ms, 11 * ms),
-      ...writeLines({ ts: 12 * ms, pid: 100, fd: 1, inode: STDIO[2] }, 'log line\n'),
-      ...writeLines({ ts: 13 * ms, pid: 100, fd: 1, inode: STDIO[1] }, '{}'),
+      ...writeLines({ ts: 12 * ms, pid: 100, fd: 1, file: STDIO[2] }, 'log line\n'),
+      ...writeLines({ ts: 13 * ms, pid: 100, fd: 1, file: STDIO[1] }, '{}'),
       exitLine({ ts: 14 * ms, pid: 100, start: 10 * ms }),
     ]);
     const call = r.finished[0]!;
@@ -545,10 +617,10 @@ describe('synthetic: stream routing by inode', () => {
   it('a plugin’s reads and writes redirected elsewhere (`< file`, `> file`) are not its stdin/stdout', () => {
     const r = replay([
       ...plugin(100, 10 * ms, 11 * ms),
-      ...readLines({ ts: 12 * ms, pid: 100, inode: STDIO[0] }, 'config'),
-      ...readLines({ ts: 13 * ms, pid: 100, inode: 9999 }, 'some file'),
-      ...writeLines({ ts: 14 * ms, pid: 100, fd: 1, inode: 9998 }, 'to a log file'),
-      ...writeLines({ ts: 15 * ms, pid: 100, fd: 1, inode: STDIO[1] }, 'result'),
+      ...readLines({ ts: 12 * ms, pid: 100, file: STDIO[0] }, 'config'),
+      ...readLines({ ts: 13 * ms, pid: 100, file: 9999 }, 'some file'),
+      ...writeLines({ ts: 14 * ms, pid: 100, fd: 1, file: 9998 }, 'to a log file'),
+      ...writeLines({ ts: 15 * ms, pid: 100, fd: 1, file: STDIO[1] }, 'result'),
       exitLine({ ts: 16 * ms, pid: 100, start: 10 * ms }),
     ]);
     const call = r.finished[0]!;
@@ -564,7 +636,7 @@ describe('synthetic: flushAll', () => {
         ...plugin(100, 10 * ms, 11 * ms),
         exitLine({ ts: 12 * ms, pid: 100, start: 10 * ms }),
         ...plugin(200, 20 * ms, 21 * ms),
-        ...writeLines({ ts: 22 * ms, pid: 200, fd: 1, inode: STDIO[1] }, 'partial'),
+        ...writeLines({ ts: 22 * ms, pid: 200, fd: 1, file: STDIO[1] }, 'partial'),
       ],
       { tickEachLine: false, end: 'none' },
     );
@@ -629,8 +701,8 @@ describe('synthetic: threads and forks', () => {
       ...plugin(100, 10 * ms, 11 * ms),
       forkLine(12 * ms, 100, 150),
       ...execLines({ ts: 13 * ms, pid: 150, ppid: 100, start: 12 * ms, path: '/usr/sbin/iptables', argv: ['iptables', '-L'], env: CNI_ENV, stdio: [STDIO[0], 777, STDIO[2]] }),
-      ...writeLines({ ts: 14 * ms, pid: 150, fd: 1, inode: 777 }, 'Chain INPUT\n'),
-      ...writeLines({ ts: 14.5 * ms, pid: 150, fd: 2, inode: STDIO[2] }, 'warning\n'),
+      ...writeLines({ ts: 14 * ms, pid: 150, fd: 1, file: 777 }, 'Chain INPUT\n'),
+      ...writeLines({ ts: 14.5 * ms, pid: 150, fd: 2, file: STDIO[2] }, 'warning\n'),
       exitLine({ ts: 15 * ms, pid: 150, start: 12 * ms, code: 3 }),
       exitLine({ ts: 16 * ms, pid: 100, start: 10 * ms }),
     ]);
@@ -712,5 +784,50 @@ describe('synthetic: Multus thick mode (a shim asks a daemon to run the delegate
     ]);
     expect(r.finished).toHaveLength(4);
     expect(r.finished.every((c) => c.parentId === null)).toBe(true);
+  });
+});
+
+describe('stdio shapes at syscall exit (bytes.trace)', () => {
+  const r = replayFixture('bytes.trace');
+  // In recording order: shared (two files), dup-stdout, writev, shared again into one file.
+  const calls = [...r.finished].sort((a, b) => a.startedAtUs - b.startedAtUs);
+  const stdin = payload('bytes.stdin');
+  const result = '{"cniVersion":"1.0.0","interfaces":[{"name":"eth0"}],"ips":[]}\n';
+
+  it('finishes the four calls, each with the stdin it was given', () => {
+    expect(calls).toHaveLength(4);
+    for (const c of calls) {
+      expect(c.outcome).toEqual(OK);
+      expectStream(c.stdin, stdin);
+    }
+  });
+
+  it('stdout and stderr to two files: not shared, each its own', () => {
+    const c = calls[0]!;
+    expect(c.stdioShared).toBe(false);
+    expect(c.stdout.bytes.toString()).toBe(result);
+    expect(c.stderr.bytes.toString()).toBe('log: starting\nlog: done\n');
+  });
+
+  it('a dup of stdout written after fd 1 went to stderr is stdout', () => {
+    const c = calls[1]!;
+    expectStream(c.stdout, payload('bytes-dup.stdout'));
+    expectStream(c.stderr, payload('bytes-dup.stderr'));
+  });
+
+  it('writev: two iovecs taken whole; of four, two taken and the rest counted', () => {
+    const c = calls[2]!;
+    expect(c.stdout.bytes.toString()).toBe('{"cniVersion":"1.0.0","ips":[]}\n');
+    expect(c.stderr).toMatchObject({ totalBytes: 'one two three four\n'.length, truncated: true });
+    expect(c.stderr.bytes.toString()).toBe('one two ');
+    expect(c.uncapturedIo).toBe(1);
+  });
+
+  it('`>file 2>&1`: one file, split by the fd each write went through', () => {
+    const c = calls[3]!;
+    expect(c.stdioShared).toBe(true);
+    expect(c.stdout.bytes.toString()).toBe(result);
+    expect(c.stderr.bytes.toString()).toBe('log: starting\nlog: done\n');
+    expect(Buffer.concat([Buffer.from('log: starting\n'), c.stdout.bytes, Buffer.from('log: done\n')]).equals(payload('bytes-shared.combined'))).toBe(true);
   });
 });

@@ -32,7 +32,12 @@ export const callView = (over: Partial<CallSummary> = {}): CallSummary => ({
   isVersionProbe: false,
   captureMode: 'full',
   lostRecords: false,
+  stdioShared: false,
+  uncapturedIo: 0,
   payload: { stdin: size, stdout: size, stderr: size },
+  envTruncated: false,
+  pathTruncated: false,
+  outputAfterExit: { stdout: null, stderr: null },
   ...over,
 });
 

@@ -8,7 +8,7 @@ describe('daemon configuration', () => {
   it('has a default for every setting', () => {
     const cfg = loadConfig({}, {});
     expect(cfg.listen).toEqual({ host: '127.0.0.1', port: 7070, text: '127.0.0.1:7070' });
-    expect(cfg.capture).toBe('full');
+    expect(cfg.capture).toBe('auto');
     expect(cfg.perfBufferPages).toBe(1024);
     expect(cfg.mountTracefs).toBe(true);
   });

@@ -20,14 +20,14 @@ const exec = (ts: number, pid: number, blockBytes = 0): TracerRecord => ({
   pid,
   ppid: 1,
   start: String(ts),
-  stdioInodes: ['1', '2', '3'],
+  stdioFiles: ['1', '2', '3'],
   argBytes: Math.min(blockBytes, 10),
   blockBytes,
   path: '/opt/cni/bin/bridge',
 });
 const block = (pid: number, off = 0): TracerRecord => ({ kind: 'exec-chunk', pid, off, data: Buffer.alloc(200) });
 const parent = (pid: number): TracerRecord => ({ kind: 'exec-parent', pid, comm: 'containerd' });
-const write = (ts: number, tid: number, len: number): TracerRecord => ({ kind: 'write', ts, pid: tid, tid, fd: 1, inode: '2', len });
+const write = (ts: number, tid: number, len: number): TracerRecord => ({ kind: 'write', ts, pid: tid, tid, fd: 1, file: '2', len });
 const data = (tid: number, off: number): TracerRecord => ({ kind: 'data-chunk', tid, off, data: Buffer.alloc(200) });
 const fork = (ts: number, ppid: number, pid: number): TracerRecord => ({ kind: 'fork', ts, ppid, pid });
 const exit = (ts: number, pid: number): TracerRecord => ({ kind: 'exit', ts, pid, start: '1', exitCode: 0, groupExitCode: 0, signalFlags: 0 });

@@ -14,7 +14,7 @@ const call: CniCall = {
   path: '/opt/cni/bin/bridge', plugin: 'bridge', argv: ['bridge'], env: { CNI_COMMAND: 'ADD' }, command: 'ADD', containerId: 'ctr',
   netns: '/ns', ifname: 'eth0', cniArgs: 'K=V', pod: { namespace: 'ns', name: 'pod', uid: 'uid', infraContainerId: 'infra' },
   traceParent: 'tp', isVersionProbe: false, startedAtUs: 1_763_750_000_000_010.5, endedAtUs: 1_763_750_000_000_020.25, durationUs: 9.3, outcome,
-  status: 'finished', incompleteReason: null, captureMode: 'full', lostRecords: true,
+  status: 'finished', incompleteReason: null, captureMode: 'full', lostRecords: true, stdioShared: true, uncapturedIo: 2,
   stdin: stream('{"password":"[redacted]"}', ['/password']), stdout: stream('out'), stderr: stream(''), helpers: [helper],
 };
 

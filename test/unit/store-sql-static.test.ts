@@ -70,7 +70,8 @@ const ALLOWED_FRAGMENTS: Readonly<Record<string, Readonly<Record<string, string>
   },
   'call-writer.ts': {
     'FINISH_COLUMNS.map((c) => `${c} = ?`).join(\', \')': 'constant column names, each bound to ?',
-    c: 'a column name from the constant FINISH_COLUMNS',
+    'IDENTITY_COLUMNS.map((c) => `${c} = ?`).join(\', \')': 'constant column names, each bound to ?',
+    c: 'a column name from the constant FINISH_COLUMNS or IDENTITY_COLUMNS',
     'names(CALL_COLUMNS)': 'constant column names',
     'names(HELPER_COLUMNS)': 'constant column names',
     'params(CALL_COLUMNS)': 'one ? per constant column',
@@ -136,7 +137,7 @@ const ALLOWED_PUSHES: Readonly<Record<string, string>> = {
 };
 
 /** Identifiers passed to prepare/exec that hold whole statements; each is checked where it is built. */
-const STATEMENT_NAMES = new Set(['sql', 'DELETE_HELPERS', 'INSERT_FINISHED', 'INSERT_HELPER', 'INSERT_STARTED', 'MARK_INCOMPLETE', 'UPDATE_FINISHED', 'CREATE_CALLS', 'CREATE_HELPERS', 'CREATE_TRACER_EVENTS', 'CREATE_CACHE_ENTRIES', 'CREATE_IP_HISTORY', 'CREATE_CACHE_FINDINGS', 'ROOTS', 'TREE_INFO', 'DELETE_TREE', 'HISTORY_SQL[t]', 'POD_GRAPH_SQL.podCalls', 'POD_GRAPH_SQL.podCallsOfUid', 'POD_GRAPH_SQL.childIds', 'POD_GRAPH_SQL.byIds', 'POD_GRAPH_SQL.helpers', 'CALL_LOOP_SQL.delLoops', 'CALL_LOOP_SQL.addLoops', 'CALL_LOOP_SQL.lastDelFailure', 'CALL_LOOP_SQL.lastAddFailure', 'CREATE_CONF_VERSIONS', 'CREATE_PLUGIN_BINARIES', 'CREATE_CALL_BINARIES', 'CONFIG_FAILURE_SQL.adds', 'CREATE_EXPORT_OUTBOX', 'CREATE_EXPORT_WATERMARKS', 't.sql']);
+const STATEMENT_NAMES = new Set(['sql', 'DELETE_HELPERS', 'INSERT_FINISHED', 'INSERT_HELPER', 'INSERT_STARTED', 'MARK_INCOMPLETE', 'UPDATE_FINISHED', 'UPDATE_IDENTITY', 'CREATE_CALLS', 'CREATE_HELPERS', 'CREATE_TRACER_EVENTS', 'CREATE_CACHE_ENTRIES', 'CREATE_IP_HISTORY', 'CREATE_CACHE_FINDINGS', 'ROOTS', 'TREE_INFO', 'DELETE_TREE', 'HISTORY_SQL[t]', 'POD_GRAPH_SQL.podCalls', 'POD_GRAPH_SQL.podCallsOfUid', 'POD_GRAPH_SQL.childIds', 'POD_GRAPH_SQL.byIds', 'POD_GRAPH_SQL.helpers', 'CALL_LOOP_SQL.delLoops', 'CALL_LOOP_SQL.addLoops', 'CALL_LOOP_SQL.lastDelFailure', 'CALL_LOOP_SQL.lastAddFailure', 'CREATE_CONF_VERSIONS', 'CREATE_PLUGIN_BINARIES', 'CREATE_CALL_BINARIES', 'CONFIG_FAILURE_SQL.adds', 'CREATE_EXPORT_OUTBOX', 'CREATE_EXPORT_WATERMARKS', 't.sql']);
 
 const SQL_WORDS = /\b(SELECT|INSERT|UPDATE|DELETE|WHERE|VALUES|PRAGMA|CREATE|ORDER BY|LIMIT|SET|IN)\b/;
 const SINKS = new Set(['prepare', 'exec', 'pragma']);

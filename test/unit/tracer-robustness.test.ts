@@ -19,7 +19,7 @@ const AFTER_TTL_MS = 11_000;
 
 describe('records whose chunks never come are not held for good', () => {
   it('a read that lost its chunks is filed (truncated) after a while, not kept', () => {
-    const [header, firstChunk] = readLines({ ts: 12 * ms, pid: 100, inode: STDIO[0] }, 'x'.repeat(500));
+    const [header, firstChunk] = readLines({ ts: 12 * ms, pid: 100, file: STDIO[0] }, 'x'.repeat(500));
     const r = replay([...plugin(100, 10 * ms, 11 * ms), header!, firstChunk!], { end: 'none' });
     expect(r.assembler.heldState().ioInFlight).toBe(1);
     r.tick(r.nowMs + AFTER_TTL_MS);
@@ -31,7 +31,7 @@ describe('records whose chunks never come are not held for good', () => {
   });
 
   it('a read of a process never seen is dropped and counted once its time is up', () => {
-    const [header] = readLines({ ts: 12 * ms, pid: 4242, inode: 7 }, 'y'.repeat(300));
+    const [header] = readLines({ ts: 12 * ms, pid: 4242, file: 7 }, 'y'.repeat(300));
     const r = replay([header!], { end: 'none' });
     r.tick(r.nowMs + AFTER_TTL_MS);
     expect(r.assembler.heldState()).toMatchObject({ ioInFlight: 0, earlyRecords: 0 });
@@ -39,7 +39,7 @@ describe('records whose chunks never come are not held for good', () => {
   });
 
   it('a zero-length read is filed at once: no chunk will ever complete it', () => {
-    const r = replay([...plugin(100, 10 * ms, 11 * ms), `R ${12 * ms} 100 100 ${STDIO[0]} 0`], { end: 'none' });
+    const r = replay([...plugin(100, 10 * ms, 11 * ms), `R ${12 * ms} 100 100 0 ${STDIO[0]} 0`], { end: 'none' });
     expect(r.assembler.heldState().ioInFlight).toBe(0);
   });
 

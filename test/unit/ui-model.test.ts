@@ -45,6 +45,11 @@ function summary(id: string, over: Partial<CallSummary> = {}): CallSummary {
     isVersionProbe: false,
     captureMode: 'full',
     lostRecords: false,
+    stdioShared: false,
+    uncapturedIo: 0,
+    envTruncated: false,
+    pathTruncated: false,
+    outputAfterExit: { stdout: null, stderr: null },
     payload: { stdin: noStream, stdout: noStream, stderr: noStream },
     ...over,
   };

@@ -27,7 +27,7 @@ export interface RunningDaemon {
 }
 
 export interface DaemonOptions {
-  readonly capture?: 'full' | 'light';
+  readonly capture?: 'auto' | 'full' | 'light';
   readonly extraArgs?: readonly string[];
   readonly env?: Readonly<Record<string, string>>;
   /** An existing database to run on (a restart); it is kept when the daemon stops. */

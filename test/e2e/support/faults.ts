@@ -43,7 +43,18 @@ export async function metrics(url: string): Promise<string> {
 export interface Health {
   status: 'ok' | 'degraded';
   problems: string[];
-  tracer: { running: boolean; ready: boolean; pid: number | null; restarts: number; lostEvents: number; gaps: number; gapSeconds: number; lastGap: { startedAt: string; endedAt: string | null; reason: string; incompleteCalls: number } | null };
+  tracer: {
+    running: boolean;
+    ready: boolean;
+    mode: 'full' | 'light';
+    pid: number | null;
+    restarts: number;
+    lostEvents: number;
+    gaps: number;
+    gapSeconds: number;
+    lastGap: { startedAt: string; endedAt: string | null; reason: string; incompleteCalls: number } | null;
+    standby: { running: boolean; ready: boolean; pid: number | null; restarts: number; rssBytes: number | null; cpuSeconds: number | null } | null;
+  };
   calls: { openCalls: number; callsStarted: number; callsFinished: number; oldestRunningAgeMs: number | null };
   store: { writable: boolean; lastError: string | null; failingSince: string | null; pendingWrites: number; droppedWrites: number; databaseBytes: number };
 }
@@ -63,6 +74,9 @@ export interface CallSummaryBody {
   containerId: string | null;
   plugin: string;
   exitCode: number | null;
+  signal?: number | null;
+  lostRecords?: boolean;
+  parentId?: string | null;
 }
 
 export interface CallDetailBody extends CallSummaryBody {

@@ -25,6 +25,8 @@ export interface ExecPluginOptions {
   /** CNI_PATH; defaults to /usr/lib/cni. */
   cniPath?: string;
   stdin: Buffer | string;
+  /** Arguments after argv[0] (libcni passes none; a caller that runs `sh -c '…'` does). */
+  args?: readonly string[];
   /** Added to (and able to override) the base environment. */
   extraEnv?: Record<string, string>;
   /** Send `signal` (default SIGKILL) to the plugin this many ms after it was spawned. */
@@ -75,7 +77,7 @@ export function execPlugin(opts: ExecPluginOptions): Promise<ExecPluginResult> {
     let child: ChildProcess;
     try {
       // argv0 = path and no arguments: argv is exactly [plugin], as with Go's exec.Cmd{Path, Args: [path]}.
-      child = spawn(opts.plugin, [], { argv0: opts.plugin, env, stdio: ['pipe', 'pipe', 'pipe'] });
+      child = spawn(opts.plugin, opts.args ?? [], { argv0: opts.plugin, env, stdio: ['pipe', 'pipe', 'pipe'] });
     } catch (e) {
       reject(e instanceof Error ? e : new Error(String(e)));
       return;

@@ -1,0 +1,248 @@
+/**
+ * Merges the records of several tracers into the one stream the call
+ * assembler reads, so a call is one call however many tracers saw it.
+ *
+ * Two tracers run at once: the main one and a sched-only standby (so one
+ * covers the other's restart), and two main ones for a while after a capture
+ * mode switch. All of them see the same execs, forks and exits; each is
+ * passed on once:
+ *
+ * - an exec is the same exec when pid, process start time (a kernel value,
+ *   identical in every tracer) and path agree and the timestamps lie within
+ *   SAME_EVENT_US (each program reads the clock itself, microseconds apart);
+ *   its chunk lines go with it, or not;
+ * - a fork, by parent and child pid within SAME_EVENT_US;
+ * - an exit, by pid and start time (a process exits once).
+ *
+ * Payloads (reads, writes) cannot be matched that way (a thread's writes
+ * may follow one another within microseconds with the same length), so each
+ * process tree takes its payloads from one tracer: the payload tracer when
+ * its top-level process started (`setPayloadSource`). A tree that started
+ * before a switch keeps the old tracer's bytes until it ends; one that
+ * started after takes the new one's. A tree whose payload tracer died gets
+ * no more bytes (the collector marks its calls).
+ *
+ * The capture mode new calls are recorded in follows the payload source: a
+ * `hello` record is put into the stream where it changes (the tracers' own
+ * hellos are dropped: the standby's would say light).
+ *
+ * Pure: records come in time order (the shared RecordSequencer's output)
+ * with their source; times are the records' own.
+ */
+
+import type { CaptureMode, TracerRecord } from '../../bpf/index.js';
+
+/** Two tracers' timestamps of one kernel event differ by the time between their probes' runs. */
+export const SAME_EVENT_US = 2_000;
+/** Sightings are forgotten this far (kernel µs) behind the newest record: a lagging tracer's copy arrives well within it. */
+const REMEMBER_US = 60_000_000;
+
+/** One kernel event and the tracers that reported it. */
+interface Sighting {
+  readonly ts: number;
+  readonly srcs: number[];
+}
+
+interface Owner {
+  src: number | null;
+  /** When the process exited (its records may still trail in), null while it lives. */
+  exitedTs: number | null;
+}
+
+interface PayloadEpoch {
+  readonly fromTs: number;
+  readonly src: number | null;
+  readonly mode: CaptureMode;
+}
+
+export interface MergerCounters {
+  /** Execs, forks and exits seen by more than one tracer and passed on once. */
+  duplicates: number;
+  /** Reads and writes dropped because another tracer supplies that process's bytes. */
+  payloadsFromOther: number;
+}
+
+export class RecordMerger {
+  readonly counters: MergerCounters = { duplicates: 0, payloadsFromOther: 0 };
+  private readonly sightings = new Map<string, Sighting[]>();
+  /** Sighting keys in the order they were added (by timestamp, near enough), for forgetting. */
+  private readonly sightingOrder: Array<{ key: string; ts: number }> = [];
+  private sightingHead = 0;
+  private readonly owners = new Map<number, Owner>();
+  /** The last exec (per source and pid) and read/write (per source and tid): whether their late chunk lines go on. */
+  private readonly execPassed = new Map<string, boolean>();
+  private readonly ioPassed = new Map<string, boolean>();
+  private readonly dead = new Set<number>();
+  private epochs: PayloadEpoch[];
+  /** The epoch whose hello the stream has had. */
+  private announced = -1;
+  private maxTs = 0;
+  private forgottenAt = 0;
+
+  constructor(initial: { src: number | null; mode: CaptureMode }) {
+    this.epochs = [{ fromTs: 0, src: initial.src, mode: initial.mode }];
+  }
+
+  /**
+   * From `fromTs` (kernel µs) on, trees that start take their payloads from
+   * `src` (null: none), and new calls are in `mode`.
+   */
+  setPayloadSource(src: number | null, mode: CaptureMode, fromTs: number): void {
+    this.epochs.push({ fromTs, src, mode });
+  }
+
+  /** A tracer is gone for good (stopped or died): trees it supplied bytes for get none from now on. */
+  sourceGone(src: number): void {
+    this.dead.add(src);
+  }
+
+  /** The payload source for trees starting at `ts`. */
+  payloadSourceAt(ts: number): number | null {
+    return this.epochAt(ts).src;
+  }
+
+  /** Takes records released in time order and their sources (parallel arrays); appends what goes on to `out`. */
+  merge(records: readonly TracerRecord[], sources: readonly number[], out: TracerRecord[]): void {
+    for (let i = 0; i < records.length; i++) this.one(records[i]!, sources[i]!, out);
+  }
+
+  private one(rec: TracerRecord, src: number, out: TracerRecord[]): void {
+    if ('ts' in rec) {
+      if (rec.ts > this.maxTs) this.maxTs = rec.ts;
+      // Once a second of kernel time: what is forgotten is a minute old.
+      if (this.maxTs - this.forgottenAt > 1_000_000) {
+        this.forgottenAt = this.maxTs;
+        this.forgetOld();
+      }
+      if (rec.kind !== 'hello') this.announce(rec.ts, out);
+    }
+    switch (rec.kind) {
+      case 'hello':
+        return;
+      case 'exec': {
+        const pass = this.firstSighting(`x${rec.pid}:${rec.start}:${rec.path}`, src, rec.ts);
+        this.execPassed.set(`${src}:${rec.pid}`, pass);
+        if (!pass) return;
+        this.adopt(rec.pid, rec.ppid, rec.ts);
+        out.push(rec);
+        return;
+      }
+      case 'exec-chunk':
+      case 'exec-parent':
+        if (this.execPassed.get(`${src}:${rec.pid}`) !== false) out.push(rec);
+        return;
+      case 'fork':
+        if (!this.firstSighting(`f${rec.ppid}:${rec.pid}`, src, rec.ts)) return;
+        this.owners.set(rec.pid, { src: this.ownerOf(rec.ppid, rec.ts), exitedTs: null });
+        out.push(rec);
+        return;
+      case 'exit': {
+        if (!this.firstSighting(`q${rec.pid}:${rec.start}`, src, rec.ts)) return;
+        const owner = this.owners.get(rec.pid);
+        if (owner) owner.exitedTs = rec.ts;
+        out.push(rec);
+        return;
+      }
+      case 'read':
+      case 'write': {
+        const pass = this.ownerOf(rec.pid, rec.ts) === src;
+        this.ioPassed.set(`${src}:${rec.tid}`, pass);
+        if (pass) out.push(rec);
+        else this.counters.payloadsFromOther++;
+        return;
+      }
+      case 'uncaptured':
+        // Bytes a payload tracer saw go by without taking them: counted once, from the tree's payload tracer.
+        if (this.ownerOf(rec.pid, rec.ts) === src) out.push(rec);
+        return;
+      case 'data-chunk':
+        if (this.ioPassed.get(`${src}:${rec.tid}`) === true) out.push(rec);
+        return;
+      case 'thread-exit': {
+        const owner = this.owners.get(rec.tid);
+        if (owner && owner.exitedTs === null) owner.exitedTs = this.maxTs;
+        out.push(rec);
+        return;
+      }
+      default:
+        // lost (each tracer's losses are its own; the assembler marks the calls open), noise.
+        out.push(rec);
+    }
+  }
+
+  /** Puts a hello into the stream before the first record of a new payload epoch. */
+  private announce(ts: number, out: TracerRecord[]): void {
+    let at = this.announced;
+    while (at + 1 < this.epochs.length && this.epochs[at + 1]!.fromTs <= ts) at++;
+    if (at === this.announced) return;
+    this.announced = at;
+    out.push({ kind: 'hello', version: 1, mode: this.epochs[at]!.mode, ts });
+  }
+
+  private epochAt(ts: number): PayloadEpoch {
+    let found = this.epochs[0]!;
+    for (const e of this.epochs) if (e.fromTs <= ts) found = e;
+    return found;
+  }
+
+  /** A process's tree's payload source; a process not seen yet counts as a tree of its own starting at `ts`. */
+  private ownerOf(pid: number, ts: number): number | null {
+    const owner = this.owners.get(pid);
+    if (owner) return owner.src !== null && this.dead.has(owner.src) ? null : owner.src;
+    return this.payloadSourceAt(ts);
+  }
+
+  /** An exec: a new process joins its parent's tree; one whose parent is no traced process starts a tree. */
+  private adopt(pid: number, ppid: number, ts: number): void {
+    const existing = this.owners.get(pid);
+    // Exec in place (a wrapper's `exec`, a fork that execs): same process, same tree.
+    if (existing && existing.exitedTs === null) return;
+    const parent = this.owners.get(ppid);
+    this.owners.set(pid, { src: parent && parent.exitedTs === null ? parent.src : this.payloadSourceAt(ts), exitedTs: null });
+  }
+
+  /** Whether this is the first tracer to report the event `key` at about `ts`; remembers it either way. */
+  private firstSighting(key: string, src: number, ts: number): boolean {
+    let seen = this.sightings.get(key);
+    if (seen === undefined) {
+      seen = [];
+      this.sightings.set(key, seen);
+    }
+    const same = seen.find((s) => !s.srcs.includes(src) && Math.abs(s.ts - ts) <= SAME_EVENT_US);
+    if (same) {
+      same.srcs.push(src);
+      this.counters.duplicates++;
+      return false;
+    }
+    seen.push({ ts, srcs: [src] });
+    this.sightingOrder.push({ key, ts });
+    return true;
+  }
+
+  private forgetOld(): void {
+    const before = this.maxTs - REMEMBER_US;
+    while (this.sightingHead < this.sightingOrder.length && this.sightingOrder[this.sightingHead]!.ts < before) {
+      const { key, ts } = this.sightingOrder[this.sightingHead++]!;
+      const seen = this.sightings.get(key);
+      if (!seen) continue;
+      const rest = seen.filter((s) => s.ts !== ts);
+      if (rest.length === 0) this.sightings.delete(key);
+      else this.sightings.set(key, rest);
+    }
+    if (this.sightingHead > 4096 && this.sightingHead * 2 > this.sightingOrder.length) {
+      this.sightingOrder.splice(0, this.sightingHead);
+      this.sightingHead = 0;
+    }
+    for (const [pid, owner] of this.owners) if (owner.exitedTs !== null && owner.exitedTs < before) this.owners.delete(pid);
+    // Epochs no tree can start in any more (a later one began before `before`), the announced one kept.
+    let drop = 0;
+    while (drop + 1 < this.epochs.length && drop + 1 <= this.announced && this.epochs[drop + 1]!.fromTs < before) drop++;
+    if (drop > 0) {
+      this.epochs = this.epochs.slice(drop);
+      this.announced -= drop;
+    }
+    // Late chunk decisions matter for a moment only; these maps are keyed by live pids and tids, bounded by them.
+    if (this.execPassed.size > 65_536) this.execPassed.clear();
+    if (this.ioPassed.size > 65_536) this.ioPassed.clear();
+  }
+}

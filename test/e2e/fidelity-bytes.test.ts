@@ -1,0 +1,189 @@
+/**
+ * Full mode records the bytes the caller really got, whatever way the plugin
+ * writes them: stdout and stderr on one file (a pipe, a terminal, /dev/null),
+ * a non-blocking stdout with partial writes, a write that fails, a buffer at
+ * the edge of a mapping, writev, a dup of stdout kept on fd 3, eight threads.
+ * Real bpftrace, real processes: test/e2e/fixtures/bytes/driver.py runs
+ * plugin.py with the stdio a case needs and prints what it received.
+ */
+
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { StoredCall } from '../../store/index.js';
+import { startDaemon, type RunningDaemon } from './support/daemon.js';
+import { requirePrivilegedSuite } from './support/privileged.js';
+
+const FIXTURES = path.resolve(import.meta.dirname, 'fixtures/bytes');
+const PLUGIN = path.join(FIXTURES, 'plugin.py');
+const DRIVER = path.join(FIXTURES, 'driver.py');
+const SCRIPT = '/usr/bin/script';
+const CONFIG = Buffer.from('{"cniVersion":"1.0.0","name":"bytes","type":"plugin.py"}\n');
+
+const canRun = requirePrivilegedSuite();
+
+interface Received {
+  exit: number;
+  pid: number;
+  stdout?: Buffer;
+  stderr?: Buffer;
+  combined?: Buffer;
+}
+
+/** Runs the plugin through the driver: what the caller received. */
+function drive(how: string, bytesCase: string, containerId: string, stdin: Buffer = CONFIG): Received {
+  const out = execFileSync('/usr/bin/python3', [DRIVER, how, PLUGIN, bytesCase, containerId], { input: stdin, timeout: 60_000 });
+  const raw = JSON.parse(out.toString()) as Record<string, string | number>;
+  const got: Received = { exit: raw.exit as number, pid: raw.pid as number };
+  for (const k of ['stdout', 'stderr', 'combined'] as const) {
+    if (typeof raw[k] === 'string') got[k] = Buffer.from(raw[k], 'base64');
+  }
+  return got;
+}
+
+describe.runIf(canRun)('full mode keeps the bytes the caller received', () => {
+  let daemon: RunningDaemon;
+  let seq = 0;
+
+  beforeAll(async () => {
+    daemon = await startDaemon({ capture: 'full' });
+  });
+  afterAll(async () => {
+    await daemon?.stop();
+  });
+
+  const containerFor = (name: string) => `bytes-${name}-${Date.now().toString(16)}-${seq++}`;
+
+  async function recordOf(containerId: string): Promise<StoredCall> {
+    const [call] = await daemon.waitFor(`the call of ${containerId}`, () => {
+      const calls = daemon.callsFor(containerId).filter((c) => c.status !== 'running');
+      return calls.length > 0 ? calls : null;
+    });
+    return call!;
+  }
+
+  it('reports the payload path it uses, checked at start-up', async () => {
+    const health = (await (await fetch(`${daemon.url}/healthz`)).json()) as { tracer: { payloadPath: string | null } };
+    expect(health.tracer.payloadPath).toBe('syscall-exit');
+    expect(daemon.logs()).toContain('full mode takes payloads at syscall exit');
+  });
+
+  it('splits stdout and stderr sharing one pipe (2>&1) by the fd each write went through', async () => {
+    const containerId = containerFor('shared');
+    const got = drive('shared', 'shared', containerId);
+    expect(got.exit).toBe(0);
+    const call = await recordOf(containerId);
+    expect(call.stdioShared).toBe(true);
+    expect(call.stdin.bytes.equals(CONFIG)).toBe(true);
+    expect(call.stderr.bytes.toString()).toBe('log: starting\nlog: done\n');
+    expect(JSON.parse(call.stdout.bytes.toString())).toMatchObject({ cniVersion: '1.0.0' });
+    // Nothing the caller got is missing, and nothing was added.
+    expect(call.stdout.bytes.length + call.stderr.bytes.length).toBe(got.combined!.length);
+    expect(Buffer.concat([Buffer.from('log: starting\n'), call.stdout.bytes, Buffer.from('log: done\n')]).equals(got.combined!)).toBe(true);
+  });
+
+  it('splits a hand-run in a terminal (script(1): fds 0, 1, 2 one pty) the same way', async () => {
+    expect(existsSync(SCRIPT), `${SCRIPT} (util-linux) runs the plugin on a terminal`).toBe(true);
+    const containerId = containerFor('pty');
+    // Only the plugin gets the CNI variables: script and its shell are the person at the terminal.
+    const cmd = `env -i PATH=/usr/bin:/bin CNI_COMMAND=ADD CNI_CONTAINERID=${containerId} CNI_NETNS=/var/run/netns/none CNI_IFNAME=eth0 CNI_PATH=${FIXTURES} BYTES_CASE=shared ${PLUGIN}`;
+    // The config typed as a line, then Ctrl-D: end of file on the terminal.
+    const terminal = execFileSync(SCRIPT, ['-qc', cmd, '/dev/null'], { input: Buffer.concat([CONFIG, Buffer.from('\x04')]), timeout: 60_000, env: { PATH: '/usr/bin:/bin' } });
+    const call = await recordOf(containerId);
+    expect(call.exitCode).toBe(0);
+    expect(call.stdioShared).toBe(true);
+    expect(call.stdin.bytes.equals(CONFIG)).toBe(true);
+    expect(call.stderr.bytes.toString()).toBe('log: starting\nlog: done\n');
+    expect(JSON.parse(call.stdout.bytes.toString())).toMatchObject({ cniVersion: '1.0.0' });
+    // What the terminal showed after its echo of the input: the plugin's writes, newlines as CR LF.
+    const shown = Buffer.concat([Buffer.from('log: starting\n'), call.stdout.bytes, Buffer.from('log: done\n')]).toString().replaceAll('\n', '\r\n');
+    expect(terminal.toString().endsWith(shown)).toBe(true);
+  });
+
+  it('does not take a helper’s `cat >/dev/null` of stdin for the stdout of a call whose stdout and stderr are /dev/null', async () => {
+    const containerId = containerFor('devnull');
+    const got = drive('devnull', 'devnull', containerId);
+    expect(got.exit).toBe(0);
+    const call = await recordOf(containerId);
+    expect(call.stdioShared).toBe(true);
+    expect(call.stdin.bytes.equals(CONFIG)).toBe(true);
+    expect(JSON.parse(call.stdout.bytes.toString())).toMatchObject({ cniVersion: '1.0.0' });
+    expect(call.stderr.bytes.toString()).toBe('log: done\n');
+    const cat = call.helpers.find((h) => h.path.endsWith('/cat'));
+    expect(cat, 'the cat helper').toBeDefined();
+    expect(cat!.stdout.bytes.equals(CONFIG)).toBe(true);
+  });
+
+  it('stores what a non-blocking stdout delivered, not what the EAGAIN retries attempted', async () => {
+    const containerId = containerFor('nonblock');
+    const got = drive('slow-reader', 'nonblock', containerId);
+    expect(got.exit).toBe(0);
+    expect(got.stdout!.length).toBe(180_000);
+    const call = await recordOf(containerId);
+    expect(Number(/retries (\d+)/.exec(got.stderr!.toString())?.[1]), 'the plugin met EAGAIN').toBeGreaterThan(0);
+    expect(call.stdout.totalBytes).toBe(180_000);
+    expect(call.stdout.truncated).toBe(false);
+    expect(call.stdout.bytes.equals(got.stdout!)).toBe(true);
+    expect(call.stderr.bytes.equals(got.stderr!)).toBe(true);
+  });
+
+  it('does not store a write that failed with EPIPE as the result', async () => {
+    const containerId = containerFor('epipe');
+    const got = drive('closed-stdout', 'epipe', containerId);
+    expect(got.exit).toBe(3);
+    expect(got.stderr!.toString()).toBe('stdout is gone\n');
+    const call = await recordOf(containerId);
+    expect(call.exitCode).toBe(3);
+    expect(call.stdout.bytes.length).toBe(0);
+    expect(call.stdout.totalBytes).toBe(0);
+    expect(call.stderr.bytes.equals(got.stderr!)).toBe(true);
+  });
+
+  it('reads a 57-byte write whose buffer ends at an unmapped page as its 57 real bytes', async () => {
+    const containerId = containerFor('edge');
+    const got = drive('pipes', 'page-edge', containerId);
+    expect(got.exit, got.stderr!.toString()).toBe(0);
+    expect(got.stdout!.length).toBe(57);
+    const call = await recordOf(containerId);
+    expect(call.stdout.bytes.equals(got.stdout!)).toBe(true);
+    expect(call.stdout.truncated).toBe(false);
+  });
+
+  it('takes writev’s first two iovecs and says when more went by untaken', async () => {
+    const containerId = containerFor('writev');
+    const got = drive('pipes', 'writev', containerId);
+    expect(got.exit).toBe(0);
+    const call = await recordOf(containerId);
+    // Two iovecs: taken whole.
+    expect(call.stdout.bytes.equals(got.stdout!)).toBe(true);
+    expect(call.stdout.truncated).toBe(false);
+    // Four: the first two taken, the rest counted and the call marked.
+    expect(got.stderr!.toString()).toBe('one two three four\n');
+    expect(call.stderr.bytes.toString()).toBe('one two ');
+    expect(call.stderr.totalBytes).toBe(got.stderr!.length);
+    expect(call.stderr.truncated).toBe(true);
+    expect(call.uncapturedIo).toBe(1);
+  });
+
+  it('follows stdout kept on fd 3 after fd 1 was pointed at stderr', async () => {
+    const containerId = containerFor('dup');
+    const got = drive('pipes', 'dup-stdout', containerId);
+    expect(got.exit).toBe(0);
+    const call = await recordOf(containerId);
+    expect(call.stdioShared).toBe(false);
+    expect(call.stdout.bytes.equals(got.stdout!)).toBe(true);
+    expect(call.stderr.bytes.equals(got.stderr!)).toBe(true);
+    expect(call.stderr.bytes.toString()).toBe('log: via fd 1, now stderr\n');
+  });
+
+  it('keeps the order the pipe delivered eight threads’ lines in', async () => {
+    const containerId = containerFor('threads');
+    const got = drive('pipes', 'threads', containerId);
+    expect(got.exit).toBe(0);
+    expect(got.stdout!.length).toBe(8 * 150 * 41);
+    const call = await recordOf(containerId);
+    expect(call.stdout.bytes.length).toBe(got.stdout!.length);
+    expect(call.stdout.bytes.toString()).toBe(got.stdout!.toString());
+  });
+});

@@ -1,0 +1,136 @@
+/**
+ * The process tree of a call: a wrapper that execs the real plugin in place is
+ * one call named after it, and descendants that outlive the plugin stay its
+ * helpers, however late they exec or write.
+ */
+
+import { describe, expect, it } from 'vitest';
+import { replay } from '../support/replay.js';
+import { execLines, exitLine, forkLine, readLines, threadExitLine, writeLines } from '../support/tracer-lines.js';
+
+const ms = 1_000_000; // one millisecond in ns
+const CNI_PATH = '/opt/cni/bin';
+const CNI_ENV = { CNI_COMMAND: 'ADD', CNI_CONTAINERID: 'ctr-1', CNI_PATH, CNI_ARGS: 'K8S_POD_NAMESPACE=ns;K8S_POD_NAME=web-0' };
+const STDIO = [501, 502, 503] as const;
+
+describe('an exec in place continues the same call', () => {
+  const wrapperThenBridge = [
+    ...execLines({ ts: 10 * ms, pid: 100, ppid: 1, start: 9 * ms, path: '/opt/cni/bin/bridge-wrapper', argv: ['/opt/cni/bin/bridge-wrapper'], env: CNI_ENV, stdio: STDIO }),
+    ...execLines({ ts: 11 * ms, pid: 100, ppid: 1, start: 9 * ms, path: '/opt/cni/bin/bridge', argv: ['/opt/cni/bin/bridge', '--real'], env: CNI_ENV, stdio: STDIO }),
+    ...readLines({ ts: 12 * ms, pid: 100, file: STDIO[0] }, '{"cniVersion":"1.0.0"}'),
+    ...writeLines({ ts: 13 * ms, pid: 100, fd: 1, file: STDIO[1] }, '{"ips":[]}'),
+    exitLine({ ts: 14 * ms, pid: 100, start: 9 * ms, code: 3 }),
+  ];
+
+  it('is one call, named after the last plugin image, with the chain of images, its exit and its bytes', () => {
+    const r = replay(wrapperThenBridge);
+    expect(r.started).toHaveLength(1);
+    expect(r.finished).toHaveLength(1);
+    const call = r.finished[0]!;
+    expect(call).toMatchObject({ plugin: 'bridge', path: '/opt/cni/bin/bridge', argv: ['/opt/cni/bin/bridge', '--real'], status: 'finished', command: 'ADD' });
+    expect(call.execChain).toEqual(['/opt/cni/bin/bridge-wrapper', '/opt/cni/bin/bridge']);
+    expect(call.outcome?.exitCode).toBe(3);
+    expect(call.stdin.bytes.toString()).toBe('{"cniVersion":"1.0.0"}');
+    expect(call.stdout.bytes.toString()).toBe('{"ips":[]}');
+    expect(call.helpers).toEqual([]);
+    expect(call.pod).toMatchObject({ namespace: 'ns', name: 'web-0' });
+  });
+
+  it('counts an exec record delivered twice once', () => {
+    const r = replay([...wrapperThenBridge.slice(0, 4), ...wrapperThenBridge.slice(2)]);
+    expect(r.finished).toHaveLength(1);
+    expect(r.finished[0]!.execChain).toEqual(['/opt/cni/bin/bridge-wrapper', '/opt/cni/bin/bridge']);
+  });
+
+  it('keeps its name when the image exec’d is no plugin (`exec cat`), noting the program as a helper step', () => {
+    const r = replay([
+      ...execLines({ ts: 10 * ms, pid: 100, ppid: 1, start: 9 * ms, path: '/opt/cni/bin/echo.sh', env: CNI_ENV, stdio: STDIO }),
+      ...execLines({ ts: 11 * ms, pid: 100, ppid: 1, start: 9 * ms, path: '/usr/bin/cat', argv: ['cat'], env: CNI_ENV, stdio: STDIO }),
+      exitLine({ ts: 14 * ms, pid: 100, start: 9 * ms }),
+    ]);
+    expect(r.finished).toHaveLength(1);
+    expect(r.finished[0]).toMatchObject({ plugin: 'echo.sh', execChain: ['/opt/cni/bin/echo.sh', '/usr/bin/cat'] });
+    expect(r.finished[0]!.helpers.map((h) => h.path)).toEqual(['/usr/bin/cat']);
+  });
+
+  it('from a thread: the thread’s own id ends with the exec, and the call still ends with the process', () => {
+    const r = replay([
+      ...execLines({ ts: 10 * ms, pid: 100, ppid: 1, start: 9 * ms, path: '/usr/bin/python3', env: CNI_ENV, stdio: STDIO }),
+      forkLine(11 * ms, 100, 101),
+      // The thread 101 exec'd: the kernel gives it pid 100 and reports 101 gone.
+      ...execLines({ ts: 12 * ms, pid: 100, ppid: 1, start: 9 * ms, path: '/opt/cni/bin/bridge', env: CNI_ENV, stdio: STDIO }),
+      threadExitLine(101),
+      exitLine({ ts: 14 * ms, pid: 100, start: 9 * ms }),
+    ]);
+    expect(r.finished).toHaveLength(1);
+    expect(r.finished[0]).toMatchObject({ plugin: 'bridge', status: 'finished', execChain: ['/usr/bin/python3', '/opt/cni/bin/bridge'] });
+    expect(r.assembler.heldState()).toMatchObject({ procs: 0, calls: 0 });
+  });
+});
+
+describe('descendants that outlive the plugin', () => {
+  // bridge.sh forks a subshell (200) that later forks `sleep` (201) and then writes to the plugin's stderr.
+  const lines = [
+    ...execLines({ ts: 10 * ms, pid: 100, ppid: 1, start: 9 * ms, path: '/opt/cni/bin/bg.sh', env: CNI_ENV, stdio: STDIO }),
+    forkLine(11 * ms, 100, 200),
+    ...writeLines({ ts: 12 * ms, pid: 100, fd: 2, file: STDIO[2] }, 'early\n'),
+    exitLine({ ts: 13 * ms, pid: 100, start: 9 * ms }),
+  ];
+  const late = [
+    forkLine(3_000 * ms, 200, 201),
+    ...execLines({ ts: 3_001 * ms, pid: 201, ppid: 200, start: 3_000 * ms, path: '/usr/bin/sleep', argv: ['sleep', '1'], env: CNI_ENV, stdio: STDIO }),
+    exitLine({ ts: 4_001 * ms, pid: 201, start: 3_000 * ms }),
+    ...writeLines({ ts: 4_002 * ms, pid: 200, fd: 2, file: STDIO[2] }, 'late\n'),
+    exitLine({ ts: 4_003 * ms, pid: 200, start: 11 * ms }),
+  ];
+
+  it('the call ends when the plugin exits; later helpers and output are added to it, marked as after exit', () => {
+    const r = replay(lines, { end: 'none' });
+    r.tick(r.nowMs + 1_000);
+    expect(r.finished).toHaveLength(1);
+    const first = r.finished[0]!;
+    expect(first).toMatchObject({ status: 'finished', endedAtUs: expect.any(Number), stderrAfterExitOffset: null });
+    r.feed(late);
+    r.tick(r.nowMs + 1_000);
+    // No new call for the late `sleep`; the same call published once more with it.
+    expect(r.started).toHaveLength(1);
+    expect(r.finished).toHaveLength(2);
+    const again = r.finished[1]!;
+    expect(again.id).toBe(first.id);
+    expect(again.endedAtUs).toBe(first.endedAtUs);
+    expect(again.durationUs).toBe(first.durationUs);
+    expect(again.stderr.bytes.toString()).toBe('early\nlate\n');
+    expect(again.stderrAfterExitOffset).toBe('early\n'.length);
+    expect(again.helpers).toHaveLength(1);
+    expect(again.helpers[0]).toMatchObject({ path: '/usr/bin/sleep', ppid: 200, endedAtUs: expect.any(Number) });
+    expect(r.assembler.heldState()).toMatchObject({ procs: 0, calls: 0 });
+  });
+
+  it('a daemon-like grandchild, re-parented to init before it execs, is a helper of the call, not a call', () => {
+    const r = replay([
+      ...lines,
+      forkLine(14 * ms, 200, 300),
+      exitLine({ ts: 15 * ms, pid: 200, start: 11 * ms }),
+      // The live parent is 1 now; the fork records say 300 ← 200 ← 100.
+      ...execLines({ ts: 2_000 * ms, pid: 300, ppid: 1, start: 14 * ms, path: '/opt/cni/bin/../../../usr/sbin/daemon', argv: ['daemon'], env: CNI_ENV, stdio: STDIO }),
+      exitLine({ ts: 2_500 * ms, pid: 300, start: 14 * ms, code: 0 }),
+    ]);
+    expect(r.started).toHaveLength(1);
+    expect(r.finished.at(-1)!.helpers.map((h) => [h.argv[0], h.ppid])).toEqual([['daemon', 200]]);
+  });
+
+  it('is not published again when the descendants only exit', () => {
+    const r = replay(lines, { end: 'none' });
+    r.tick(r.nowMs + 1_000);
+    r.feed([exitLine({ ts: 2_000 * ms, pid: 200, start: 11 * ms })]);
+    r.tick(r.nowMs + 1_000);
+    expect(r.finished.map((c) => c.id)).toHaveLength(1);
+    expect(r.assembler.heldState()).toMatchObject({ procs: 0, calls: 0 });
+  });
+
+  it('a thread still open at the publication does not hold the call', () => {
+    const r = replay([...lines.slice(0, -1), forkLine(12 * ms, 100, 150), threadExitLine(150), lines.at(-1)!, exitLine({ ts: 20 * ms, pid: 200, start: 11 * ms })]);
+    expect(r.finished).toHaveLength(1);
+    expect(r.assembler.heldState()).toMatchObject({ procs: 0, calls: 0 });
+  });
+});

@@ -1,0 +1,34 @@
+// The program text per capture mode and payload path: which probes each one holds.
+import { describe, expect, it } from 'vitest';
+import { IOV_LIMIT } from '../../bpf/index.js';
+import { programText } from '../../bpf/program.js';
+
+const probes = (text: string) => text.split('\n').filter((l) => /^(tracepoint|BEGIN|END)/.test(l));
+
+describe('the bpftrace program per mode', () => {
+  it('light mode has no syscall probe at all: the node keeps its fast syscall path', () => {
+    const text = programText('light');
+    expect(probes(text).join('\n')).not.toMatch(/syscalls?:/);
+    expect(probes(text).every((p) => p.startsWith('tracepoint:sched:') || p === 'BEGIN' || p === 'END')).toBe(true);
+  });
+
+  it('full mode takes payloads at syscall exit: one raw probe, one per iovec taken on readv/writev, and the rest counted', () => {
+    const text = programText('full');
+    expect(probes(text).filter((p) => p === 'tracepoint:raw_syscalls:sys_exit')).toHaveLength(1);
+    expect(probes(text).filter((p) => p.includes('sys_exit_writev'))).toHaveLength(IOV_LIMIT + 1);
+    expect(probes(text).join('\n')).not.toMatch(/sys_enter_/);
+    // The placeholders are replaced in the code (the comments may still name them).
+    expect(text.split('\n').filter((l) => !/^\s*(\/\*|\*)/.test(l)).join('\n')).not.toMatch(/IOV_INDEX|IOV_LIMIT/);
+    for (let i = 0; i < IOV_LIMIT; i++) expect(text).toContain(`${i} < $r->dx`);
+  });
+
+  it('the fallback takes them at syscall entry, without the exit probes', () => {
+    const text = programText('full', [], undefined, 'syscall-entry');
+    expect(text).toMatch(/tracepoint:syscalls:sys_enter_write/);
+    expect(probes(text).join('\n')).not.toMatch(/raw_syscalls|sys_exit_writev/);
+  });
+
+  it('seeds the processes another run follows', () => {
+    expect(programText('full', [42, 43])).toContain('@cni[42] = 1; @cni[43] = 1;');
+  });
+});

@@ -1,0 +1,117 @@
+// The record merger turns the records of several tracers (the main one, the
+// sched-only standby, the old main one after a mode switch) into one stream:
+// each exec, fork and exit once, each process tree's payloads from one tracer.
+import { describe, expect, it } from 'vitest';
+import { RecordMerger } from '../../collector/tracer/record-merger.js';
+import type { TracerRecord } from '../../bpf/tracer-protocol.js';
+
+const T = 10_000_000;
+const exec = (ts: number, pid: number, ppid = 1, path = '/opt/cni/bin/bridge'): TracerRecord => ({
+  kind: 'exec',
+  ts,
+  pid,
+  ppid,
+  start: String(pid * 1000),
+  stdioFiles: ['1', '2', '3'],
+  argBytes: 10,
+  blockBytes: 200,
+  path,
+});
+const chunk = (pid: number): TracerRecord => ({ kind: 'exec-chunk', pid, off: 0, data: Buffer.alloc(200) });
+const fork = (ts: number, ppid: number, pid: number): TracerRecord => ({ kind: 'fork', ts, ppid, pid });
+const exit = (ts: number, pid: number): TracerRecord => ({ kind: 'exit', ts, pid, start: String(pid * 1000), exitCode: 0, groupExitCode: 0, signalFlags: 0 });
+const write = (ts: number, pid: number): TracerRecord => ({ kind: 'write', ts, pid, tid: pid, fd: 1, file: '2', len: 5 });
+const data = (tid: number): TracerRecord => ({ kind: 'data-chunk', tid, off: 0, data: Buffer.from('hello') });
+
+/** Feeds [source, record] pairs in order; returns what went on, hellos left out unless asked. */
+function run(merger: RecordMerger, input: Array<[number, TracerRecord]>, keepHello = false): TracerRecord[] {
+  const out: TracerRecord[] = [];
+  merger.merge(
+    input.map(([, r]) => r),
+    input.map(([s]) => s),
+    out,
+  );
+  return keepHello ? out : out.filter((r) => r.kind !== 'hello');
+}
+
+const MAIN = 1;
+const STANDBY = 2;
+const NEW = 3;
+
+describe('RecordMerger', () => {
+  it('passes an exec, fork and exit seen by the main tracer and the standby once, chunks with the copy kept', () => {
+    const m = new RecordMerger({ src: MAIN, mode: 'full' });
+    const out = run(m, [
+      [MAIN, exec(T, 10)],
+      [MAIN, chunk(10)],
+      [STANDBY, exec(T + 3, 10)],
+      [STANDBY, chunk(10)],
+      [STANDBY, fork(T + 100, 10, 11)],
+      [MAIN, fork(T + 101, 10, 11)],
+      [MAIN, exit(T + 500, 10)],
+      [STANDBY, exit(T + 502, 10)],
+    ]);
+    expect(out.map((r) => r.kind)).toEqual(['exec', 'exec-chunk', 'fork', 'exit']);
+    expect(m.counters.duplicates).toBe(3);
+  });
+
+  it('passes one copy when three tracers saw the event (a mode switch beside the standby)', () => {
+    const m = new RecordMerger({ src: MAIN, mode: 'full' });
+    const out = run(m, [
+      [MAIN, exec(T, 10)],
+      [NEW, exec(T + 2, 10)],
+      [STANDBY, exec(T + 4, 10)],
+    ]);
+    expect(out).toHaveLength(1);
+  });
+
+  it('keeps two real execs of one process (exec in place) apart when they are further apart than the same event can be', () => {
+    const m = new RecordMerger({ src: MAIN, mode: 'full' });
+    const out = run(m, [
+      [MAIN, exec(T, 10, 1, '/opt/cni/bin/wrapper')],
+      [MAIN, exec(T + 5_000, 10, 1, '/opt/cni/bin/wrapper')],
+    ]);
+    expect(out).toHaveLength(2);
+  });
+
+  it('takes a tree\'s payloads from the payload tracer of when it started, across a switch', () => {
+    const m = new RecordMerger({ src: MAIN, mode: 'full' });
+    m.setPayloadSource(NEW, 'full', T + 1_000);
+    const out = run(m, [
+      [MAIN, exec(T, 10)], // started before the switch: MAIN's bytes
+      [MAIN, fork(T + 10, 10, 12)],
+      [NEW, exec(T + 2_000, 20)], // after: NEW's bytes
+      [MAIN, exec(T + 2_001, 20)],
+      [MAIN, write(T + 3_000, 10)],
+      [MAIN, data(10)],
+      [NEW, write(T + 3_001, 10)],
+      [NEW, data(10)],
+      [NEW, write(T + 3_100, 12)], // the old tree's child: MAIN's
+      [MAIN, write(T + 3_101, 12)],
+      [MAIN, write(T + 3_200, 20)],
+      [MAIN, data(20)],
+      [NEW, write(T + 3_201, 20)],
+      [NEW, data(20)],
+    ]);
+    const writes = out.filter((r) => r.kind === 'write');
+    expect(writes.map((w) => ('ts' in w ? w.ts : 0))).toEqual([T + 3_000, T + 3_101, T + 3_201]);
+    expect(out.filter((r) => r.kind === 'data-chunk')).toHaveLength(2);
+    expect(m.counters.payloadsFromOther).toBe(3);
+  });
+
+  it('announces the capture mode where the payload source changes, and drops the tracers\' own hellos', () => {
+    const m = new RecordMerger({ src: MAIN, mode: 'full' });
+    m.setPayloadSource(null, 'light', T + 1_000);
+    const out = run(m, [[STANDBY, { kind: 'hello', version: 1, mode: 'light', ts: T - 5 }], [MAIN, exec(T, 10)], [MAIN, exec(T + 2_000, 20)]], true);
+    expect(out.map((r) => (r.kind === 'hello' ? `hello ${r.mode}` : r.kind))).toEqual(['hello full', 'exec', 'hello light', 'exec']);
+  });
+
+  it('gives a tree whose payload tracer died no more bytes from another', () => {
+    const m = new RecordMerger({ src: MAIN, mode: 'full' });
+    run(m, [[MAIN, exec(T, 10)]]);
+    m.sourceGone(MAIN);
+    m.setPayloadSource(NEW, 'full', T + 5_000);
+    const out = run(m, [[NEW, write(T + 6_000, 10)], [NEW, data(10)]]);
+    expect(out).toEqual([]);
+  });
+});
