@@ -67,6 +67,8 @@ export function benchCall(shape: CallShape): CniCall {
     incompleteReason: null,
     captureMode: 'full',
     lostRecords: false,
+    stdioShared: false,
+    uncapturedIo: 0,
     stdin: stream(CONF),
     stdout: stream(exitCode === 0 ? RESULT : '{"code":11,"msg":"failed to allocate for range 0: no IP addresses available in range set"}'),
     stderr: stream(''),
