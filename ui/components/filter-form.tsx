@@ -20,8 +20,11 @@ export function FilterForm<F extends readonly string[]>(props: {
 }) {
   const { route } = useLocation();
   const values = props.value as Record<string, string | undefined>;
+  // Uncontrolled fields (the page re-renders often, the tail several times a second, and must not undo what
+  // is being typed or picked); keyed by the applied filter, so a new URL starts them afresh.
   return (
     <form
+      key={queryString(props.fields, props.value)}
       class="filters"
       onSubmit={(event) => {
         event.preventDefault();
@@ -38,9 +41,9 @@ export function FilterForm<F extends readonly string[]>(props: {
         <label key={spec.name}>
           {spec.label}
           {spec.options ? (
-            <select name={spec.name} value={values[spec.name] ?? ''}>
+            <select name={spec.name}>
               {spec.options.map(([value, text]) => (
-                <option key={value} value={value}>
+                <option key={value} value={value} selected={value === (values[spec.name] ?? '')}>
                   {text}
                 </option>
               ))}
