@@ -25,7 +25,9 @@ export class TracerStartError extends Error {
 export interface RunCallbacks {
   /** One parsed record, in the order bpftrace printed it. */
   onRecord(rec: TracerRecord, src: number): void;
-  /** bpftrace went away; `unexpected` when it was not asked to. */
+  /** bpftrace ended; what it printed before may still be read (onExit follows). */
+  onGone(unexpected: boolean): void;
+  /** bpftrace went away and all its output has been read; `unexpected` when it was not asked to. */
   onExit(exit: TracerExit, unexpected: boolean): void;
 }
 
@@ -95,6 +97,7 @@ export class TracerRun {
           onOverlongLine: () => {
             this.malformedLines++;
           },
+          onProcessGone: () => this.callbacks.onGone(!this.stopping),
           onExit: (exit) => {
             this.tracer = null;
             this.isReady = false;
