@@ -14,6 +14,8 @@ import { parseTracerBytes, type TracerRecord } from '../../bpf/index.js';
 
 /** Lost records are logged at most this often (summed), however often bpftrace reports them. */
 const LOST_LOG_INTERVAL_MS = 10_000;
+/** One budget for every run: the main tracer and the standby lose records in the same flood. */
+const lostLog = { unlogged: 0, loggedAt: 0 };
 
 export class TracerStartError extends Error {
   constructor(message: string) {
@@ -43,8 +45,6 @@ export class TracerRun {
   private helloSeen = false;
   /** Canary execs seen after the hello. */
   private canaries = 0;
-  private lostUnlogged = 0;
-  private lostLoggedAt = 0;
 
   constructor(
     /** Names this run's records in the pipeline: unique for the daemon's life. */
@@ -174,12 +174,12 @@ export class TracerRun {
    */
   private reportLost(count: number): void {
     this.lostEvents += count;
-    this.lostUnlogged += count;
+    lostLog.unlogged += count;
     const now = Date.now();
-    if (now - this.lostLoggedAt < LOST_LOG_INTERVAL_MS) return;
-    this.log.warn({ lost: this.lostUnlogged, mode: this.settings.mode }, 'bpftrace lost records: calls may be missing or incomplete');
-    this.lostUnlogged = 0;
-    this.lostLoggedAt = now;
+    if (now - lostLog.loggedAt < LOST_LOG_INTERVAL_MS) return;
+    this.log.warn({ lost: lostLog.unlogged }, 'bpftrace lost records: calls may be missing or incomplete');
+    lostLog.unlogged = 0;
+    lostLog.loggedAt = now;
   }
 }
 
