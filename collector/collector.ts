@@ -273,7 +273,15 @@ export function createCollector(opts: CollectorOptions): Collector {
     const run: TracerRun = new TracerRun(
       nextRunId++,
       runSettings,
-      { onRecord: (rec, src) => pipeline.push(rec, src), onExit: (exit, unexpected) => onExit(run, exit, unexpected) },
+      {
+        onRecord: (rec, src) => pipeline.push(rec, src),
+        onGone: (unexpected) => {
+          pipeline.sourceGone(run.id, unexpected);
+          // Calls that start from now until a new main tracer records have no payloads: recorded as light-mode calls.
+          if (unexpected && run === main && run.settings.mode === 'full') pipeline.merger.setPayloadSource(null, 'light', monotonicNowUs());
+        },
+        onExit: (exit, unexpected) => onExit(run, exit, unexpected),
+      },
       log.child({ tracer: role }),
     );
     starting.add(run);
@@ -312,14 +320,12 @@ export function createCollector(opts: CollectorOptions): Collector {
   };
 
   const onExit = (run: TracerRun, exit: TracerExit, unexpected: boolean) => {
-    pipeline.merger.sourceGone(run.id);
     if (!unexpected) return;
     absorb(run);
     const why = describeExit(exit);
     if (retiring?.run === run) {
+      // The calls it supplied payloads for get no more: the merger reports them as they end, and they are marked.
       retiring = null;
-      // The calls it supplied payloads for get no more.
-      if (run.settings.mode === 'full') pipeline.markOpenCallsLost();
       return;
     }
     if (run === standby) {
@@ -334,11 +340,6 @@ export function createCollector(opts: CollectorOptions): Collector {
     main = null;
     lastError = why;
     failures.main = Date.now() - run.startedAt > HEALTHY_AFTER_MS ? 1 : failures.main + 1;
-    if (run.settings.mode === 'full') {
-      // Calls in flight lose the rest of their bytes; calls that start before the restart are recorded without.
-      pipeline.markOpenCallsLost();
-      pipeline.merger.setPayloadSource(null, 'light', monotonicNowUs());
-    }
     const abandoned = abandonIfBlind();
     publish();
     announce(gaps.begin(Date.now() * 1000, lastError, abandoned));

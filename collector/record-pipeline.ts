@@ -37,6 +37,7 @@ export class RecordPipeline {
   private arrivalUs = 0;
   private clockTimer: NodeJS.Timeout | null = null;
   private readonly merged: TracerRecord[] = [];
+  private readonly cut: number[] = [];
 
   constructor(
     assemblerOptions: AssemblerOptions,
@@ -68,7 +69,11 @@ export class RecordPipeline {
    * nothing earlier can still come.
    */
   releaseIfQuiet(nowMs: number): void {
-    if (this.sequencer.heldCount > 0) this.feed(this.sequencer.releaseDue(monotonicNowUs()));
+    const nowUs = monotonicNowUs();
+    const expired: TracerRecord[] = [];
+    this.merger.expire(nowUs, expired);
+    this.pushMerged(expired);
+    if (this.sequencer.heldCount > 0) this.feed(this.sequencer.releaseDue(nowUs));
     const seen = this.lastRecordAt;
     if (this.sequencer.heldCount === 0 || seen === null || nowMs - seen < QUIET_MS) return;
     // Timers run before I/O in Node's loop: after a stall of this process, lines may be waiting in the
@@ -84,9 +89,12 @@ export class RecordPipeline {
     this.feed(this.sequencer.flush());
   }
 
-  /** Marks every call open now as having lost records (a payload tracer died under them). */
-  markOpenCallsLost(): void {
-    this.assembler.push({ kind: 'lost', count: 0 }, Date.now());
+  /** Tracer `src` ended: when it was not asked to, the calls whose bytes it may not have printed are marked. */
+  sourceGone(src: number, unexpected: boolean): void {
+    const released: TracerRecord[] = [];
+    const cut = this.merger.sourceGone(src, released);
+    if (unexpected) for (const pid of cut) this.assembler.markLostRecords(pid);
+    this.pushMerged(released);
   }
 
   stopTimers(): void {
@@ -129,13 +137,20 @@ export class RecordPipeline {
     if (records.length === 0) return;
     const merged = this.merged;
     merged.length = 0;
-    this.merger.merge(records, this.sequencer.releasedSources, merged);
+    this.cut.length = 0;
+    this.merger.merge(records, this.sequencer.releasedSources, merged, this.cut);
+    this.pushMerged(merged);
+    merged.length = 0;
+  }
+
+  private pushMerged(records: readonly TracerRecord[]): void {
     const now = Date.now();
-    for (const rec of merged) {
+    for (const rec of records) {
       if ('ts' in rec && rec.ts > this.releasedTs) this.releasedTs = rec.ts;
+      // Its payload tracer died while it ran: marked while its call is still open (before the exit).
+      if (rec.kind === 'exit' && this.cut.includes(rec.pid)) this.assembler.markLostRecords(rec.pid);
       const events = this.assembler.push(rec, now);
       if (events.length > 0) this.emit(events);
     }
-    merged.length = 0;
   }
 }

@@ -366,6 +366,13 @@ export class CallAssembler {
     };
   }
 
+  /** Marks the call `pid` works for as having lost records (the tracer that captured its payloads died under it). */
+  markLostRecords(pid: number): void {
+    const callId = this.procs.get(pid)?.callId;
+    const call = callId ? this.calls.get(callId) : undefined;
+    if (call) call.lostRecords = true;
+  }
+
   /** From now on only the calls already started are followed (another tracer takes the new ones). */
   closeToNewCalls(): void {
     this.acceptsNewCalls = false;

@@ -20,7 +20,8 @@
  * its top-level process started (`setPayloadSource`). A tree that started
  * before a switch keeps the old tracer's bytes until it ends; one that
  * started after takes the new one's. A tree whose payload tracer died gets
- * no more bytes (the collector marks its calls).
+ * no more bytes, and its processes' exits are reported as cut (their calls
+ * are marked lostRecords).
  *
  * The capture mode new calls are recorded in follows the payload source: a
  * `hello` record is put into the stream where it changes (the tracers' own
@@ -34,6 +35,14 @@ import type { CaptureMode, TracerRecord } from '../../bpf/index.js';
 
 /** Two tracers' timestamps of one kernel event differ by the time between their probes' runs. */
 export const SAME_EVENT_US = 2_000;
+/** How far back (kernel µs) a dead tracer's bytes may have been left unread: more than bpftrace's reads lag behind. */
+const CUT_WINDOW_US = 1_000_000;
+/**
+ * How long (kernel µs) an exit reported by another tracer waits for the copy
+ * of the tracer supplying the process's payloads, whose bytes for it may
+ * still be on their way; past it the payload tracer is taken to have missed it.
+ */
+const HOLD_EXIT_US = 2_000_000;
 /** Sightings are forgotten this far (kernel µs) behind the newest record: a lagging tracer's copy arrives well within it. */
 const REMEMBER_US = 60_000_000;
 
@@ -73,6 +82,12 @@ export class RecordMerger {
   private readonly execPassed = new Map<string, boolean>();
   private readonly ioPassed = new Map<string, boolean>();
   private readonly dead = new Set<number>();
+  /**
+   * Exits another tracer reported first, waiting for the payload tracer's own
+   * copy: only then is it known whether its bytes all arrived, or whether it
+   * died with them unread (and the call must say so before it is published).
+   */
+  private readonly heldExits = new Map<string, { rec: Extract<TracerRecord, { kind: 'exit' }>; owner: number; heldAtUs: number }>();
   private epochs: PayloadEpoch[];
   /** The epoch whose hello the stream has had. */
   private announced = -1;
@@ -91,9 +106,36 @@ export class RecordMerger {
     this.epochs.push({ fromTs, src, mode });
   }
 
-  /** A tracer is gone for good (stopped or died): trees it supplied bytes for get none from now on. */
-  sourceGone(src: number): void {
+  /**
+   * A tracer is gone for good (stopped or died): trees it supplied bytes for
+   * get none from anyone else. Returns the processes whose bytes it may not
+   * have printed: those still running, and those that exited within
+   * CUT_WINDOW_US of its last records (bpftrace reads one CPU's buffer at a
+   * time: an exit read from one does not mean the writes in another were).
+   * Their calls' payloads may be cut.
+   */
+  sourceGone(src: number, out: TracerRecord[] = []): number[] {
     this.dead.add(src);
+    const cut: number[] = [];
+    for (const [pid, owner] of this.owners) {
+      if (owner.src === src && (owner.exitedTs === null || owner.exitedTs > this.maxTs - CUT_WINDOW_US)) cut.push(pid);
+    }
+    // Exits held for its copy go on now (after the caller has marked their calls).
+    for (const [key, held] of this.heldExits) {
+      if (held.owner !== src) continue;
+      this.heldExits.delete(key);
+      out.push(held.rec);
+    }
+    return cut;
+  }
+
+  /** Exits held longer than HOLD_EXIT_US as of `nowUs` (kernel µs) go on: their payload tracer missed them. */
+  expire(nowUs: number, out: TracerRecord[]): void {
+    for (const [key, held] of this.heldExits) {
+      if (held.heldAtUs > nowUs - HOLD_EXIT_US) continue;
+      this.heldExits.delete(key);
+      out.push(held.rec);
+    }
   }
 
   /** The payload source for trees starting at `ts`. */
@@ -101,12 +143,17 @@ export class RecordMerger {
     return this.epochAt(ts).src;
   }
 
-  /** Takes records released in time order and their sources (parallel arrays); appends what goes on to `out`. */
-  merge(records: readonly TracerRecord[], sources: readonly number[], out: TracerRecord[]): void {
-    for (let i = 0; i < records.length; i++) this.one(records[i]!, sources[i]!, out);
+  /**
+   * Takes records released in time order and their sources (parallel
+   * arrays); appends what goes on to `out`, and to `cut` the pids of
+   * processes that exited after the tracer supplying their tree's payloads
+   * died: their calls' bytes may be cut.
+   */
+  merge(records: readonly TracerRecord[], sources: readonly number[], out: TracerRecord[], cut: number[] = []): void {
+    for (let i = 0; i < records.length; i++) this.one(records[i]!, sources[i]!, out, cut);
   }
 
-  private one(rec: TracerRecord, src: number, out: TracerRecord[]): void {
+  private one(rec: TracerRecord, src: number, out: TracerRecord[], cut: number[]): void {
     if ('ts' in rec) {
       if (rec.ts > this.maxTs) this.maxTs = rec.ts;
       // Once a second of kernel time: what is forgotten is a minute old.
@@ -137,9 +184,24 @@ export class RecordMerger {
         out.push(rec);
         return;
       case 'exit': {
-        if (!this.firstSighting(`q${rec.pid}:${rec.start}`, src, rec.ts)) return;
         const owner = this.owners.get(rec.pid);
+        const key = `q${rec.pid}:${rec.start}`;
+        if (!this.firstSighting(key, src, rec.ts)) {
+          // The payload tracer's own copy of an exit held for it: its bytes for the process are in.
+          const held = this.heldExits.get(key);
+          if (held && held.owner === src) {
+            this.heldExits.delete(key);
+            out.push(held.rec);
+          }
+          return;
+        }
         if (owner) owner.exitedTs = rec.ts;
+        if (owner?.src != null && this.dead.has(owner.src)) {
+          cut.push(rec.pid);
+        } else if (owner?.src != null && owner.src !== src) {
+          this.heldExits.set(key, { rec, owner: owner.src, heldAtUs: this.maxTs });
+          return;
+        }
         out.push(rec);
         return;
       }
@@ -185,11 +247,14 @@ export class RecordMerger {
     return found;
   }
 
-  /** A process's tree's payload source; a process not seen yet counts as a tree of its own starting at `ts`. */
+  /**
+   * A process's tree's payload source (a dead one too: what it printed
+   * before it died is still read); a process not seen yet counts as a tree
+   * of its own starting at `ts`.
+   */
   private ownerOf(pid: number, ts: number): number | null {
     const owner = this.owners.get(pid);
-    if (owner) return owner.src !== null && this.dead.has(owner.src) ? null : owner.src;
-    return this.payloadSourceAt(ts);
+    return owner ? owner.src : this.payloadSourceAt(ts);
   }
 
   /** An exec: a new process joins its parent's tree; one whose parent is no traced process starts a tree. */

@@ -33,6 +33,8 @@ export interface TracerHandlers {
   onLine(line: Buffer): void;
   onOverlongLine(bytes: number): void;
   onExit(exit: TracerExit): void;
+  /** The process ended (its output may still be read); onExit follows once it all has been. */
+  onProcessGone?(): void;
 }
 
 export interface RunningTracer {
@@ -107,6 +109,17 @@ export function startTracer(settings: TracerSettings, handlers: TracerHandlers, 
       stderrTail.push(err.message);
       report(null, null);
     });
+    // Whichever comes first. A SIGKILLed bpftrace closes its stdout (fd 1, closed first) long before it is
+    // reaped: tearing down thousands of perf events and its maps takes hundreds of ms, and records its probes
+    // write meanwhile are read by nobody.
+    let gone = false;
+    const onGone = () => {
+      if (gone) return;
+      gone = true;
+      handlers.onProcessGone?.();
+    };
+    child.stdout.on('end', onGone);
+    child.on('exit', onGone);
     child.on('close', report);
   });
 

@@ -39,6 +39,8 @@ export function needsPayloadCheck(path: PayloadPath | null): boolean {
 export function recordPayloadVerdict(ok: boolean): void {
   exitProbeVerdict = ok ? 'ok' : 'misreads';
 }
+/** One budget for every run: the main tracer and the standby lose records in the same flood. */
+const lostLog = { unlogged: 0, loggedAt: 0 };
 
 export class TracerStartError extends Error {
   constructor(message: string) {
@@ -50,7 +52,9 @@ export class TracerStartError extends Error {
 export interface RunCallbacks {
   /** One parsed record, in the order bpftrace printed it. */
   onRecord(rec: TracerRecord, src: number): void;
-  /** bpftrace went away; `unexpected` when it was not asked to. */
+  /** bpftrace ended; what it printed before may still be read (onExit follows). */
+  onGone(unexpected: boolean): void;
+  /** bpftrace went away and all its output has been read; `unexpected` when it was not asked to. */
   onExit(exit: TracerExit, unexpected: boolean): void;
 }
 
@@ -66,8 +70,6 @@ export class TracerRun {
   private helloSeen = false;
   /** Canary execs seen after the hello. */
   private canaries = 0;
-  private lostUnlogged = 0;
-  private lostLoggedAt = 0;
   /** This run's canary pids, and the canary write being read (its bytes by offset): the payload probes' proof. */
   private readonly canaryPids = new Set<number>();
   private canaryWrite: { tid: number; bytes: Buffer; len: number } | null = null;
@@ -152,6 +154,7 @@ export class TracerRun {
           onOverlongLine: () => {
             this.malformedLines++;
           },
+          onProcessGone: () => this.callbacks.onGone(!this.stopping),
           onExit: (exit) => {
             this.tracer = null;
             this.isReady = false;
@@ -248,12 +251,12 @@ export class TracerRun {
    */
   private reportLost(count: number): void {
     this.lostEvents += count;
-    this.lostUnlogged += count;
+    lostLog.unlogged += count;
     const now = Date.now();
-    if (now - this.lostLoggedAt < LOST_LOG_INTERVAL_MS) return;
-    this.log.warn({ lost: this.lostUnlogged, mode: this.settings.mode }, 'bpftrace lost records: calls may be missing or incomplete');
-    this.lostUnlogged = 0;
-    this.lostLoggedAt = now;
+    if (now - lostLog.loggedAt < LOST_LOG_INTERVAL_MS) return;
+    this.log.warn({ lost: lostLog.unlogged }, 'bpftrace lost records: calls may be missing or incomplete');
+    lostLog.unlogged = 0;
+    lostLog.loggedAt = now;
   }
 }
 

@@ -90,7 +90,7 @@ describe.runIf(canRun)('a flood of plugin calls', () => {
       expect(h.tracer.lostEvents).toBeGreaterThan(0);
       expect(daemon.logs()).toMatch(/bpftrace lost records/);
     }
-    // Summed per 10 s by each tracer that loses records: the main one and the sched-only standby.
-    if (h.tracer.lostEvents > 0) expect(daemon.logs().match(/bpftrace lost records/g)!.length).toBeLessThanOrEqual(2 * (Math.ceil(FLOOD_SECONDS / 10) + 2));
+    // Summed per 10 s over both tracers (the main one and the sched-only standby share one budget).
+    if (h.tracer.lostEvents > 0) expect(daemon.logs().match(/bpftrace lost records/g)!.length).toBeLessThanOrEqual(Math.ceil(FLOOD_SECONDS / 10) + 2);
   });
 });

@@ -106,6 +106,31 @@ describe('RecordMerger', () => {
     expect(out.map((r) => (r.kind === 'hello' ? `hello ${r.mode}` : r.kind))).toEqual(['hello full', 'exec', 'hello light', 'exec']);
   });
 
+  it('reports the exits of processes whose payload tracer died, so their calls are marked', () => {
+    const m = new RecordMerger({ src: MAIN, mode: 'full' });
+    const out: TracerRecord[] = [];
+    const cut: number[] = [];
+    m.merge([exec(T, 10), exec(T + 10, 20), exec(T + 20, 40)], [MAIN, MAIN, MAIN], out, cut);
+    // 20 and 40 exited just before the main tracer died (its bytes may be unread); 50 long before.
+    m.merge([exec(T + 30, 50), exit(T + 40, 50), exit(T + 1_100_000, 20), exit(T + 1_100_060, 40), exit(T + 1_100_061, 40)], [MAIN, MAIN, STANDBY, STANDBY, MAIN], out, cut);
+    expect(m.sourceGone(MAIN)).toEqual([10, 20, 40]);
+    m.setPayloadSource(null, 'light', T + 1_100_100);
+    m.merge([exit(T + 1_100_200, 10), exec(T + 1_100_300, 30), exit(T + 1_100_400, 30)], [STANDBY, STANDBY, STANDBY], out, cut);
+    expect(cut).toEqual([10]);
+  });
+
+  it('holds an exit the standby reported first until the payload tracer\'s own copy, or its death, says whether its bytes are in', () => {
+    const m = new RecordMerger({ src: MAIN, mode: 'full' });
+    const out: TracerRecord[] = [];
+    m.merge([exec(T, 10), exec(T + 5, 20), exit(T + 100, 10)], [MAIN, MAIN, STANDBY], out);
+    expect(out.map((r) => r.kind)).toEqual(['hello', 'exec', 'exec']);
+    m.merge([exit(T + 101, 10), exit(T + 200, 20)], [MAIN, STANDBY], out);
+    expect(out.filter((r) => r.kind === 'exit').map((r) => ('pid' in r ? r.pid : 0))).toEqual([10]);
+    const released: TracerRecord[] = [];
+    expect(m.sourceGone(MAIN, released)).toEqual([10, 20]);
+    expect(released.map((r) => ('pid' in r ? r.pid : 0))).toEqual([20]);
+  });
+
   it('gives a tree whose payload tracer died no more bytes from another', () => {
     const m = new RecordMerger({ src: MAIN, mode: 'full' });
     run(m, [[MAIN, exec(T, 10)]]);
