@@ -46,6 +46,15 @@ export function CallDetailPage() {
             c.parentProcess && ['Run by', `${c.parentProcess.comm ?? '?'} (pid ${c.parentProcess.pid}${c.parentProcess.exe ? `, ${c.parentProcess.exe}` : ''})`],
             c.parentId !== null && ['Delegated by', <a href={callPath(c.parentId)}>the calling plugin</a>],
             ['Capture', `${c.captureMode}${c.lostRecords ? ' · the tracer lost records meanwhile' : ''}`],
+            c.execChain.length > 1 && ['Images', <code>{c.execChain.join(' → ')}</code>],
+            c.stdioShared && ['stdout and stderr', 'one open file (a terminal, or 2>&1 into one pipe): each write is filed by the fd it went through'],
+            c.uncapturedIo > 0 && ['Not captured', `${c.uncapturedIo} reads/writes full mode did not take (iovecs past the 2nd, sendmsg, splice…): the streams are marked truncated`],
+            c.envTruncated && ['Environment', 'cut by the tracer: CNI_* values past the cut (command, container, pod) may be missing'],
+            c.pathTruncated && ['Path', 'cut by the tracer: the plugin path is its beginning'],
+            (c.outputAfterExit.stdout !== null || c.outputAfterExit.stderr !== null) && [
+              'After exit',
+              `descendants wrote to ${[c.outputAfterExit.stdout !== null ? `stdout from byte ${c.outputAfterExit.stdout}` : '', c.outputAfterExit.stderr !== null ? `stderr from byte ${c.outputAfterExit.stderr}` : ''].filter(Boolean).join(' and ')} after the plugin exited (the caller still got it)`,
+            ],
           ]}
         />
       </Section>
@@ -74,6 +83,13 @@ export function CallDetailPage() {
           </tbody>
         </table>
       </Section>
+      {(c.configSource === 'cache' || c.resultSource === 'cache') && (
+        <Section title="Config and result, from libcni's cache">
+          <p class="muted">No payloads were captured for this call (light capture): this is what libcni cached for its attachment — the whole conf/conflist and the chain's final result, not the bytes on this plugin's pipes.</p>
+          {c.configSource === 'cache' && <JsonBlock value={c.config} />}
+          {c.resultSource === 'cache' && <JsonBlock value={c.result} />}
+        </Section>
+      )}
       <Section title="Payloads">
         <PayloadBlock name="stdin" payload={c.stdin} />
         <PayloadBlock name="stdout" payload={c.stdout} />

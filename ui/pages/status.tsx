@@ -28,7 +28,9 @@ export function StatusPage() {
 
   if (!data) return loaded.error ? <ErrorNote error={loaded.error} /> : <Loading />;
   const { health, tracer } = data;
-  const switchMode = async (mode: 'full' | 'light') => {
+  const capture = tracer.capture;
+  const setting = capture?.setting ?? tracer.mode;
+  const switchMode = async (mode: 'auto' | 'full' | 'light') => {
     setSwitching(`Switching to ${mode}…`);
     try {
       await putJson('/api/v1/tracer/mode', { mode });
@@ -62,9 +64,10 @@ export function StatusPage() {
               'Capture mode',
               <span class="mode">
                 <strong data-mode={tracer.mode}>{tracer.mode}</strong>{' '}
+                {capture && capture.setting !== capture.mode && <span class="muted">({capture.setting}) </span>}
                 {tracer.modeSwitchable &&
-                  (['full', 'light'] as const)
-                    .filter((m) => m !== tracer.mode)
+                  (capture ? (['auto', 'full', 'light'] as const) : (['full', 'light'] as const))
+                    .filter((m) => m !== setting)
                     .map((m) => (
                       <button type="button" key={m} disabled={switching !== null && switching.endsWith('…')} onClick={() => void switchMode(m)}>
                         Switch to {m}
@@ -73,7 +76,12 @@ export function StatusPage() {
                 {switching && <span class="muted"> {switching}</span>}
               </span>,
             ],
+            capture && ['Why', `${capture.reason}${capture.scope ? ` (payloads kept for ${capture.scope.pod === null ? `namespace ${capture.scope.namespace}` : `${capture.scope.namespace}/${capture.scope.pod}`} only)` : ''}`],
+            capture?.until ? ['Until', <Time iso={capture.until} />] : null,
+            capture?.lastError ? ['Switch failing', <span class="error-text">{capture.lastError}</span>] : null,
+            tracer.payloadPath !== null && ['Payload probes', tracer.payloadPath === 'syscall-exit' ? 'at syscall exit (what was delivered)' : 'at syscall entry (the fallback: what was attempted)'],
             ['bpftrace pid', tracer.pid === null ? '—' : String(tracer.pid)],
+            tracer.standby && ['Standby tracer', tracer.standby.running ? `pid ${tracer.standby.pid ?? '?'}, ${tracer.standby.rssBytes === null ? '?' : formatBytes(tracer.standby.rssBytes)} resident, ${tracer.standby.restarts} restarts` : 'not running'],
             ['Started', <Time iso={tracer.startedAt} />],
             ['Last record', <Time iso={tracer.lastRecordAt} />],
             ['Restarts', String(tracer.restarts)],
