@@ -10,7 +10,7 @@
  */
 
 import { createReadStream, createWriteStream, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { once } from 'node:events';
 import { CallAssembler } from '../collector/assemble/assembler.js';
@@ -42,7 +42,7 @@ async function writeTrace(file: string): Promise<number> {
   return bytes;
 }
 
-async function run(file: string, stage: Stage, dbFile: string): Promise<{ seconds: number; calls: number; malformed: number }> {
+async function run(file: string, stage: Stage, dbFile: string): Promise<{ seconds: number; cpuSeconds: number; calls: number; malformed: number }> {
   const assembler = new CallAssembler({ monoToEpochUs: (us) => us + 1_700_000_000_000_000, finalizeGraceMs: 0 });
   const sequencer = new RecordSequencer(new ReorderWindow(REORDER_WINDOW));
   let arrivalUs = 0;
@@ -78,6 +78,7 @@ async function run(file: string, stage: Stage, dbFile: string): Promise<{ second
   };
   const splitter = new LineSplitter(onLine, () => malformed++);
   const t0 = process.hrtime.bigint();
+  const cpu0 = process.cpuUsage();
   for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 })) splitter.push(chunk as Buffer);
   splitter.end();
   if (stage !== 'parse') {
@@ -85,24 +86,27 @@ async function run(file: string, stage: Stage, dbFile: string): Promise<{ second
     flush();
   }
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+  const cpu = process.cpuUsage(cpu0);
+  const cpuSeconds = (cpu.user + cpu.system) / 1e6;
   store?.close();
-  return { seconds, calls: finished, malformed };
+  return { seconds, cpuSeconds, calls: finished, malformed };
 }
 
 async function main(): Promise<void> {
+  const loadavgBefore = loadavg();
   const dir = mkdtempSync(path.join(tmpdir(), 'cnirec-bench-ingest-'));
   try {
     const trace = path.join(dir, 'trace.txt');
     const bytes = await writeTrace(trace);
-    const results: Record<Stage, { seconds: number; calls: number; callsPerSecond: number; malformed: number }> = {} as never;
+    const results: Record<Stage, { seconds: number; cpuSeconds: number; calls: number; callsPerSecond: number; callsPerCpuSecond: number; malformed: number }> = {} as never;
     for (const stage of ['parse', 'assemble', 'store'] as const) {
       const r = await run(trace, stage, path.join(dir, `${stage}.db`));
-      results[stage] = { ...r, callsPerSecond: Math.round(r.calls / r.seconds) };
-      console.log(`${stage.padEnd(9)} ${r.calls} calls in ${r.seconds.toFixed(2)} s = ${results[stage].callsPerSecond} calls/s`);
+      results[stage] = { ...r, callsPerSecond: Math.round(r.calls / r.seconds), callsPerCpuSecond: Math.round(r.calls / r.cpuSeconds) };
+      console.log(`${stage.padEnd(9)} ${r.calls} calls in ${r.seconds.toFixed(2)} s = ${results[stage].callsPerSecond} calls/s (${results[stage].callsPerCpuSecond} per CPU second)`);
     }
     const report = {
       date: new Date().toISOString(),
-      machine: { cpus: cpus().length, model: cpus()[0]?.model ?? 'unknown', node: process.version },
+      machine: { cpus: cpus().length, model: cpus()[0]?.model ?? 'unknown', node: process.version, loadavgBefore },
       input: { calls: CALLS, traceBytes: bytes, ...SHAPE },
       target: { callsPerSecond: 20_000, stage: 'store' },
       results,
@@ -118,15 +122,17 @@ async function main(): Promise<void> {
         `${report.date}, ${report.machine.cpus} × ${report.machine.model}, Node ${report.machine.node}.`,
         `Input: ${CALLS} synthetic calls in the tracer's line protocol (exec + ${SHAPE.stdinBytes} B stdin + ${SHAPE.stdoutBytes} B stdout + exit), ${(bytes / 1e6).toFixed(0)} MB of text.`,
         '',
-        '| stage | calls/s |',
-        '|---|---|',
-        `| parse lines | ${results.parse.callsPerSecond} |`,
-        `| + sequence + assemble calls | ${results.assemble.callsPerSecond} |`,
-        `| + write to SQLite (WAL, batched) | ${results.store.callsPerSecond} |`,
+        `Load average before the run (1/5/15 min): ${loadavgBefore.map((l) => l.toFixed(2)).join(' / ')}.`,
+        '',
+        '| stage | calls/s (wall) | calls per CPU second (this process, all threads) |',
+        '|---|---|---|',
+        `| parse lines | ${results.parse.callsPerSecond} | ${results.parse.callsPerCpuSecond} |`,
+        `| + sequence + assemble calls | ${results.assemble.callsPerSecond} | ${results.assemble.callsPerCpuSecond} |`,
+        `| + write to SQLite (WAL, batched) | ${results.store.callsPerSecond} | ${results.store.callsPerCpuSecond} |`,
         '',
         `Records arrive ${ARRIVAL_LAG_US / 1000} ms after their timestamp (bpftrace keeping up); the trace's timestamps advance 50 µs per call (20,000 calls/s).`,
         '',
-        `Target ≥ 20,000 calls/s through the store: ${met}.`,
+        `Target ≥ 20,000 calls/s through the store: ${met}. On a shared machine the wall rate follows others' load; the CPU-second rate is what this process itself needs.`,
         '',
       ].join('\n'),
     );

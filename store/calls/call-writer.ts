@@ -76,9 +76,14 @@ export function createCallWriter(db: Database): CallWriter {
         // DELETE of helpers a new row cannot have (they reference it). Should a row be there after all,
         // the INSERT does nothing and the usual path below updates it.
         insertHelpers(call);
+      } else if (updateFinished.run(finishValues(call)).changes === 0) {
+        // No row yet: its started event was dropped, or folded into this one while both waited in the
+        // write-behind queue. A new row has no helpers to replace.
+        insertFinished.run(callValues(call));
+        insertHelpers(call);
       } else {
-        if (updateFinished.run(finishValues(call)).changes === 0) insertFinished.run(callValues(call));
-        else if (identityChanged(call)) updateIdentity.run(identityValues(call));
+        // An exec in place renamed the call after call.started: its identity columns follow.
+        if (identityChanged(call)) updateIdentity.run(identityValues(call));
         // Replace, not append: the finished snapshot has every helper of the call.
         deleteHelpers.run(call.id);
         insertHelpers(call);
