@@ -5,6 +5,7 @@
  * caller received is what the record says.
  */
 
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -154,5 +155,28 @@ describe.runIf(canRun)('the process tree of a call, with the real tracer', () =>
       expect(call!.cniArgs).toBe(cniArgs);
       expect([call!.podNamespace, call!.podName]).toEqual(['ns', 'web-0']);
     }
+  });
+
+  it('finds CNI_COMMAND after 300 other variables, and keeps none of them', async () => {
+    // A runtime or Multus running in a pod inherits seven variables per Service: hundreds come before CNI_*.
+    // `env -i` execs the plugin with exactly this environment, in this order.
+    const containerId = newContainerId('bigenv');
+    const fillers = Array.from({ length: 300 }, (_, i) => `SVC_${i}_SERVICE_HOST=10.96.${i >> 8}.${i & 255}`);
+    const cni = [`CNI_COMMAND=ADD`, `CNI_CONTAINERID=${containerId}`, 'CNI_NETNS=/var/run/netns/none', 'CNI_IFNAME=eth0', `CNI_PATH=${CNI_BIN_DIR}`, 'CNI_ARGS=IgnoreUnknown=1;K8S_POD_NAMESPACE=big;K8S_POD_NAME=env'];
+    const config = ipamConfig('10.77.3.0/24');
+    const child = spawn('/usr/bin/env', ['-i', ...fillers, ...cni, HOST_LOCAL], { stdio: ['pipe', 'pipe', 'pipe'], env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' } });
+    const out: Buffer[] = [];
+    child.stdout.on('data', (b: Buffer) => out.push(b));
+    child.stdin.end(config);
+    const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+    expect(code, Buffer.concat(out).toString()).toBe(0);
+    const [call] = await daemon.waitFor('the call with a big environment', () => {
+      const calls = daemon.callsFor(containerId);
+      return calls.length > 0 ? calls : null;
+    });
+    expect(call).toMatchObject({ command: 'ADD', plugin: 'host-local', containerId, podNamespace: 'big', podName: 'env', exitCode: 0 });
+    expect(call!.stdin.bytes.equals(config)).toBe(true);
+    expect(call!.stdout.bytes.equals(Buffer.concat(out))).toBe(true);
+    expect(Object.keys(call!.env).every((k) => k.startsWith('CNI_'))).toBe(true);
   });
 });
