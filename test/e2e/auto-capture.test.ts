@@ -15,6 +15,7 @@ import { startDaemon, type RunningDaemon } from './support/daemon.js';
 import { execPlugin, podCniArgs } from './support/plugin-driver.js';
 import { createPodmanEnv, type PodmanEnv } from './support/podman.js';
 import { requirePrivilegedSuite } from './support/privileged.js';
+import { poll as pollUntil } from './support/faults.js';
 
 const FIXTURE_PLUGINS = path.resolve(import.meta.dirname, 'fixtures/plugins');
 const CLI = path.resolve(import.meta.dirname, '../../bin/cnirec.js');
@@ -47,15 +48,7 @@ describe.runIf(canRun)('auto capture with the real tracer', () => {
     expect(res.status, await res.clone().text()).toBe(200);
     return (await res.json()) as T;
   };
-  const poll = async <T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 30_000): Promise<T> => {
-    const end = Date.now() + timeoutMs;
-    for (;;) {
-      const v = await probe();
-      if (v) return v;
-      if (Date.now() > end) throw new Error(`timed out waiting for ${what}\n${daemon.logs().slice(-3000)}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  };
+  const poll = <T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 30_000) => pollUntil(what, probe, timeoutMs, () => daemon.logs().slice(-3000), 200);
   /** The tracer runs `mode` and no switch is under way. */
   const tracerIn = (mode: 'full' | 'light', timeoutMs?: number) =>
     poll(`the tracer in ${mode} mode`, async () => {

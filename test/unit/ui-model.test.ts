@@ -2,6 +2,7 @@
 // URLs, and the live tail's capped list.
 import { describe, expect, it } from 'vitest';
 import type { CallSummary, CallTree, FindingPage, PodStory, TailServerMessage } from '../../api/index.js';
+import { callView } from './cli-fixture.js';
 import { groupFindings } from '../../ui/model/findings.js';
 import { formatMs, localTime, outcomeOf, shortId, utcTitle } from '../../ui/model/format.js';
 import { hexLines } from '../../ui/model/hex.js';
@@ -16,43 +17,19 @@ const iso = (ms: number) => new Date(T0 + ms).toISOString();
 const noStream = { bytes: 0, totalBytes: 0, truncated: false };
 
 function summary(id: string, over: Partial<CallSummary> = {}): CallSummary {
-  return {
+  return callView({
     id,
-    command: 'ADD',
-    plugin: 'bridge',
     path: '/opt/cni/bin/bridge',
-    pid: 1,
     ppid: 0,
-    parentId: null,
-    parentProcess: null,
     containerId: 'c'.repeat(64),
     netns: '/var/run/netns/x',
-    ifname: 'eth0',
     pod: { namespace: 'demo', name: 'web-0', uid: null },
-    podInfraContainerId: null,
-    traceParent: null,
     startedAt: iso(0),
     endedAt: iso(10),
     durationMs: 10,
-    exitCode: 0,
-    signal: null,
-    coreDumped: false,
-    ok: true,
-    status: 'finished',
-    incomplete: false,
-    incompleteReason: null,
-    error: null,
-    isVersionProbe: false,
-    captureMode: 'full',
-    lostRecords: false,
-    stdioShared: false,
-    uncapturedIo: 0,
-    envTruncated: false,
-    pathTruncated: false,
-    outputAfterExit: { stdout: null, stderr: null },
     payload: { stdin: noStream, stdout: noStream, stderr: noStream },
     ...over,
-  };
+  });
 }
 
 const tree = (id: string, over: Partial<CallSummary> = {}, children: CallTree[] = [], helpers: CallTree['helpers'] = []): CallTree => ({ ...summary(id, over), children, helpers });

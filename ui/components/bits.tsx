@@ -67,3 +67,21 @@ export function Facts({ rows }: { rows: readonly (readonly [string, ComponentChi
     </dl>
   );
 }
+
+/** The columns of a list of calls (the calls page, the live tail): one header for both. */
+export function CallTableHead() {
+  return (
+    <thead>
+      <tr>
+        <th>Started</th>
+        <th>Command</th>
+        <th>Plugin</th>
+        <th>Pod</th>
+        <th>Container</th>
+        <th>Duration</th>
+        <th>Outcome</th>
+        <th>Error</th>
+      </tr>
+    </thead>
+  );
+}

@@ -3,7 +3,7 @@
 import { useLocation } from 'preact-iso';
 import { getJson } from '../client/client.js';
 import type { CallPage } from '../client/types.js';
-import { Duration, ErrorNote, Loading, Outcome, ShortId, Time } from '../components/bits.js';
+import { CallTableHead, Duration, ErrorNote, Loading, Outcome, ShortId, Time } from '../components/bits.js';
 import { COMMAND_OPTIONS, FAILED_OPTIONS, FilterForm } from '../components/filter-form.js';
 import { useListKeys, useLoad } from '../components/hooks.js';
 import { podText } from '../model/format.js';
@@ -41,18 +41,7 @@ export function CallsPage() {
       {!loaded.loading && !loaded.error && (
         <>
           <table class="list">
-            <thead>
-              <tr>
-                <th>Started</th>
-                <th>Command</th>
-                <th>Plugin</th>
-                <th>Pod</th>
-                <th>Container</th>
-                <th>Duration</th>
-                <th>Outcome</th>
-                <th>Error</th>
-              </tr>
-            </thead>
+            <CallTableHead />
             <tbody>
               {items.map((c, i) => (
                 <tr key={c.id} data-row={i} data-call-id={c.id} class={`call-row${c.ok === false ? ' failed' : ''}${i === selected ? ' selected' : ''}`}>

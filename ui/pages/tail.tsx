@@ -9,7 +9,7 @@ import { useLocation } from 'preact-iso';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { openTail } from '../client/client.js';
 import type { TailServerMessage } from '../client/types.js';
-import { Duration, Outcome, ShortId, Time } from '../components/bits.js';
+import { CallTableHead, Duration, Outcome, ShortId, Time } from '../components/bits.js';
 import { COMMAND_OPTIONS, FAILED_OPTIONS, FilterForm } from '../components/filter-form.js';
 import { useListKeys } from '../components/hooks.js';
 import { formatMs, podText } from '../model/format.js';
@@ -157,18 +157,7 @@ export function TailPage() {
           <col class="c-out" />
           <col />
         </colgroup>
-        <thead>
-          <tr>
-            <th>Started</th>
-            <th>Command</th>
-            <th>Plugin</th>
-            <th>Pod</th>
-            <th>Container</th>
-            <th>Duration</th>
-            <th>Outcome</th>
-            <th>Error</th>
-          </tr>
-        </thead>
+        <CallTableHead />
         <tbody>
           {list.rows.map((row, i) => (
             <TailLine key={row.key} row={row} index={i} selected={i === selected} now={row.kind === 'call' && row.call.status === 'running' ? now : 0} />
