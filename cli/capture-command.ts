@@ -5,6 +5,7 @@
  */
 
 import type { CaptureModeBody, TracerStatus } from '../api/index.js';
+import { scopeText } from '../collector/index.js';
 import { parseDuration } from '../daemon/index.js';
 import { getJson, putJson, type ClientOptions } from './api-client.js';
 import { UsageError } from './errors.js';
@@ -62,7 +63,7 @@ export function formatCapture(c: CaptureStatus, nowMs = Date.now()): string[] {
   const setting = c.setting === c.configured ? c.setting : `${c.setting} (configured: ${c.configured})`;
   const lines = [`${bold('capture')} ${setting}`, `  tracer   ${tracer}${c.switching ? dim(' — switching') : ''}`, `  why      ${safe(c.reason)}`];
   if (c.until !== null) lines.push(`  until    ${c.until} ${dim(`(in ${ageText(Math.max(0, Date.parse(c.until) - nowMs))})`)}`);
-  if (c.scope !== null) lines.push(`  only     ${safe(c.scope.pod === null ? `namespace ${c.scope.namespace}` : `pod ${c.scope.namespace}/${c.scope.pod}`)} ${dim('(other calls are recorded without payloads)')}`);
+  if (c.scope !== null) lines.push(`  only     ${safe(scopeText(c.scope))} ${dim('(other calls are recorded without payloads)')}`);
   if (c.lastError !== null) lines.push(`  ${yellow('failing')}  ${safe(c.lastError)}`);
   return lines;
 }

@@ -13,6 +13,7 @@ import {
   type CaptureListener,
   type CapturePolicyOptions,
   type CapturePolicyState,
+  type CaptureScope,
   type CaptureStatus,
   callTrigger,
   decide,
@@ -45,6 +46,8 @@ export interface CaptureWiring extends CaptureControl {
   readonly callListener: CallListener;
   /** The mode the tracer starts in. */
   initialMode(): CaptureMode;
+  /** Whose calls keep their payloads now (null: every call's): read for every published batch, so it formats nothing. */
+  scope(): CaptureScope | null;
   start(): void;
   stop(): void;
 }
@@ -162,6 +165,7 @@ export function createCaptureWiring(deps: CaptureWiringDeps): CaptureWiring {
       },
     },
     initialMode: () => decision().mode,
+    scope: () => decision().scope,
     status,
     async request(req) {
       state = operatorRequest(state, req, now(), deps.policy);

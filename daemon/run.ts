@@ -82,7 +82,7 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
   const killTracers = () => collector.killNow();
   process.once('exit', killTracers);
   // Under an operator's scoped `full`, calls outside the scope lose their payloads before anyone sees them.
-  const subscribeScoped = (listener: CallListener) => collector.subscribe({ onEvents: (events) => listener.onEvents(scopeEvents(events, capture.status().scope)) });
+  const subscribeScoped = (listener: CallListener) => collector.subscribe({ onEvents: (events) => listener.onEvents(scopeEvents(events, capture.scope())) });
   collector.subscribe(capture.callListener);
   subscribeScoped(writes.listener);
   // The node's CNI setup: conf dir history, which binary each call ran (hashed off the capture path), doctor checks.

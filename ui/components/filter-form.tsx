@@ -65,3 +65,12 @@ export const FAILED_OPTIONS: readonly (readonly [string, string])[] = [
   ['true', 'failed'],
   ['false', 'succeeded'],
 ];
+
+/** The filters the live tail and the calls page share, as the API's tail and /calls take them. */
+export const CALL_FILTER_SPECS: readonly FieldSpec[] = [
+  { name: 'namespace', label: 'Namespace' },
+  { name: 'pod', label: 'Pod' },
+  { name: 'command', label: 'Command', options: COMMAND_OPTIONS },
+  { name: 'plugin', label: 'Plugin' },
+  { name: 'failed', label: 'Outcome', options: FAILED_OPTIONS },
+];

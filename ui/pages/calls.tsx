@@ -4,7 +4,7 @@ import { useLocation } from 'preact-iso';
 import { getJson } from '../client/client.js';
 import type { CallPage } from '../client/types.js';
 import { CallTableHead, Duration, ErrorNote, Loading, Outcome, ShortId, Time } from '../components/bits.js';
-import { COMMAND_OPTIONS, FAILED_OPTIONS, FilterForm } from '../components/filter-form.js';
+import { CALL_FILTER_SPECS, FilterForm } from '../components/filter-form.js';
 import { useListKeys, useLoad } from '../components/hooks.js';
 import { podText } from '../model/format.js';
 import { CALL_FIELDS, callPath, filterFromQuery, podPath, queryString } from '../model/query.js';
@@ -25,11 +25,7 @@ export function CallsPage() {
         fields={CALL_FIELDS}
         value={filter}
         specs={[
-          { name: 'namespace', label: 'Namespace' },
-          { name: 'pod', label: 'Pod' },
-          { name: 'command', label: 'Command', options: COMMAND_OPTIONS },
-          { name: 'plugin', label: 'Plugin' },
-          { name: 'failed', label: 'Outcome', options: FAILED_OPTIONS },
+          ...CALL_FILTER_SPECS,
           { name: 'minDurationMs', label: 'Slower than (ms)', placeholder: '100' },
           { name: 'since', label: 'Since', placeholder: '2026-11-26T10:00:00Z or 1h' },
           { name: 'until', label: 'Until', placeholder: 'ISO time' },

@@ -10,7 +10,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { openTail } from '../client/client.js';
 import type { TailServerMessage } from '../client/types.js';
 import { CallTableHead, Duration, Outcome, ShortId, Time } from '../components/bits.js';
-import { COMMAND_OPTIONS, FAILED_OPTIONS, FilterForm } from '../components/filter-form.js';
+import { CALL_FILTER_SPECS, FilterForm } from '../components/filter-form.js';
 import { useListKeys } from '../components/hooks.js';
 import { formatMs, podText } from '../model/format.js';
 import { callPath, filterFromQuery, queryString, TAIL_FIELDS } from '../model/query.js';
@@ -128,13 +128,7 @@ export function TailPage() {
         path="/ui/tail"
         fields={TAIL_FIELDS}
         value={filter}
-        specs={[
-          { name: 'namespace', label: 'Namespace' },
-          { name: 'pod', label: 'Pod' },
-          { name: 'command', label: 'Command', options: COMMAND_OPTIONS },
-          { name: 'plugin', label: 'Plugin' },
-          { name: 'failed', label: 'Outcome', options: FAILED_OPTIONS },
-        ]}
+        specs={CALL_FILTER_SPECS}
       >
         <button type="button" onClick={() => setPaused(!paused)} aria-pressed={paused}>
           {paused ? 'Resume' : 'Pause'}
