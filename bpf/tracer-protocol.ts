@@ -10,11 +10,11 @@
  * | P    | pid comm…                                                           | the exec's parent's name (rest of the line) |
  * | B    | pid off hex                                                         | 200 bytes of the exec's argv+env block from off (off may be < 0) |
  * | F    | ts ppid child                                                       | fork/clone by a traced process (child may be a thread) |
- * | R    | ts pid tid fd file len                                              | len bytes read from the call's stdin; D lines follow |
- * | W    | ts pid tid fd file len                                              | len bytes written to its stdout/stderr; D lines follow |
+ * | R    | ts pid tid fd file len cpu                                          | len bytes read from the call's stdin; D lines follow |
+ * | W    | ts pid tid fd file len cpu                                          | len bytes written to its stdout/stderr; D lines follow |
  * | U    | ts pid tid R|W fd file len                                          | len bytes moved on such a file and not taken (see below) |
- * | D    | tid off hex                                                         | 200 bytes of the thread's current R/W payload from off |
- * | Q    | ts pid start exit_code group_exit_code signal_flags                 | last thread of a traced process exited |
+ * | D    | cpu×2^22+tid off hex                                                | 200 bytes of the thread's current R/W payload on that CPU, from off |
+ * | Q    | ts pid start exit_code group_exit_code signal_flags io_records      | last thread of a traced process exited |
  * | T    | tid                                                                 | a traced non-leader thread exited |
  * | Lost N events                                                              || bpftrace dropped N records |
  *
@@ -33,6 +33,19 @@
  * holds 200 bytes; where a payload is shorter, only its first `len - off`
  * bytes count. Payloads are captured up to 64 KiB per syscall and exec
  * blocks up to 16 KiB: a larger `len` means the rest was cut.
+ *
+ * cpu is the CPU whose buffer a header and its D lines went through (one
+ * probe run never changes CPU; D lines carry it above the tid, for want of
+ * BPF stack for one more field). bpftrace drains one CPU's buffer at a time,
+ * and may hand over part of it, then another CPU's: a thread's next
+ * read/write, made on another CPU, can then come between a payload's D
+ * lines. D lines go with the thread's newest header on the same CPU.
+ *
+ * io_records counts the R, W and U headers the process's threads printed
+ * (0 in light mode): the collector holds the call until that many came, as
+ * they may trail the exit from other CPUs' buffers. A lower bound (threads
+ * printing at the same moment may each count once for two), never more.
+ * Lines of earlier versions without cpu or io_records still parse (the field left out).
  */
 
 export const PROTOCOL_VERSION = 1;
@@ -72,10 +85,10 @@ export type TracerRecord =
   | { kind: 'exec-chunk'; pid: number; off: number; data: Buffer }
   | { kind: 'exec-parent'; pid: number; comm: string }
   | { kind: 'fork'; ts: MonoMicros; ppid: number; pid: number }
-  | { kind: 'read'; ts: MonoMicros; pid: number; tid: number; fd: number; file: string; len: number }
-  | { kind: 'write'; ts: MonoMicros; pid: number; tid: number; fd: number; file: string; len: number }
+  | { kind: 'read'; ts: MonoMicros; pid: number; tid: number; fd: number; file: string; len: number; cpu?: number }
+  | { kind: 'write'; ts: MonoMicros; pid: number; tid: number; fd: number; file: string; len: number; cpu?: number }
   | { kind: 'uncaptured'; ts: MonoMicros; pid: number; tid: number; direction: 'read' | 'write'; fd: number; file: string; len: number }
-  | { kind: 'data-chunk'; tid: number; off: number; data: Buffer }
+  | { kind: 'data-chunk'; tid: number; cpu?: number; off: number; data: Buffer }
   | {
       kind: 'exit';
       ts: MonoMicros;
@@ -84,6 +97,8 @@ export type TracerRecord =
       exitCode: number;
       groupExitCode: number;
       signalFlags: number;
+      /** R, W and U headers its threads printed (a lower bound); absent when the tracer did not say. */
+      ioRecords?: number;
     }
   | { kind: 'thread-exit'; tid: number }
   | { kind: 'lost'; count: number }
@@ -157,10 +172,20 @@ export function parseTracerBytes(line: Buffer): ParseResult {
     if (data === null) return chunkError(kind, 'bad-hex', line);
     return {
       ok: true,
-      record: kind === KIND_D ? { kind: 'data-chunk', tid: id, off, data } : { kind: 'exec-chunk', pid: id, off: negative ? -off : off, data },
+      record: kind === KIND_B ? { kind: 'exec-chunk', pid: id, off: negative ? -off : off, data } : dataChunk(id, off, data),
     };
   }
   return parseTracerLine(line.toString('utf8'));
+}
+
+/** Pids and tids stay below 2^22 (the kernel's pid_max limit): a D line's CPU sits above its tid. */
+const TID_SPACE = 4_194_304;
+
+/** A D line's first number is cpu × 2^22 + tid (a tracer before the cpu field printed the tid alone: cpu 0). */
+function dataChunk(threadOnCpu: number, off: number, data: Buffer): TracerRecord {
+  const tid = threadOnCpu % TID_SPACE;
+  const cpu = (threadOnCpu - tid) / TID_SPACE;
+  return cpu > 0 ? { kind: 'data-chunk', tid, cpu, off, data } : { kind: 'data-chunk', tid, off, data };
 }
 
 function chunkError(kind: number, reason: ParseErrorReason, line: Buffer): ParseResult {
@@ -238,25 +263,23 @@ class FieldError extends Error {
 
 function parseFields(kind: string, line: string): TracerRecord {
   switch (kind) {
-    case 'D':
+    case 'D': {
+      const [id, off, hex] = splitN(line, 3);
+      return dataChunk(uint(id), uint(off), decodeHex(hex));
+    }
     case 'B': {
       const [id, off, hex] = splitN(line, 3);
-      const data = decodeHex(hex);
-      return kind === 'D'
-        ? { kind: 'data-chunk', tid: uint(id), off: uint(off), data }
-        : { kind: 'exec-chunk', pid: uint(id), off: int(off), data };
+      return { kind: 'exec-chunk', pid: uint(id), off: int(off), data: decodeHex(hex) };
     }
     case 'P': {
       const [pid, comm] = splitN(line, 2);
       return { kind: 'exec-parent', pid: uint(pid), comm: comm ?? '' };
     }
-    case 'R': {
-      const f = exact(line, 6);
-      return { kind: 'read', ts: micros(f[0]!), pid: uint(f[1]), tid: uint(f[2]), fd: uint(f[3]), file: inode(f[4]), len: uint(f[5]) };
-    }
+    case 'R':
     case 'W': {
-      const f = exact(line, 6);
-      return { kind: 'write', ts: micros(f[0]!), pid: uint(f[1]), tid: uint(f[2]), fd: uint(f[3]), file: inode(f[4]), len: uint(f[5]) };
+      const f = between(line, 6, 7);
+      const rec = { kind: kind === 'R' ? ('read' as const) : ('write' as const), ts: micros(f[0]!), pid: uint(f[1]), tid: uint(f[2]), fd: uint(f[3]), file: inode(f[4]), len: uint(f[5]) };
+      return f.length === 7 ? { ...rec, cpu: uint(f[6]) } : rec;
     }
     case 'U': {
       const f = exact(line, 7);
@@ -293,9 +316,9 @@ function parseFields(kind: string, line: string): TracerRecord {
       return { kind: 'fork', ts: micros(f[0]!), ppid: uint(f[1]), pid: uint(f[2]) };
     }
     case 'Q': {
-      const f = exact(line, 6);
-      return {
-        kind: 'exit',
+      const f = between(line, 6, 7);
+      const exit = {
+        kind: 'exit' as const,
         ts: micros(f[0]!),
         pid: uint(f[1]),
         start: inode(f[2]),
@@ -303,6 +326,7 @@ function parseFields(kind: string, line: string): TracerRecord {
         groupExitCode: int(f[4]),
         signalFlags: uint(f[5]),
       };
+      return f.length === 7 ? { ...exit, ioRecords: uint(f[6]) } : exit;
     }
     case 'T': {
       const f = exact(line, 1);
@@ -331,6 +355,13 @@ function splitN(line: string, n: number): string[] {
   }
   out.push(line.slice(pos));
   return out;
+}
+
+/** From `min` to `max` fields: the last ones were added by a later version. */
+function between(line: string, min: number, max: number): string[] {
+  const f = line.slice(2).split(' ');
+  if (f.length < min || f.length > max) throw new FieldError('field-count');
+  return f;
 }
 
 function exact(line: string, n: number): string[] {

@@ -208,7 +208,9 @@ export function createCollector(opts: CollectorOptions): Collector {
     const now = Date.now();
     pipeline.releaseIfQuiet(now);
     emit(assembler.tick(now));
-    if (retiring && (now >= retiring.deadline || !assembler.runningCalls().some((c) => c.startedAtUs < retiring!.cutoverEpochUs))) void retire();
+    // The previous tracer stays until the calls it supplies are published: their last bytes may still sit in
+    // one of its CPU buffers after their exit (a call is published once its exit's count of them came).
+    if (retiring && (now >= retiring.deadline || !assembler.hasOpenCallStartedBefore(retiring.cutoverEpochUs))) void retire();
     deliver();
   };
 

@@ -9,6 +9,7 @@ import { callId, foreignProc, identityFromEnv, newCallState, newHelperState, plu
 import { ChunkedBuffer } from './chunked-buffer.js';
 import { isInCniPath } from './cni-env.js';
 import { decodeExecBlock, newExecBlock, type DecodedExecBlock } from './exec-block.js';
+import { IoTally } from './io-tally.js';
 import { decodeWaitStatus } from './wait-status.js';
 import type { StreamCapture } from './stream-capture.js';
 import { SOCKET_SHIM_PLUGINS, shimParentFor } from './socket-shims.js';
@@ -107,6 +108,12 @@ const CHUNKS_TTL_MS = 10_000;
  * (its exit lost, or a daemon it became) it is forgotten.
  */
 const OUTLIVED_TTL_MS = 60_000;
+/**
+ * How long past its grace period a call waits for payload records its
+ * processes' exits announced (see IoTally) before it is published without
+ * them, marked lostRecords.
+ */
+const IO_WAIT_MS = 10_000;
 /** Ids of published calls remembered, so an exec record seen again after its call ended is not a second call. */
 const RECENT_IDS = 4096;
 
@@ -114,6 +121,7 @@ interface IoInFlight {
   /** When its header arrived (the caller's clock). */
   since: number;
   pid: number;
+  tid: number;
   kind: 'read' | 'write';
   fd: number;
   /** The open file it went to (see the protocol). */
@@ -143,7 +151,10 @@ export class CallAssembler {
   /** The open calls of socket shims, apart: every new top-level call looks for its shim among them, not among all calls. */
   private readonly shimCalls = new Map<string, CallState>();
   private readonly pendingExecs = new Map<number, PendingExec>();
+  /** Reads/writes waiting for their chunks, by thread and CPU (ioKey): a thread's next one may come between them. */
   private readonly ioByTid = new Map<number, IoInFlight>();
+  /** Each process's payload records against the count its exit announced. */
+  private readonly ioTally = new IoTally();
   /** Ids of the last calls finished, oldest first (a Set keeps insertion order). */
   private readonly recentIds = new Set<string>();
   /** Helpers and forks that outlived their call's publication, and since when. */
@@ -214,35 +225,40 @@ export class CallAssembler {
       case 'read':
       case 'write': {
         this.flushPendingExec(rec.pid, events);
-        this.commitIo(rec.tid);
+        this.ioTally.record(rec.pid, nowMs);
+        const key = ioKey(rec.tid, rec.cpu);
+        this.commitIo(key);
         const io: IoInFlight = {
           since: nowMs,
           pid: rec.pid,
+          tid: rec.tid,
           kind: rec.kind,
           fd: rec.fd,
           file: rec.file,
           ts: rec.ts,
           buf: new ChunkedBuffer(rec.len, PAYLOAD_CAP_BYTES),
         };
-        this.ioByTid.set(rec.tid, io);
+        this.ioByTid.set(key, io);
         // Nothing to wait for (a zero-length read at end of file): no chunk will come to complete it.
-        if (io.buf.complete()) this.commitIo(rec.tid);
+        if (io.buf.complete()) this.commitIo(key);
         break;
       }
       case 'data-chunk': {
-        const io = this.ioByTid.get(rec.tid);
+        const key = ioKey(rec.tid, rec.cpu);
+        const io = this.ioByTid.get(key);
         if (!io) {
           this.counters.orphanChunks++;
           break;
         }
         io.buf.add(rec.off, rec.data);
-        if (io.buf.complete()) this.commitIo(rec.tid);
+        if (io.buf.complete()) this.commitIo(key);
         break;
       }
       case 'uncaptured': {
         // No bytes: an empty, incomplete payload of the real length marks the stream truncated.
         this.flushPendingExec(rec.pid, events);
-        const io: IoInFlight = { since: nowMs, pid: rec.pid, kind: rec.direction, fd: rec.fd, file: rec.file, ts: rec.ts, buf: new ChunkedBuffer(rec.len, 0), uncaptured: true };
+        this.ioTally.record(rec.pid, nowMs);
+        const io: IoInFlight = { since: nowMs, pid: rec.pid, tid: rec.tid, kind: rec.direction, fd: rec.fd, file: rec.file, ts: rec.ts, buf: new ChunkedBuffer(rec.len, 0), uncaptured: true };
         this.fileIo(io);
         break;
       }
@@ -252,7 +268,7 @@ export class CallAssembler {
         break;
       case 'thread-exit': {
         // Its last chunks may still come through another CPU's buffer: wait for them (or the finalize).
-        if (this.ioByTid.get(rec.tid)?.buf.complete()) this.commitIo(rec.tid);
+        for (const [key, io] of this.ioByTid) if (io.tid === rec.tid && io.buf.complete()) this.commitIo(key);
         // A clone() of a thread looks like a fork to the tracer; drop that phantom.
         const proc = this.procs.get(rec.tid);
         if (proc && proc.role === 'fork' && proc.start === null) {
@@ -308,10 +324,29 @@ export class CallAssembler {
       this.early.delete(pid);
       this.counters.orphanChunks += early.ios.length + early.forks.length + (early.exit ? 1 : 0);
     }
+    this.ioTally.sweep(nowMs);
     for (const [id, call] of this.calls) {
-      if (call.finalizeDueMs !== null && call.finalizeDueMs <= nowMs) events.push(this.finalize(id, call));
+      if (call.finalizeDueMs === null || call.finalizeDueMs > nowMs) continue;
+      if (!call.lostRecords && this.missingIo(call)) {
+        // Payload records its exits announced are still on their way (a CPU buffer bpftrace drains late).
+        if (nowMs - call.finalizeDueMs < IO_WAIT_MS) continue;
+        call.lostRecords = true;
+      }
+      events.push(this.finalize(id, call));
     }
     return this.withRepublished(events);
+  }
+
+  /** Whether a process of the call exited with payload records announced that have not all come. */
+  private missingIo(call: CallState): boolean {
+    for (const pid of call.pids) if (this.ioTally.missing(pid) > 0) return true;
+    return false;
+  }
+
+  /** Whether a call that started before `epochUs` is not published yet (its bytes may still come from its tracer). */
+  hasOpenCallStartedBefore(epochUs: number): boolean {
+    for (const call of this.calls.values()) if (call.base.startedAtUs < epochUs) return true;
+    return false;
   }
 
   /** The daemon found a traced plugin process gone without its exit record (lost, or tracer restarted). */
@@ -337,6 +372,7 @@ export class CallAssembler {
     this.procs.clear();
     this.outlived.clear();
     this.ioByTid.clear();
+    this.ioTally.clear();
     return this.withRepublished(events);
   }
 
@@ -600,8 +636,11 @@ export class CallAssembler {
 
   private onExit(rec: Extract<TracerRecord, { kind: 'exit' }>, nowMs: number): void {
     // An incomplete read/write stays open: its last chunks may come after the exit (another CPU's buffer).
-    for (const [tid, io] of this.ioByTid) if (io.pid === rec.pid && io.buf.complete()) this.commitIo(tid);
-    if (this.canaryPids.delete(rec.pid)) return;
+    for (const [key, io] of this.ioByTid) if (io.pid === rec.pid && io.buf.complete()) this.commitIo(key);
+    if (this.canaryPids.delete(rec.pid)) {
+      this.ioTally.forget(rec.pid);
+      return;
+    }
     const proc = this.procs.get(rec.pid);
     if (!proc) {
       this.earlyFor(rec.pid).exit = rec;
@@ -609,8 +648,10 @@ export class CallAssembler {
     }
     if (proc.role === 'foreign') {
       this.procs.delete(rec.pid);
+      this.ioTally.forget(rec.pid);
       return;
     }
+    this.ioTally.exited(rec.pid, rec.ioRecords, nowMs);
     if (proc.start !== null && proc.start !== rec.start) return;
     proc.start = rec.start;
     proc.exited = true;
@@ -632,6 +673,7 @@ export class CallAssembler {
     // A helper or fork that outlived its call's publication: nothing will ever clear it but this.
     if (proc.callId === null || !this.calls.has(proc.callId)) {
       this.procs.delete(rec.pid);
+      this.ioTally.forget(rec.pid);
       this.outlived.delete(rec.pid);
       if (proc.callId !== null) {
         // A helper's row ends with it (no "running" helper left behind in a published call).
@@ -682,11 +724,11 @@ export class CallAssembler {
     if (l.changed) this.republished.push({ type: 'call.finished', call: snapshotCall(l.call) });
   }
 
-  /** Moves a finished read/write into the stream it belongs to. */
-  private commitIo(tid: number): void {
-    const io = this.ioByTid.get(tid);
+  /** Moves a finished read/write (by its ioKey) into the stream it belongs to. */
+  private commitIo(key: number): void {
+    const io = this.ioByTid.get(key);
     if (!io) return;
-    this.ioByTid.delete(tid);
+    this.ioByTid.delete(key);
     this.fileIo(io);
   }
 
@@ -761,6 +803,7 @@ export class CallAssembler {
       if (proc?.callId !== id) continue;
       if (proc.exited || proc.pid === call.base.pid) {
         this.procs.delete(pid);
+        this.ioTally.forget(pid);
       } else {
         this.outlived.set(pid, { proc, since: this.now });
         outlivedBy++;
@@ -770,4 +813,12 @@ export class CallAssembler {
     this.counters.callsFinished++;
     return { type: 'call.finished', call: snapshotCall(call) };
   }
+}
+
+/** Pids and tids stay below 2^22 (the kernel's pid_max limit): the CPU sits above them. */
+const PID_SPACE = 4_194_304;
+
+/** A read or write in flight, by thread and by the CPU buffer its chunks come through. */
+function ioKey(tid: number, cpu: number | undefined): number {
+  return tid + (cpu ?? 0) * PID_SPACE;
 }

@@ -33,6 +33,13 @@
 
 import type { CaptureMode, TracerRecord } from '../../bpf/index.js';
 
+/** An exit whose count of payload records is not the payload tracer's: nothing to wait for. */
+function withoutIoCount(rec: Extract<TracerRecord, { kind: 'exit' }>): Extract<TracerRecord, { kind: 'exit' }> {
+  if (rec.ioRecords === undefined) return rec;
+  const { ioRecords: _count, ...rest } = rec;
+  return rest;
+}
+
 /** Two tracers' timestamps of one kernel event differ by the time between their probes' runs. */
 export const SAME_EVENT_US = 2_000;
 /** How far back (kernel µs) a dead tracer's bytes may have been left unread: more than bpftrace's reads lag behind. */
@@ -124,7 +131,7 @@ export class RecordMerger {
     for (const [key, held] of this.heldExits) {
       if (held.owner !== src) continue;
       this.heldExits.delete(key);
-      out.push(held.rec);
+      out.push(withoutIoCount(held.rec));
     }
     return cut;
   }
@@ -134,7 +141,7 @@ export class RecordMerger {
     for (const [key, held] of this.heldExits) {
       if (held.heldAtUs > nowUs - HOLD_EXIT_US) continue;
       this.heldExits.delete(key);
-      out.push(held.rec);
+      out.push(withoutIoCount(held.rec));
     }
   }
 
@@ -187,11 +194,11 @@ export class RecordMerger {
         const owner = this.owners.get(rec.pid);
         const key = `q${rec.pid}:${rec.start}`;
         if (!this.firstSighting(key, src, rec.ts)) {
-          // The payload tracer's own copy of an exit held for it: its bytes for the process are in.
+          // The payload tracer's own copy of an exit held for it: it says how many payload records to expect.
           const held = this.heldExits.get(key);
           if (held && held.owner === src) {
             this.heldExits.delete(key);
-            out.push(held.rec);
+            out.push(rec);
           }
           return;
         }
@@ -202,13 +209,14 @@ export class RecordMerger {
           this.heldExits.set(key, { rec, owner: owner.src, heldAtUs: this.maxTs });
           return;
         }
-        out.push(rec);
+        // Its count of payload records holds only from the tracer the process's payloads come from.
+        out.push(this.ownerOf(rec.pid, rec.ts) === src ? rec : withoutIoCount(rec));
         return;
       }
       case 'read':
       case 'write': {
         const pass = this.ownerOf(rec.pid, rec.ts) === src;
-        this.ioPassed.set(`${src}:${rec.tid}`, pass);
+        this.ioPassed.set(`${src}:${rec.tid}:${rec.cpu}`, pass);
         if (pass) out.push(rec);
         else this.counters.payloadsFromOther++;
         return;
@@ -218,7 +226,7 @@ export class RecordMerger {
         if (this.ownerOf(rec.pid, rec.ts) === src) out.push(rec);
         return;
       case 'data-chunk':
-        if (this.ioPassed.get(`${src}:${rec.tid}`) === true) out.push(rec);
+        if (this.ioPassed.get(`${src}:${rec.tid}:${rec.cpu}`) === true) out.push(rec);
         return;
       case 'thread-exit': {
         const owner = this.owners.get(rec.tid);

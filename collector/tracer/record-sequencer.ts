@@ -77,7 +77,7 @@ export class RecordSequencer {
         return this.hold(rec, this.execGroups, groupKey(src, rec.pid));
       case 'read':
       case 'write':
-        return this.hold(rec, this.ioGroups, groupKey(src, rec.tid));
+        return this.hold(rec, this.ioGroups, ioGroupKey(src, rec.tid, rec.cpu));
       case 'fork':
       case 'exit':
       case 'uncaptured':
@@ -87,7 +87,7 @@ export class RecordSequencer {
       case 'exec-chunk':
         return this.attach(this.execGroups.get(groupKey(src, rec.pid)), rec, true);
       case 'data-chunk':
-        return this.attach(this.ioGroups.get(groupKey(src, rec.tid)), rec, true);
+        return this.attach(this.ioGroups.get(ioGroupKey(src, rec.tid, rec.cpu)), rec, true);
       default:
         // thread-exit, lost, hello, noise: no timestamp to order by, nothing depends on their order.
         return this.single(rec);
@@ -207,7 +207,7 @@ export class RecordSequencer {
   private forget(group: Group): void {
     const first = group.records[0]!;
     if (first.kind === 'exec') deleteIfSame(this.execGroups, groupKey(group.src, first.pid), group);
-    if (first.kind === 'read' || first.kind === 'write') deleteIfSame(this.ioGroups, groupKey(group.src, first.tid), group);
+    if (first.kind === 'read' || first.kind === 'write') deleteIfSame(this.ioGroups, ioGroupKey(group.src, first.tid, first.cpu), group);
   }
 }
 
@@ -216,6 +216,14 @@ const PID_SPACE = 4_194_304;
 
 function groupKey(src: number, id: number): number {
   return (src % 64) * PID_SPACE + id;
+}
+
+/**
+ * A read or write's chunk lines come through the CPU buffer its header did:
+ * a thread's next read or write on another CPU may come between them.
+ */
+function ioGroupKey(src: number, tid: number, cpu: number | undefined): number {
+  return groupKey(src, tid) + (cpu ?? 0) * 64 * PID_SPACE;
 }
 
 function deleteIfSame(groups: Map<number, Group>, key: number, group: Group): void {

@@ -25,6 +25,8 @@ export interface LineModel {
   readonly fields: readonly Field[];
   /** Fields after the kind are exactly these (no "rest of the line" field): one more or less is an error. */
   readonly exact: boolean;
+  /** Its last field was added by a later tracer version: the line without one field still parses (as the older form). */
+  readonly grown?: boolean;
 }
 
 export const lineText = (m: LineModel): string => `${m.kind} ${m.fields.map((f) => f.text).join(' ')}`;
@@ -36,7 +38,8 @@ export type LineCase =
 
 // ---- valid lines ------------------------------------------------------------
 
-const pid = fc.integer({ min: 1, max: 4_194_304 });
+// Below PID_MAX_LIMIT (2^22): a D line carries its CPU above the tid.
+const pid = fc.integer({ min: 1, max: 4_194_303 });
 const smallUint = fc.integer({ min: 0, max: 1_000_000 });
 /** Monotonic ns as text: realistic uptimes, and the 20-digit extreme. */
 const nsText = fc.oneof(
@@ -103,10 +106,11 @@ const execChunk = fc.record({ pid, off: fc.integer({ min: -199, max: 16_384 }), 
   }),
 );
 
-const dataChunk = fc.record({ tid: pid, off: fc.integer({ min: 0, max: 65_536 }), data: chunk }).map(
+const dataChunk = fc.record({ tid: pid, cpu: fc.nat({ max: 4095 }), off: fc.integer({ min: 0, max: 65_536 }), data: chunk }).map(
   (r): ValidLine => ({
-    model: { kind: 'D', exact: false, fields: [f(r.tid, 'uint'), f(r.off, 'uint'), f(hex(r.data), 'hex')] },
-    expect: { kind: 'data-chunk', tid: r.tid, off: r.off, data: r.data },
+    // The first number is cpu × 2^22 + tid (cpu 0: as tracers before the cpu printed it).
+    model: { kind: 'D', exact: false, fields: [f(r.cpu * 4_194_304 + r.tid, 'uint'), f(r.off, 'uint'), f(hex(r.data), 'hex')] },
+    expect: r.cpu > 0 ? { kind: 'data-chunk', tid: r.tid, cpu: r.cpu, off: r.off, data: r.data } : { kind: 'data-chunk', tid: r.tid, off: r.off, data: r.data },
   }),
 );
 
@@ -117,30 +121,41 @@ const fork = fc.record({ ts: nsText, ppid: pid, pid }).map(
   }),
 );
 
-const read = fc.record({ ts: nsText, pid, tid: pid, fd: smallUint, file: inodeText, len: fc.oneof(smallUint, fc.maxSafeNat()) }).map(
+const read = fc.record({ ts: nsText, pid, tid: pid, fd: smallUint, file: inodeText, len: fc.oneof(smallUint, fc.maxSafeNat()), cpu: fc.nat({ max: 4095 }) }).map(
   (r): ValidLine => ({
-    model: { kind: 'R', exact: true, fields: [f(r.ts, 'big'), f(r.pid, 'uint'), f(r.tid, 'uint'), f(r.fd, 'uint'), f(r.file, 'big'), f(r.len, 'uint')] },
-    expect: { kind: 'read', ts: micros(r.ts), pid: r.pid, tid: r.tid, fd: r.fd, file: r.file, len: r.len },
+    model: {
+      kind: 'R',
+      exact: true,
+      grown: true,
+      fields: [f(r.ts, 'big'), f(r.pid, 'uint'), f(r.tid, 'uint'), f(r.fd, 'uint'), f(r.file, 'big'), f(r.len, 'uint'), f(r.cpu, 'uint')],
+    },
+    expect: { kind: 'read', ts: micros(r.ts), pid: r.pid, tid: r.tid, fd: r.fd, file: r.file, len: r.len, cpu: r.cpu },
   }),
 );
 
 const write = fc
-  .record({ ts: nsText, pid, tid: pid, fd: smallUint, file: inodeText, len: fc.oneof(smallUint, fc.maxSafeNat()) })
+  .record({ ts: nsText, pid, tid: pid, fd: smallUint, file: inodeText, len: fc.oneof(smallUint, fc.maxSafeNat()), cpu: fc.nat({ max: 4095 }) })
   .map(
     (r): ValidLine => ({
       model: {
         kind: 'W',
         exact: true,
-        fields: [f(r.ts, 'big'), f(r.pid, 'uint'), f(r.tid, 'uint'), f(r.fd, 'uint'), f(r.file, 'big'), f(r.len, 'uint')],
+        grown: true,
+        fields: [f(r.ts, 'big'), f(r.pid, 'uint'), f(r.tid, 'uint'), f(r.fd, 'uint'), f(r.file, 'big'), f(r.len, 'uint'), f(r.cpu, 'uint')],
       },
-      expect: { kind: 'write', ts: micros(r.ts), pid: r.pid, tid: r.tid, fd: r.fd, file: r.file, len: r.len },
+      expect: { kind: 'write', ts: micros(r.ts), pid: r.pid, tid: r.tid, fd: r.fd, file: r.file, len: r.len, cpu: r.cpu },
     }),
   );
 
-const exit = fc.record({ ts: nsText, pid, start: inodeText, code: int32, group: int32, flags: smallUint }).map(
+const exit = fc.record({ ts: nsText, pid, start: inodeText, code: int32, group: int32, flags: smallUint, io: smallUint }).map(
   (r): ValidLine => ({
-    model: { kind: 'Q', exact: true, fields: [f(r.ts, 'big'), f(r.pid, 'uint'), f(r.start, 'big'), f(r.code, 'int'), f(r.group, 'int'), f(r.flags, 'uint')] },
-    expect: { kind: 'exit', ts: micros(r.ts), pid: r.pid, start: r.start, exitCode: r.code, groupExitCode: r.group, signalFlags: r.flags },
+    model: {
+      kind: 'Q',
+      exact: true,
+      grown: true,
+      fields: [f(r.ts, 'big'), f(r.pid, 'uint'), f(r.start, 'big'), f(r.code, 'int'), f(r.group, 'int'), f(r.flags, 'uint'), f(r.io, 'uint')],
+    },
+    expect: { kind: 'exit', ts: micros(r.ts), pid: r.pid, start: r.start, exitCode: r.code, groupExitCode: r.group, signalFlags: r.flags, ioRecords: r.io },
   }),
 );
 
@@ -191,9 +206,11 @@ export function invalidate(valid: ValidLine): fc.Arbitrary<LineCase> {
       }),
     );
   }
-  // Dropping a field always breaks a line; so does adding one where the count is exact.
-  const droppable = m.fields.map((_, i) => i).filter((i) => m.kind !== 'P' || m.fields[1]!.text !== '' || i !== 0);
-  options.push(fc.constantFrom(...droppable).map((i) => bad(lineText({ ...m, fields: m.fields.filter((_, j) => j !== i) }), `field ${i} dropped`)));
+  // Dropping a field breaks a line (unless it then reads as an older version's form); so does adding one where the count is exact.
+  const droppable = m.fields
+    .map((_, i) => i)
+    .filter((i) => (m.kind !== 'P' || m.fields[1]!.text !== '' || i !== 0) && (!m.grown || m.fields[i]!.type === 'hex'));
+  if (droppable.length > 0) options.push(fc.constantFrom(...droppable).map((i) => bad(lineText({ ...m, fields: m.fields.filter((_, j) => j !== i) }), `field ${i} dropped`)));
   if (m.exact) options.push(fc.constant(bad(`${lineText(m)} 7`, 'extra field')));
   if (hexIndex >= 0) {
     const text = m.fields[hexIndex]!.text;

@@ -67,30 +67,36 @@ export interface IoSpec {
   file: number;
   /** The fd used; reads default to 0. */
   fd?: number;
+  /** The CPU whose buffer it went through (printed as the tracer does); left out, lines of a tracer before the field. */
+  cpu?: number;
 }
 
-function payloadChunks(tid: number, data: Buffer): string[] {
+function payloadChunks(tid: number, data: Buffer, cpu = 0): string[] {
   const lines: string[] = [];
   const total = data.length;
   for (let off = 0; off < total && off < PAYLOAD_CAP_BYTES; off += CHUNK_BYTES) {
     const start = off + CHUNK_BYTES > total && total >= CHUNK_BYTES ? total - CHUNK_BYTES : off;
-    lines.push(`D ${tid} ${start} ${hex(window(data, start))}`);
+    lines.push(`D ${cpu * 4_194_304 + tid} ${start} ${hex(window(data, start))}`);
   }
   return lines;
+}
+
+function cpuField(spec: IoSpec): string {
+  return spec.cpu === undefined ? '' : ` ${spec.cpu}`;
 }
 
 /** An R header (a read, from fd 0 unless said) and its D chunks. */
 export function readLines(spec: IoSpec, data: Buffer | string): string[] {
   const buf = Buffer.from(data);
   const tid = spec.tid ?? spec.pid;
-  return [`R ${spec.ts} ${spec.pid} ${tid} ${spec.fd ?? 0} ${spec.file} ${buf.length}`, ...payloadChunks(tid, buf)];
+  return [`R ${spec.ts} ${spec.pid} ${tid} ${spec.fd ?? 0} ${spec.file} ${buf.length}${cpuField(spec)}`, ...payloadChunks(tid, buf, spec.cpu)];
 }
 
 /** A W header (a write through `fd`) and its D chunks. */
 export function writeLines(spec: IoSpec & { fd: number }, data: Buffer | string): string[] {
   const buf = Buffer.from(data);
   const tid = spec.tid ?? spec.pid;
-  return [`W ${spec.ts} ${spec.pid} ${tid} ${spec.fd} ${spec.file} ${buf.length}`, ...payloadChunks(tid, buf)];
+  return [`W ${spec.ts} ${spec.pid} ${tid} ${spec.fd} ${spec.file} ${buf.length}${cpuField(spec)}`, ...payloadChunks(tid, buf, spec.cpu)];
 }
 
 export interface ExitSpec {
@@ -100,12 +106,14 @@ export interface ExitSpec {
   /** Normal exit code (default 0); ignored when `signal` is set. */
   code?: number;
   signal?: number;
+  /** The R, W and U records the tracer says it printed for the process; left out, as a tracer before the field. */
+  ioRecords?: number;
 }
 
 /** Q for a process ended by exit_group (SIGNAL_GROUP_EXIT set, as the fixtures show). */
 export function exitLine(spec: ExitSpec): string {
   const status = spec.signal !== undefined ? spec.signal : (spec.code ?? 0) << 8;
-  return `Q ${spec.ts} ${spec.pid} ${spec.start} ${status} ${status} 4`;
+  return `Q ${spec.ts} ${spec.pid} ${spec.start} ${status} ${status} 4${spec.ioRecords === undefined ? '' : ` ${spec.ioRecords}`}`;
 }
 
 export function forkLine(ts: number, ppid: number, child: number): string {

@@ -519,6 +519,61 @@ describe('synthetic: out-of-order delivery', () => {
     expect(r.finished[0]!.stdout.bytes.toString()).toBe('first-second');
   });
 
+  it('a call is held past its grace period until the payload records its exit announced have come', () => {
+    const late = readLines({ ts: 12 * ms, pid: 100, file: STDIO[0], cpu: 1 }, config);
+    const r = replay([...plugin(100, 10 * ms, 11 * ms), exitLine({ ts: 14 * ms, pid: 100, start: 10 * ms, ioRecords: 1 })], {
+      tickEachLine: false,
+      end: 'none',
+    });
+    // Long past the 250 ms grace: the read the exit counted is still in another CPU's buffer.
+    expect(r.tick(r.nowMs + 5_000)).toEqual([]);
+    r.feed(late);
+    const [done] = r.tick(r.nowMs + 5_001);
+    expect(done?.type).toBe('call.finished');
+    const call = done!.call;
+    expectStream(call.stdin, config);
+    expect(call.lostRecords).toBe(false);
+  });
+
+  it('a call whose announced payload records never come is published after the wait, marked lostRecords', () => {
+    const r = replay([...plugin(100, 10 * ms, 11 * ms), exitLine({ ts: 14 * ms, pid: 100, start: 10 * ms, ioRecords: 2 })], {
+      tickEachLine: false,
+      end: 'none',
+    });
+    expect(r.tick(r.nowMs + 9_000)).toEqual([]);
+    const [done] = r.tick(r.nowMs + 10_300);
+    expect(done?.call.status).toBe('finished');
+    expect(done?.call.lostRecords).toBe(true);
+  });
+
+  it('an exit that counts no more payload records than came publishes after the grace period as before', () => {
+    const r = replay(
+      [...plugin(100, 10 * ms, 11 * ms), ...readLines({ ts: 12 * ms, pid: 100, file: STDIO[0] }, config), exitLine({ ts: 14 * ms, pid: 100, start: 10 * ms, ioRecords: 1 })],
+      { tickEachLine: false, end: 'none' },
+    );
+    const [done] = r.tick(r.nowMs + 250);
+    expectStream(done!.call.stdin, config);
+    expect(done!.call.lostRecords).toBe(false);
+  });
+
+  it("a thread's next write on another CPU, arriving amid a read's chunks, takes none of them", () => {
+    const read = readLines({ ts: 12 * ms, pid: 100, file: STDIO[0], cpu: 0 }, config);
+    const write = writeLines({ ts: 13 * ms, pid: 100, fd: 1, file: STDIO[1], cpu: 1 }, result);
+    const r = replay([
+      ...plugin(100, 10 * ms, 11 * ms),
+      // bpftrace handed over part of CPU 0's buffer, then all of CPU 1's, then the rest of CPU 0's.
+      ...read.slice(0, 2),
+      ...write,
+      ...read.slice(2),
+      exitLine({ ts: 14 * ms, pid: 100, start: 10 * ms, ioRecords: 2 }),
+    ]);
+    expect(r.finished).toHaveLength(1);
+    const call = r.finished[0]!;
+    expectStream(call.stdin, config);
+    expectStream(call.stdout, result);
+    expect(r.assembler.counters.orphanChunks).toBe(0);
+  });
+
   it('a chunk missing for good leaves a truncated stream once the call is finalized', () => {
     const write = writeLines({ ts: 13 * ms, pid: 100, fd: 1, file: STDIO[1] }, result);
     const r = replay([...plugin(100, 10 * ms, 11 * ms), ...write.slice(0, -1), exitLine({ ts: 14 * ms, pid: 100, start: 10 * ms })]);

@@ -235,7 +235,8 @@ describe('a stream of lines through splitter, parser, sequencer and assembler', 
       const kind = line[0];
       if (line[1] !== ' ' || kind === undefined) return null;
       if ((kind === 'D' || kind === 'B') && how % 3 === 0) return line.slice(0, -1 - (how % 3));
-      if (EXACT.has(kind) && how % 3 === 1) return `${line} 0`;
+      // Two more fields: R, W and Q of earlier versions take one more (see the protocol).
+      if (EXACT.has(kind) && how % 3 === 1) return `${line} 0 0`;
       return `Z${line.slice(1)}`;
     };
     const mutation = fc.record({ op: fc.constantFrom('drop', 'dup', 'swap', 'break', 'digit', 'shortChunk', 'lost'), at: fc.nat(), how: fc.nat() });

@@ -131,6 +131,30 @@ describe('RecordMerger', () => {
     expect(released.map((r) => ('pid' in r ? r.pid : 0))).toEqual([20]);
   });
 
+  it("passes an exit's count of payload records only from the tracer that supplies the process's payloads", () => {
+    const counted = (ts: number, pid: number, ioRecords: number): TracerRecord => ({ ...exit(ts, pid), ioRecords } as TracerRecord);
+    const m = new RecordMerger({ src: MAIN, mode: 'full' });
+    const out = run(m, [
+      [MAIN, exec(T, 10)],
+      [MAIN, exec(T + 10, 20)],
+      // The standby (no payload probes, its count 0) reports 10's exit first: held, then the main tracer's copy goes on.
+      [STANDBY, counted(T + 500, 10, 0)],
+      [MAIN, counted(T + 502, 10, 3)],
+      // 20's exit from its own payload tracer keeps its count.
+      [MAIN, counted(T + 600, 20, 1)],
+    ]);
+    const exits = out.filter((r) => r.kind === 'exit');
+    expect(exits).toHaveLength(2);
+    expect(exits[0]).toMatchObject({ pid: 10, ioRecords: 3 });
+    expect(exits[1]).toMatchObject({ pid: 20, ioRecords: 1 });
+    const light = new RecordMerger({ src: null, mode: 'light' });
+    const [only] = run(light, [
+      [MAIN, exec(T, 30)],
+      [MAIN, counted(T + 500, 30, 2)],
+    ]).filter((r) => r.kind === 'exit');
+    expect(only).not.toHaveProperty('ioRecords');
+  });
+
   it('gives a tree whose payload tracer died no more bytes from another', () => {
     const m = new RecordMerger({ src: MAIN, mode: 'full' });
     run(m, [[MAIN, exec(T, 10)]]);

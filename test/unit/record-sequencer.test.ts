@@ -121,6 +121,24 @@ describe('RecordSequencer with a window that follows arrival lags', () => {
     expect(seq.releaseByClock(T + 101_000).map((r) => r.kind)).toEqual(['exec', 'exec-chunk', 'exec-chunk']);
   });
 
+  it("gives a read's chunk lines to it, not to the thread's next write through another CPU's buffer that arrived amid them", () => {
+    const seq = fixed(10_000);
+    const onCpu = (rec: TracerRecord, cpu: number): TracerRecord => ({ ...rec, cpu }) as TracerRecord;
+    const read: TracerRecord = { kind: 'read', ts: T, pid: 7, tid: 7, fd: 0, file: '1', len: 400, cpu: 0 };
+    const out: TracerRecord[] = [];
+    for (const rec of [read, onCpu(data(7, 0), 0), onCpu(write(T + 100, 7, 200), 1), onCpu(data(7, 0), 1), onCpu(data(7, 200), 0)]) {
+      out.push(...seq.push(rec, T + 1_000));
+    }
+    out.push(...seq.flush());
+    expect(out.map((r) => `${r.kind}${'cpu' in r ? `@${r.cpu}` : ''}${r.kind === 'data-chunk' ? `+${r.off}` : ''}`)).toEqual([
+      'read@0',
+      'data-chunk@0+0',
+      'data-chunk@0+200',
+      'write@1',
+      'data-chunk@1+0',
+    ]);
+  });
+
   it('keeps an exec until its argv/env chunks are in, even once the window has passed it', () => {
     const seq = adaptive();
     expect(seq.push(exec(T, 7, 450), T + 1_000)).toEqual([]);
