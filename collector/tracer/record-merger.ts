@@ -216,7 +216,7 @@ export class RecordMerger {
       case 'read':
       case 'write': {
         const pass = this.ownerOf(rec.pid, rec.ts) === src;
-        this.ioPassed.set(`${src}:${rec.tid}:${rec.cpu}`, pass);
+        this.ioPassed.set(`${src}:${rec.tid}:${rec.cpu ?? 0}`, pass);
         if (pass) out.push(rec);
         else this.counters.payloadsFromOther++;
         return;
@@ -226,7 +226,7 @@ export class RecordMerger {
         if (this.ownerOf(rec.pid, rec.ts) === src) out.push(rec);
         return;
       case 'data-chunk':
-        if (this.ioPassed.get(`${src}:${rec.tid}:${rec.cpu}`) === true) out.push(rec);
+        if (this.ioPassed.get(`${src}:${rec.tid}:${rec.cpu ?? 0}`) === true) out.push(rec);
         return;
       case 'thread-exit': {
         const owner = this.owners.get(rec.tid);

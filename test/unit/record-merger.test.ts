@@ -131,6 +131,18 @@ describe('RecordMerger', () => {
     expect(released.map((r) => ('pid' in r ? r.pid : 0))).toEqual([20]);
   });
 
+  it('passes the chunk lines of a read on CPU 0 (a header that names its CPU, chunks that carry none above their tid)', () => {
+    const m = new RecordMerger({ src: MAIN, mode: 'full' });
+    const out = run(m, [
+      [MAIN, exec(T, 10)],
+      [MAIN, { ...write(T + 10, 10), cpu: 0 } as TracerRecord],
+      [MAIN, data(10)],
+      [MAIN, { ...write(T + 20, 10), cpu: 1 } as TracerRecord],
+      [MAIN, { ...data(10), cpu: 1 } as TracerRecord],
+    ]);
+    expect(out.map((r) => r.kind)).toEqual(['exec', 'write', 'data-chunk', 'write', 'data-chunk']);
+  });
+
   it("passes an exit's count of payload records only from the tracer that supplies the process's payloads", () => {
     const counted = (ts: number, pid: number, ioRecords: number): TracerRecord => ({ ...exit(ts, pid), ioRecords } as TracerRecord);
     const m = new RecordMerger({ src: MAIN, mode: 'full' });
