@@ -177,13 +177,26 @@ describe.runIf(canRun)('full mode keeps the bytes the caller received', () => {
     expect(call.stderr.bytes.toString()).toBe('log: via fd 1, now stderr\n');
   });
 
-  it('keeps the order the pipe delivered eight threads’ lines in', async () => {
+  it('keeps eight threads’ lines whole, each thread’s in its order, and near where the pipe delivered them', async () => {
     const containerId = containerFor('threads');
     const got = drive('pipes', 'threads', containerId);
     expect(got.exit).toBe(0);
     expect(got.stdout!.length).toBe(8 * 150 * 41);
     const call = await recordOf(containerId);
     expect(call.stdout.bytes.length).toBe(got.stdout!.length);
-    expect(call.stdout.bytes.toString()).toBe(got.stdout!.toString());
+    // Bytes are ordered by when each write returned. Two writes of two CPUs that return within microseconds
+    // can pass the pipe in one order and their probes in the other (a probe may be preempted before it takes
+    // its timestamp), so what is knowable is: every line once and whole, each thread's lines in its order,
+    // and every line within a few places of where the pipe put it.
+    const recorded = call.stdout.bytes.toString().split('\n').slice(0, -1);
+    const received = got.stdout!.toString().split('\n').slice(0, -1);
+    expect([...recorded].sort()).toEqual([...received].sort());
+    for (let n = 0; n < 8; n++) {
+      const own = recorded.filter((l) => l.startsWith(`thread ${n} `));
+      expect(own).toEqual(received.filter((l) => l.startsWith(`thread ${n} `)));
+    }
+    const at = new Map(received.map((l, i) => [l, i]));
+    const displaced = recorded.map((l, i) => Math.abs(at.get(l)! - i));
+    expect(Math.max(...displaced)).toBeLessThanOrEqual(8);
   });
 });
