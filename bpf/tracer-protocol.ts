@@ -41,6 +41,9 @@ export const IOV_LIMIT = 2;
 export const CHUNK_BYTES = 200;
 export const PAYLOAD_CAP_BYTES = 65_536;
 export const EXEC_BLOCK_CAP_BYTES = 16_384;
+/** Kept env entries (CNI_*, trace context) sent whole, each up to ENV_ENTRY_CAP_BYTES (bpf/program.ts repeats the V probe this many times). */
+export const ENV_SLOTS = 8;
+export const ENV_ENTRY_CAP_BYTES = 16_384;
 
 export type CaptureMode = 'full' | 'light';
 
