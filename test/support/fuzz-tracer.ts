@@ -251,6 +251,12 @@ export function formatRecord(rec: TracerRecord): string {
       return `U ${ns(rec.ts)} ${rec.pid} ${rec.tid} ${rec.direction === 'read' ? 'R' : 'W'} ${rec.fd} ${rec.file} ${rec.len}`;
     case 'data-chunk':
       return `D ${rec.tid} ${rec.off} ${hex(rec.data)}`;
+    case 'env-scan':
+      return `E ${rec.pid} ${rec.found}`;
+    case 'env-entry':
+      return `K ${rec.pid} ${rec.slot} ${rec.len}`;
+    case 'env-chunk':
+      return `V ${rec.pid} ${rec.slot} ${rec.off} ${hex(rec.data)}`;
     case 'exit':
       return `Q ${ns(rec.ts)} ${rec.pid} ${rec.start} ${rec.exitCode} ${rec.groupExitCode} ${rec.signalFlags}`;
     case 'thread-exit':
