@@ -17,8 +17,8 @@
  * | Q    | ts pid start exit_code group_exit_code signal_flags                 | last thread of a traced process exited |
  * | T    | tid                                                                 | a traced non-leader thread exited |
  * | Lost N events                                                              || bpftrace dropped N records |
- * | E    | pid found                                                           | the exec's env holds `found` kept entries (CNI_*, TRACEPARENT, TRACESTATE); K lines follow for the first ENV_SLOTS |
- * | K    | pid slot len                                                        | the slot-th kept env entry is len bytes (no NUL); V lines follow |
+ * | E    | pid found                                                           | the exec's env holds `found` kept entries (CNI_*, TRACEPARENT, TRACESTATE); S lines follow for the first ENV_SLOTS |
+ * | S    | pid slot len                                                        | the slot-th kept env entry is len bytes (no NUL); V lines follow |
  * | V    | pid slot off hex                                                    | 200 bytes of that entry from off (off may be < 0) |
  *
  * file is the open file (the kernel's struct file, an opaque number; 0 when
@@ -39,7 +39,7 @@
  *
  * The kept env entries come on their own, wherever they sit in the env
  * (the block holds the first 16 KiB only): per exec, after X and P, one E
- * line, the B chunks, then for each of the first ENV_SLOTS kept entries a K
+ * line, the B chunks, then for each of the first ENV_SLOTS kept entries an S
  * line and its V chunks, whole up to ENV_ENTRY_CAP_BYTES each. Only the
  * first 2,048 env entries are looked at (as for CNI_COMMAND itself). Output
  * from before these lines existed has no E line: the env is then read from
@@ -102,7 +102,7 @@ export type TracerRecord =
   | { kind: 'thread-exit'; tid: number }
   | { kind: 'lost'; count: number }
   | { kind: 'noise' }
-  /** The exec's env holds `found` kept entries; the first ENV_SLOTS follow (K, V). */
+  /** The exec's env holds `found` kept entries; the first ENV_SLOTS follow (S, V). */
   | { kind: 'env-scan'; pid: number; found: number }
   /** The slot-th kept env entry is `len` bytes long (without its NUL). */
   | { kind: 'env-entry'; pid: number; slot: number; len: number }
@@ -111,8 +111,8 @@ export type TracerRecord =
 /**
  * How many chunk lines follow a header in the tracer's output: B lines after
  * an exec, D lines after a read or write (bpf/cnirec.bt's chunk loops: one
- * per 200 bytes started, up to the cap), K lines after an E, V lines after a
- * K. 0 for other records.
+ * per 200 bytes started, up to the cap), S lines after an E, V lines after an
+ * S. 0 for other records.
  */
 export function expectedChunks(rec: TracerRecord): number {
   switch (rec.kind) {
@@ -336,7 +336,7 @@ function parseFields(kind: string, line: string): TracerRecord {
       const f = exact(line, 2);
       return { kind: 'env-scan', pid: uint(f[0]), found: uint(f[1]) };
     }
-    case 'K': {
+    case 'S': {
       const f = exact(line, 3);
       return { kind: 'env-entry', pid: uint(f[0]), slot: uint(f[1]), len: uint(f[2]) };
     }

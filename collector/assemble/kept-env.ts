@@ -2,7 +2,7 @@
  * The kept env entries of one exec (CNI_*, TRACEPARENT, TRACESTATE), as the
  * tracer sends them apart from the argv+env block: an E line says how many
  * the env holds, then the first ENV_SLOTS come whole (each up to
- * ENV_ENTRY_CAP_BYTES), a K line with its length and V chunks each. They
+ * ENV_ENTRY_CAP_BYTES), an S line with its length and V chunks each. They
  * come from wherever they sit in the env; the block holds its first 16 KiB
  * only.
  */
@@ -19,12 +19,12 @@ export class KeptEnvEntries {
     readonly found: number,
   ) {}
 
-  /** A K line: the slot-th entry is `len` bytes long. */
+  /** An S line: the slot-th entry is `len` bytes long. */
   addEntry(slot: number, len: number): void {
     if (slot < ENV_SLOTS && !this.entries.has(slot)) this.entries.set(slot, new ChunkedBuffer(len, ENV_ENTRY_CAP_BYTES));
   }
 
-  /** A V line. Chunks of a slot whose K line was lost have nothing to go to. */
+  /** A V line. Chunks of a slot whose S line was lost have nothing to go to. */
   addChunk(slot: number, off: number, data: Buffer): void {
     this.entries.get(slot)?.add(off, data);
   }

@@ -13,7 +13,7 @@
  * - their chunk lines are all in (the header says how many follow), so an
  *   exec never goes on without its argv/env nor a write without its bytes
  *   while they are still coming. An exec's E line (before its B chunks)
- *   announces K lines, and each K line V chunks, after the B chunks: each
+ *   announces S lines, and each S line V chunks, after the B chunks: each
  *   adds what it announces to what the exec's group waits for. A group whose chunks were lost is let go
  *   once the stream is `maxUs` past it;
  * - or the tracer went quiet (the caller calls flush): everything it had is out.
@@ -148,7 +148,7 @@ export class RecordSequencer {
   private attach(group: Group | undefined, rec: TracerRecord, isChunk: boolean): TracerRecord[] {
     if (group && this.isHeld(group)) {
       group.records.push(rec);
-      // Lines that announce more chunk lines of the same exec (E, K).
+      // Lines that announce more chunk lines of the same exec (E, S).
       group.missing += expectedChunks(rec);
       if (isChunk && group.missing > 0) {
         group.missing--;

@@ -148,7 +148,25 @@ const threadExit = pid.map(
   (tid): ValidLine => ({ model: { kind: 'T', exact: true, fields: [f(tid, 'uint')] }, expect: { kind: 'thread-exit', tid } }),
 );
 
-export const validLine: fc.Arbitrary<ValidLine> = fc.oneof(hello, exec, parent, execChunk, dataChunk, fork, read, write, exit, threadExit);
+const envScan = fc.record({ pid, found: smallUint }).map(
+  (r): ValidLine => ({ model: { kind: 'E', exact: true, fields: [f(r.pid, 'uint'), f(r.found, 'uint')] }, expect: { kind: 'env-scan', pid: r.pid, found: r.found } }),
+);
+
+const envEntry = fc.record({ pid, slot: smallUint, len: smallUint }).map(
+  (r): ValidLine => ({
+    model: { kind: 'S', exact: true, fields: [f(r.pid, 'uint'), f(r.slot, 'uint'), f(r.len, 'uint')] },
+    expect: { kind: 'env-entry', pid: r.pid, slot: r.slot, len: r.len },
+  }),
+);
+
+const envChunk = fc.record({ pid, slot: smallUint, off: fc.integer({ min: -199, max: 16_384 }), data: chunk }).map(
+  (r): ValidLine => ({
+    model: { kind: 'V', exact: false, fields: [f(r.pid, 'uint'), f(r.slot, 'uint'), f(r.off, 'int'), f(hex(r.data), 'hex')] },
+    expect: { kind: 'env-chunk', pid: r.pid, slot: r.slot, off: r.off === 0 ? 0 : r.off, data: r.data },
+  }),
+);
+
+export const validLine: fc.Arbitrary<ValidLine> = fc.oneof(hello, exec, parent, execChunk, dataChunk, fork, read, write, exit, threadExit, envScan, envEntry, envChunk);
 
 /** bpftrace's own lines: valid, not records (or the lost-records notice). */
 export const chatterLine: fc.Arbitrary<LineCase> = fc.oneof(
@@ -254,7 +272,7 @@ export function formatRecord(rec: TracerRecord): string {
     case 'env-scan':
       return `E ${rec.pid} ${rec.found}`;
     case 'env-entry':
-      return `K ${rec.pid} ${rec.slot} ${rec.len}`;
+      return `S ${rec.pid} ${rec.slot} ${rec.len}`;
     case 'env-chunk':
       return `V ${rec.pid} ${rec.slot} ${rec.off} ${hex(rec.data)}`;
     case 'exit':
