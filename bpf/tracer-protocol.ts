@@ -17,6 +17,9 @@
  * | Q    | ts pid start exit_code group_exit_code signal_flags io_records      | last thread of a traced process exited |
  * | T    | tid                                                                 | a traced non-leader thread exited |
  * | Lost N events                                                              || bpftrace dropped N records |
+ * | E    | pid found                                                           | the exec's env holds `found` kept entries (CNI_*, TRACEPARENT, TRACESTATE); S lines follow for the first ENV_SLOTS |
+ * | S    | pid slot len                                                        | the slot-th kept env entry is len bytes (no NUL); V lines follow |
+ * | V    | pid slot off hex                                                    | 200 bytes of that entry from off (off may be < 0) |
  *
  * file is the open file (the kernel's struct file, an opaque number; 0 when
  * the fd had none): a dup of stdout on fd 3 is the same file, a second
@@ -46,6 +49,14 @@
  * they may trail the exit from other CPUs' buffers. A lower bound (threads
  * printing at the same moment may each count once for two), never more.
  * Lines of earlier versions without cpu or io_records still parse (the field left out).
+ *
+ * The kept env entries come on their own, wherever they sit in the env
+ * (the block holds the first 16 KiB only): per exec, after X and P, one E
+ * line, the B chunks, then for each of the first ENV_SLOTS kept entries an S
+ * line and its V chunks, whole up to ENV_ENTRY_CAP_BYTES each. Only the
+ * first 2,048 env entries are looked at (as for CNI_COMMAND itself). Output
+ * from before these lines existed has no E line: the env is then read from
+ * the block.
  */
 
 export const PROTOCOL_VERSION = 1;
@@ -54,6 +65,9 @@ export const IOV_LIMIT = 2;
 export const CHUNK_BYTES = 200;
 export const PAYLOAD_CAP_BYTES = 65_536;
 export const EXEC_BLOCK_CAP_BYTES = 16_384;
+/** Kept env entries (CNI_*, trace context) sent whole, each up to ENV_ENTRY_CAP_BYTES (bpf/program.ts repeats the V probe this many times). */
+export const ENV_SLOTS = 8;
+export const ENV_ENTRY_CAP_BYTES = 16_384;
 
 export type CaptureMode = 'full' | 'light';
 
@@ -102,12 +116,18 @@ export type TracerRecord =
     }
   | { kind: 'thread-exit'; tid: number }
   | { kind: 'lost'; count: number }
-  | { kind: 'noise' };
+  | { kind: 'noise' }
+  /** The exec's env holds `found` kept entries; the first ENV_SLOTS follow (S, V). */
+  | { kind: 'env-scan'; pid: number; found: number }
+  /** The slot-th kept env entry is `len` bytes long (without its NUL). */
+  | { kind: 'env-entry'; pid: number; slot: number; len: number }
+  | { kind: 'env-chunk'; pid: number; slot: number; off: number; data: Buffer };
 
 /**
  * How many chunk lines follow a header in the tracer's output: B lines after
  * an exec, D lines after a read or write (bpf/cnirec.bt's chunk loops: one
- * per 200 bytes started, up to the cap). 0 for other records.
+ * per 200 bytes started, up to the cap), S lines after an E, V lines after an
+ * S. 0 for other records.
  */
 export function expectedChunks(rec: TracerRecord): number {
   switch (rec.kind) {
@@ -116,6 +136,10 @@ export function expectedChunks(rec: TracerRecord): number {
     case 'read':
     case 'write':
       return Math.ceil(Math.min(rec.len, PAYLOAD_CAP_BYTES) / CHUNK_BYTES);
+    case 'env-scan':
+      return Math.min(rec.found, ENV_SLOTS);
+    case 'env-entry':
+      return Math.ceil(Math.min(rec.len, ENV_ENTRY_CAP_BYTES) / CHUNK_BYTES);
     default:
       return 0;
   }
@@ -331,6 +355,18 @@ function parseFields(kind: string, line: string): TracerRecord {
     case 'T': {
       const f = exact(line, 1);
       return { kind: 'thread-exit', tid: uint(f[0]) };
+    }
+    case 'E': {
+      const f = exact(line, 2);
+      return { kind: 'env-scan', pid: uint(f[0]), found: uint(f[1]) };
+    }
+    case 'S': {
+      const f = exact(line, 3);
+      return { kind: 'env-entry', pid: uint(f[0]), slot: uint(f[1]), len: uint(f[2]) };
+    }
+    case 'V': {
+      const [pid, slot, off, hex] = splitN(line, 4);
+      return { kind: 'env-chunk', pid: uint(pid), slot: uint(slot), off: int(off), data: decodeHex(hex) };
     }
     case 'H': {
       const f = exact(line, 3);

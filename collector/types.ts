@@ -116,8 +116,11 @@ export interface CniCall {
    */
   readonly execChain?: readonly string[];
   /**
-   * The exec's argv + environment block was longer than the tracer reads, or
-   * part of it was lost: CNI_* values past the cut are missing. Absent: false.
+   * A CNI_* or trace-context entry of the plugin's environment was cut (longer
+   * than the tracer's 16 KiB an entry, more of them than it sends) or its
+   * chunks were lost, or argv was. From tracers before the entries were sent
+   * apart: the exec's argv + environment block was longer than 16 KiB or part
+   * of it was lost. Absent: false.
    */
   readonly envTruncated?: boolean;
   /** The executable's path was longer than the tracer reads: `path` is its beginning. Absent: false. */

@@ -57,7 +57,7 @@ export const callSummarySchema = z
     payload: z.object({ stdin: streamSizeSchema, stdout: streamSizeSchema, stderr: streamSizeSchema }),
     envTruncated: z
       .boolean()
-      .describe('The argv and environment were longer than the tracer reads (or part was lost): CNI_* values past the cut, and so the command, container or pod, may be missing'),
+      .describe('A CNI_* or trace-context variable was longer than the tracer reads (16 KiB each), there were more than it sends (8), or part was lost (or argv was): values past the cut, and so the command, container or pod, may be missing'),
     pathTruncated: z.boolean().describe('The executable path was longer than the tracer reads: path is its beginning'),
     outputAfterExit: z
       .object({

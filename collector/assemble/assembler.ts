@@ -10,6 +10,7 @@ import { ChunkedBuffer } from './chunked-buffer.js';
 import { isInCniPath } from './cni-env.js';
 import { decodeExecBlock, newExecBlock, type DecodedExecBlock } from './exec-block.js';
 import { IoTally } from './io-tally.js';
+import { KeptEnvEntries } from './kept-env.js';
 import { decodeWaitStatus } from './wait-status.js';
 import type { StreamCapture } from './stream-capture.js';
 import { SOCKET_SHIM_PLUGINS, shimParentFor } from './socket-shims.js';
@@ -82,6 +83,8 @@ interface PendingExec {
   since: number;
   record: Extract<TracerRecord, { kind: 'exec' }>;
   block: ChunkedBuffer;
+  /** The kept env entries sent apart from the block (null: no E line, an older tracer's output). */
+  env: KeptEnvEntries | null;
   parentComm: string | null;
 }
 
@@ -200,7 +203,7 @@ export class CallAssembler {
         break;
       case 'exec':
         this.flushPendingExec(rec.pid, events);
-        this.pendingExecs.set(rec.pid, { since: nowMs, record: rec, block: newExecBlock(rec.blockBytes), parentComm: null });
+        this.pendingExecs.set(rec.pid, { since: nowMs, record: rec, block: newExecBlock(rec.blockBytes), env: null, parentComm: null });
         this.completeExecIfWhole(rec.pid, events);
         break;
       case 'exec-chunk': {
@@ -216,6 +219,20 @@ export class CallAssembler {
       case 'exec-parent': {
         const pending = this.pendingExecs.get(rec.pid);
         if (pending) pending.parentComm = rec.comm;
+        break;
+      }
+      case 'env-scan':
+      case 'env-entry':
+      case 'env-chunk': {
+        const pending = this.pendingExecs.get(rec.pid);
+        if (!pending) {
+          this.counters.orphanChunks++;
+          break;
+        }
+        if (rec.kind === 'env-scan') pending.env = new KeptEnvEntries(rec.found);
+        else if (rec.kind === 'env-entry') pending.env?.addEntry(rec.slot, rec.len);
+        else pending.env?.addChunk(rec.slot, rec.off, rec.data);
+        this.completeExecIfWhole(rec.pid, events);
         break;
       }
       case 'fork':
@@ -429,7 +446,7 @@ export class CallAssembler {
 
   private completeExecIfWhole(pid: number, events: CollectorEvent[]): void {
     const pending = this.pendingExecs.get(pid);
-    if (pending && pending.block.complete()) this.flushPendingExec(pid, events);
+    if (pending && pending.block.complete() && (pending.env === null || pending.env.complete())) this.flushPendingExec(pid, events);
   }
 
   /** Completes an exec record, with whatever chunks arrived. */
@@ -438,7 +455,7 @@ export class CallAssembler {
     if (!pending) return;
     this.pendingExecs.delete(pid);
     const rec = pending.record;
-    const decoded = decodeExecBlock(pending.block, rec.argBytes);
+    const decoded = decodeExecBlock(pending.block, rec.argBytes, pending.env);
     if (decoded.env.CNI_COMMAND === CANARY_COMMAND) {
       this.counters.canaries++;
       this.early.delete(rec.pid);

@@ -183,6 +183,9 @@ export class RecordMerger {
       }
       case 'exec-chunk':
       case 'exec-parent':
+      case 'env-scan':
+      case 'env-entry':
+      case 'env-chunk':
         if (this.execPassed.get(`${src}:${rec.pid}`) !== false) out.push(rec);
         return;
       case 'fork':

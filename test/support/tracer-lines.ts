@@ -7,7 +7,7 @@
  * under 200 bytes past its end).
  */
 
-import { CHUNK_BYTES, EXEC_BLOCK_CAP_BYTES, PAYLOAD_CAP_BYTES } from '../../bpf/tracer-protocol.js';
+import { CHUNK_BYTES, ENV_ENTRY_CAP_BYTES, ENV_SLOTS, EXEC_BLOCK_CAP_BYTES, PAYLOAD_CAP_BYTES } from '../../bpf/tracer-protocol.js';
 
 /** bpftrace's %rx: `\xNN` per byte. */
 export function hex(data: Buffer): string {
@@ -37,6 +37,11 @@ export interface ExecSpec {
   argv?: readonly string[];
   env?: Readonly<Record<string, string>>;
   stdio?: readonly [number, number, number];
+  /**
+   * Print the kept env entries apart, as the tracer does since it sends them
+   * (E before the B chunks, S and V after them); false: the older output.
+   */
+  keptEnv?: boolean;
 }
 
 export function execBlock(argv: readonly string[], env: Readonly<Record<string, string>>): { block: Buffer; argBytes: number } {
@@ -51,10 +56,25 @@ export function execLines(spec: ExecSpec): string[] {
   const { block, argBytes } = execBlock(argv, spec.env ?? {});
   const [i, o, e] = spec.stdio ?? [1000, 1001, 1002];
   const lines = [`X ${spec.ts} ${spec.pid} ${spec.ppid} ${spec.start} ${i} ${o} ${e} ${argBytes} ${block.length} ${spec.path}`];
+  const kept = Object.entries(spec.env ?? {})
+    .filter(([k]) => k.startsWith('CNI_') || k === 'TRACEPARENT' || k === 'TRACESTATE')
+    .map(([k, v]) => Buffer.from(`${k}=${v}`));
+  if (spec.keptEnv) lines.push(`E ${spec.pid} ${kept.length}`);
   const total = block.length;
   for (let off = 0; off < total && off < EXEC_BLOCK_CAP_BYTES; off += CHUNK_BYTES) {
     const start = off + CHUNK_BYTES > total ? total - CHUNK_BYTES : off;
     lines.push(`B ${spec.pid} ${start} ${hex(window(block, start))}`);
+  }
+  if (spec.keptEnv) kept.slice(0, ENV_SLOTS).forEach((entry, slot) => lines.push(...keptEnvEntryLines(spec.pid, slot, entry)));
+  return lines;
+}
+
+/** One kept env entry (`NAME=value`) as the tracer sends it: S, then V chunks up to the cap, the last one the 200 bytes that end it. */
+export function keptEnvEntryLines(pid: number, slot: number, entry: Buffer): string[] {
+  const lines = [`S ${pid} ${slot} ${entry.length}`];
+  for (let off = 0; off < entry.length && off < ENV_ENTRY_CAP_BYTES; off += CHUNK_BYTES) {
+    const start = off + CHUNK_BYTES > entry.length ? entry.length - CHUNK_BYTES : off;
+    lines.push(`V ${pid} ${slot} ${start} ${hex(window(entry, start))}`);
   }
   return lines;
 }

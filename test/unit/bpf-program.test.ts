@@ -1,6 +1,6 @@
 // The program text per capture mode and payload path: which probes each one holds.
 import { describe, expect, it } from 'vitest';
-import { IOV_LIMIT } from '../../bpf/index.js';
+import { ENV_SLOTS, IOV_LIMIT } from '../../bpf/index.js';
 import { programText } from '../../bpf/program.js';
 
 const probes = (text: string) => text.split('\n').filter((l) => /^(tracepoint|BEGIN|END)/.test(l));
@@ -26,6 +26,18 @@ describe('the bpftrace program per mode', () => {
     const text = programText('full', [], undefined, 'syscall-entry');
     expect(text).toMatch(/tracepoint:syscalls:sys_enter_write/);
     expect(probes(text).join('\n')).not.toMatch(/raw_syscalls|sys_exit_writev/);
+  });
+
+  it('sends the kept env entries in both modes: one probe per slot, the slot in its format strings', () => {
+    for (const text of [programText('light'), programText('full')]) {
+      const code = text.split('\n').filter((l) => !/^\s*(\/\*|\*)/.test(l)).join('\n');
+      expect(code).not.toMatch(/ENV_SLOT/);
+      for (let i = 0; i < ENV_SLOTS; i++) {
+        expect(code).toContain(`/@cni[pid] && @envat[pid, (uint64)${i}]/`);
+        expect(code).toContain(`printf("V %d ${i} %lld %rx\\n"`);
+      }
+      expect(code).not.toContain(`@envat[pid, (uint64)${ENV_SLOTS}]`);
+    }
   });
 
   it('seeds the processes another run follows', () => {
