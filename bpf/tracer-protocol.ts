@@ -27,7 +27,8 @@
  * R and W come from syscall exit with the bytes really moved (read, write,
  * pread64, pwrite64; readv/writev as one R/W per iovec, the first 2, as musl's stdio uses); U
  * counts what went by uncaptured: iovecs past the 2nd, recvfrom, recvmsg,
- * sendfile, sendto, sendmsg, splice, vmsplice, preadv/pwritev(2). (Output of versions before
+ * sendfile, sendto, sendmsg, splice, vmsplice, preadv/pwritev(2), copy_file_range
+ * (sendfile, splice and copy_file_range: one U per side that is the call's). (Output of versions before
  * had inodes where files are now, and R without its fd.)
  *
  * ts are the kernel's monotonic nanoseconds (CLOCK_MONOTONIC); start is the

@@ -1,12 +1,14 @@
 /**
- * `cnirec show ID`: one call in full (what went wrong first, then argv,
- * env, stdin, stdout, stderr, delegated calls and helpers); `--raw STREAM`
+ * `cnirec show ID`: one call in full (what went wrong first, what the record
+ * may lack, then argv, env, stdin, stdout, stderr, delegated calls and
+ * helpers); `--raw STREAM`
  * writes one payload's exact bytes; `-o json` the API's answer.
  * `cnirec replay ID`: the script that re-runs the call by hand.
  */
 
 import type { CallDetail, Payload } from '../api/index.js';
 import { getJson, getText, type ClientOptions } from './api-client.js';
+import { recordCaveatsBlock } from './call-caveats.js';
 import { UsageError } from './errors.js';
 import { OUTPUT_FLAGS, outputMode, parseCommand } from './flags.js';
 import { callLine, callNotes, durationText, outcomeText } from './format.js';
@@ -43,11 +45,19 @@ export function formatCallDetail(call: CallDetail): string[] {
   const out: string[] = [callLine(call, { time: 'absolute', wide: true, notes: false })];
   // What went wrong, whole, before the details.
   if (call.ok === false) out.push(call.error ? `${bold('error')}  ${safeBlock(call.error)}` : `${bold('error')}  ${dim('(the plugin printed no error message: see stdout and stderr below)')}`);
-  const notes = callNotes({ ...call, ok: null, error: null });
+  // Lost records are said in the caveats, with the rest of what the record may lack.
+  const notes = callNotes({ ...call, ok: null, error: null, lostRecords: false });
   if (notes) out.push(notes);
+  out.push(...recordCaveatsBlock(call));
   out.push('', `${bold('argv')}  ${call.argv.map(safe).join(' ')}`);
   for (const [k, v] of Object.entries(call.env)) out.push(`${bold('env')}   ${safe(k)}=${safe(v)}`);
-  out.push('', ...payloadBlock('stdin', call.stdin, call.id), ...payloadBlock('stdout', call.stdout, call.id), ...payloadBlock('stderr', call.stderr, call.id));
+  const light = call.captureMode === 'light';
+  out.push(
+    '',
+    ...payloadBlock('stdin', call.stdin, call.id, { light }),
+    ...payloadBlock('stdout', call.stdout, call.id, { light, afterExit: call.outputAfterExit.stdout }),
+    ...payloadBlock('stderr', call.stderr, call.id, { light, afterExit: call.outputAfterExit.stderr }),
+  );
   if (call.children.length > 0) {
     out.push(bold('delegated calls'));
     for (const c of call.children) out.push(callLine(c, { time: 'absolute', indent: '' }));
@@ -63,12 +73,38 @@ export function formatCallDetail(call: CallDetail): string[] {
   return out;
 }
 
-function payloadBlock(name: (typeof STREAMS)[number], p: Payload, id: string): string[] {
-  if (p.bytes === 0) return [`${bold(name)}  ${dim('(empty)')}`, ''];
+interface PayloadContext {
+  /** The call was recorded without payloads: an empty stream says nothing of what went by. */
+  readonly light: boolean;
+  /** Where the bytes begin that descendants wrote after the plugin exited (null: none). */
+  readonly afterExit?: number | null;
+}
+
+function payloadBlock(name: (typeof STREAMS)[number], p: Payload, id: string, ctx: PayloadContext): string[] {
+  if (p.bytes === 0) return [`${bold(name)}  ${dim(ctx.light && !p.truncated ? '(not captured: light capture)' : p.truncated ? `(none captured of ${p.totalBytes} bytes)` : '(empty)')}`, ''];
   const redacted = p.redacted ? ` (redacted: ${p.redactedPointers.map(safe).join(', ')})` : '';
   const note = dim(`${p.truncated ? ` (truncated: ${p.totalBytes} bytes in all)` : ''}${redacted}`);
-  const body = p.text === null ? dim(`(${p.bytes} bytes, not UTF-8: cnirec show ${id} --raw ${name} > ${name}.bin)`) : safeBlock(p.text.trimEnd());
-  return [`${bold(name)}  ${dim(`${p.bytes} bytes`)}${note}`, body, ''];
+  const split = ctx.afterExit === null || ctx.afterExit === undefined ? null : splitAt(p, ctx.afterExit);
+  // Where the marker cannot go in the text (not UTF-8 there, or redaction moved the bytes), the header says where.
+  const afterNote = ctx.afterExit !== null && ctx.afterExit !== undefined && split === null ? dim(` (from byte ${ctx.afterExit}: written after the plugin exited)`) : '';
+  let body: string;
+  if (p.text === null) body = dim(`(${p.bytes} bytes, not UTF-8: cnirec show ${id} --raw ${name} > ${name}.bin)`);
+  else if (split) body = [split[0] === '' ? null : safeBlock(split[0].replace(/\n$/, '')), yellow(`── written after the plugin exited, from byte ${ctx.afterExit} ──`), safeBlock(split[1].trimEnd())].filter((l) => l !== null).join('\n');
+  else body = safeBlock(p.text.trimEnd());
+  return [`${bold(name)}  ${dim(`${p.bytes} bytes`)}${note}${afterNote}`, body, ''];
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The text before and from byte `offset`, when both halves are whole UTF-8 and the bytes are the ones written. */
+function splitAt(p: Payload, offset: number): [string, string] | null {
+  if (p.text === null || p.redacted || offset < 0 || offset > p.bytes) return null;
+  const bytes = Buffer.from(p.base64, 'base64');
+  try {
+    return [UTF8.decode(bytes.subarray(0, offset)), UTF8.decode(bytes.subarray(offset))];
+  } catch {
+    return null;
+  }
 }
 
 export async function replayCommand(args: string[], client: ClientOptions): Promise<number> {

@@ -100,7 +100,7 @@ export interface CniCall {
   readonly stdioShared: boolean;
   /**
    * Reads/writes on the call's stdin/stdout/stderr whose bytes full mode did
-   * not take (iovecs past the 2nd, sendmsg, splice…): the stream is marked
+   * not take (sendfile, splice, copy_file_range, sendmsg, iovecs past the 2nd…): the stream is marked
    * truncated.
    */
   readonly uncapturedIo: number;

@@ -53,7 +53,7 @@ export const callSummarySchema = z
     uncapturedIo: z
       .number()
       .int()
-      .describe('Reads/writes on the call’s stdin, stdout or stderr whose bytes full mode did not take (iovecs past the 2nd, sendmsg, splice…); the stream is marked truncated'),
+      .describe('Reads/writes on the call’s stdin, stdout or stderr whose bytes full mode did not take (sendfile, splice, copy_file_range, sendmsg, iovecs past the 2nd…; a copy from stdin to stdout counts as both); the stream is marked truncated'),
     payload: z.object({ stdin: streamSizeSchema, stdout: streamSizeSchema, stderr: streamSizeSchema }),
     envTruncated: z
       .boolean()

@@ -16,6 +16,8 @@ import { requirePrivilegedSuite } from './support/privileged.js';
 
 const canRun = requirePrivilegedSuite();
 const HOSTILE = path.resolve(import.meta.dirname, 'fixtures/plugins/hostile.sh');
+const EXEC_WRAPPER = path.resolve(import.meta.dirname, 'fixtures/plugins/exec-wrapper.sh');
+const BG_CHILD = path.resolve(import.meta.dirname, 'fixtures/plugins/bg-child.sh');
 const STDERR = '\u001b]0;pwned-title\u0007\u001b[2J\u001b[31mERROR-looking\u001b[0m\n';
 const ns = `cli-e2e-${Date.now().toString(36)}`;
 const POD = 'web\u001b[2J';
@@ -93,6 +95,28 @@ describe.runIf(canRun)('the CLI reading what a hostile plugin wrote, recorded by
     expect(escapeSequences(r.stdout).foreign).toEqual([]);
     expect(read(r.stdout)).toMatch(/CRITICAL {2}del-loop {2}cli-e2e-\w+\/web\\x1b\[2J {2}3×/);
   });
+
+  it('show lists what the record of a wrapped plugin with a lingering child may mislead about, and marks the late output', async () => {
+    const containerId = `${ns}-caveats`;
+    // The wrapper execs bg-child.sh in place, whose background child writes to stderr 3 s after it exited.
+    const res = await execPlugin({ plugin: EXEC_WRAPPER, cniPath: path.dirname(BG_CHILD), command: 'ADD', containerId, netns: '/var/run/netns/none', ifname: 'eth0', stdin: '{"cniVersion":"1.0.0","name":"bg"}', extraEnv: { WRAP_TARGET: BG_CHILD }, drainTimeoutMs: 15_000 });
+    expect(res.exitCode).toBe(0);
+    const late = res.stderr.indexOf('late\n');
+    expect(late, res.stderr.toString()).toBeGreaterThan(0);
+    const call = await daemon.waitFor('the call with its late output', () => {
+      const [c] = daemon.callsFor(containerId);
+      return c && c.stderr.bytes.equals(res.stderr) && c.helpers.every((h) => h.endedAtUs !== null) ? c : null;
+    });
+    const lines = read((await run(['show', call.id])).stdout).split('\n');
+    const at = lines.indexOf('Record caveats:');
+    expect(at, lines.join('\n')).toBeGreaterThan(0);
+    expect(lines.slice(at + 1, lines.indexOf('', at))).toEqual([
+      `  ! output after exit: descendants wrote stderr from byte ${late} after the plugin exited (the caller still got it; marked in the stream)`,
+      `  ! exec'd in place: ${EXEC_WRAPPER} → ${BG_CHILD}`,
+    ]);
+    const stderrAt = lines.findIndex((l) => l.startsWith('stderr  '));
+    expect(lines.slice(stderrAt + 1, stderrAt + 4)).toEqual([res.stderr.subarray(0, late).toString().trimEnd(), `── written after the plugin exited, from byte ${late} ──`, 'late']);
+  }, 60_000);
 
   it('demo runs real plugins, shows what was recorded, and its closing hint keeps the --api it was given', async () => {
     const r = await cnirec(['demo', '--api', daemon.url], { timeoutMs: 60_000 });

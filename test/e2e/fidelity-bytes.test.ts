@@ -2,7 +2,8 @@
  * Full mode records the bytes the caller really got, whatever way the plugin
  * writes them: stdout and stderr on one file (a pipe, a terminal, /dev/null),
  * a non-blocking stdout with partial writes, a write that fails, a buffer at
- * the edge of a mapping, writev, a dup of stdout kept on fd 3, eight threads.
+ * the edge of a mapping, writev, a dup of stdout kept on fd 3, eight threads;
+ * and says which bytes went by untaken (the kernel copying stdin to stdout).
  * Real bpftrace, real processes: test/e2e/fixtures/bytes/driver.py runs
  * plugin.py with the stdio a case needs and prints what it received.
  */
@@ -17,6 +18,7 @@ import { requirePrivilegedSuite } from './support/privileged.js';
 
 const FIXTURES = path.resolve(import.meta.dirname, 'fixtures/bytes');
 const PLUGIN = path.join(FIXTURES, 'plugin.py');
+const CAT_PLUGIN = path.join(FIXTURES, 'cat-stdin.sh');
 const DRIVER = path.join(FIXTURES, 'driver.py');
 const SCRIPT = '/usr/bin/script';
 const CONFIG = Buffer.from('{"cniVersion":"1.0.0","name":"bytes","type":"plugin.py"}\n');
@@ -32,8 +34,8 @@ interface Received {
 }
 
 /** Runs the plugin through the driver: what the caller received. */
-function drive(how: string, bytesCase: string, containerId: string, stdin: Buffer = CONFIG): Received {
-  const out = execFileSync('/usr/bin/python3', [DRIVER, how, PLUGIN, bytesCase, containerId], { input: stdin, timeout: 60_000 });
+function drive(how: string, bytesCase: string, containerId: string, stdin: Buffer = CONFIG, plugin = PLUGIN): Received {
+  const out = execFileSync('/usr/bin/python3', [DRIVER, how, plugin, bytesCase, containerId], { input: stdin, timeout: 60_000 });
   const raw = JSON.parse(out.toString()) as Record<string, string | number>;
   const got: Received = { exit: raw.exit as number, pid: raw.pid as number };
   for (const k of ['stdout', 'stderr', 'combined'] as const) {
@@ -164,6 +166,43 @@ describe.runIf(canRun)('full mode keeps the bytes the caller received', () => {
     expect(call.stderr.totalBytes).toBe(got.stderr!.length);
     expect(call.stderr.truncated).toBe(true);
     expect(call.uncapturedIo).toBe(1);
+  });
+
+  // A config padded past one pipe buffer's worth of small writes, as a file on stdin.
+  const BIG_CONFIG = Buffer.from(`{"cniVersion":"1.0.0","name":"bytes","type":"plugin.py","pad":"${'x'.repeat(20_000)}"}\n`);
+
+  it('counts a helper’s copy_file_range of the call’s stdin file to its stdout file as a read and a write not taken', async () => {
+    const containerId = containerFor('copy-file-range');
+    const got = drive('files', 'copy-file-range', containerId, BIG_CONFIG, CAT_PLUGIN);
+    expect(got.exit, got.stderr!.toString()).toBe(0);
+    expect(got.stdout!.equals(BIG_CONFIG)).toBe(true);
+    const call = await recordOf(containerId);
+    expect(call.helpers.some((h) => h.path.endsWith('/cat')), 'the cat helper').toBe(true);
+    // GNU cat asks for everything at once: one copy_file_range, seen from both sides (its second returns 0).
+    expect(call.uncapturedIo).toBe(2);
+    expect(call.stdin.totalBytes).toBe(BIG_CONFIG.length);
+    expect(call.stdin.bytes.length).toBe(0);
+    expect(call.stdin.truncated).toBe(true);
+    expect(call.stdout.totalBytes).toBe(BIG_CONFIG.length);
+    expect(call.stdout.bytes.length).toBe(0);
+    expect(call.stdout.truncated).toBe(true);
+    expect(call.stderr.bytes.toString()).toBe('log: copied\n');
+  });
+
+  it('counts sendfile and splice from the call’s stdin file to its stdout pipe on both sides', async () => {
+    const containerId = containerFor('sendfile-splice');
+    const got = drive('file-stdin', 'sendfile-splice', containerId, BIG_CONFIG);
+    expect(got.exit, got.stderr!.toString()).toBe(0);
+    expect(got.stdout!.equals(BIG_CONFIG)).toBe(true);
+    const calls = Number(/^calls (\d+)\n$/.exec(got.stderr!.toString())?.[1]);
+    expect(calls, 'a sendfile and at least one splice').toBeGreaterThanOrEqual(2);
+    const call = await recordOf(containerId);
+    expect(call.uncapturedIo).toBe(2 * calls);
+    expect(call.stdin.totalBytes).toBe(BIG_CONFIG.length);
+    expect(call.stdin.truncated).toBe(true);
+    expect(call.stdout.totalBytes).toBe(BIG_CONFIG.length);
+    expect(call.stdout.truncated).toBe(true);
+    expect(call.stderr.bytes.equals(got.stderr!)).toBe(true);
   });
 
   it('follows stdout kept on fd 3 after fd 1 was pointed at stderr', async () => {

@@ -1,5 +1,5 @@
 // A call as the CLI receives it from the API (the API's own type), for the formatting tests.
-import type { CallSummary } from '../../api/index.js';
+import type { CallDetail, CallSummary, Payload } from '../../api/index.js';
 
 const size = { bytes: 0, totalBytes: 0, truncated: false };
 
@@ -43,3 +43,28 @@ export const callView = (over: Partial<CallSummary> = {}): CallSummary => ({
 
 /** 42 s after callView's start. */
 export const NOW_MS = Date.parse('2026-11-21T18:34:02.104Z');
+
+const payload = (text: string): Payload => {
+  const bytes = Buffer.from(text);
+  return { text, base64: bytes.toString('base64'), bytes: bytes.length, totalBytes: bytes.length, truncated: false, redacted: false, redactedPointers: [] };
+};
+
+/** A call's page as `cnirec show` receives it: a whole record, payloads as given (text). */
+export const callDetailView = (over: Partial<CallDetail> = {}, streams: { stdin?: string; stdout?: string; stderr?: string } = {}): CallDetail => ({
+  ...callView(),
+  argv: ['/opt/cni/bin/bridge'],
+  execChain: ['/opt/cni/bin/bridge'],
+  env: { CNI_COMMAND: 'ADD' },
+  cniArgs: null,
+  stdin: payload(streams.stdin ?? '{"cniVersion":"1.0.0"}\n'),
+  stdout: payload(streams.stdout ?? '{"cniVersion":"1.0.0","ips":[]}\n'),
+  stderr: payload(streams.stderr ?? ''),
+  config: null,
+  configSource: null,
+  result: null,
+  resultSource: null,
+  children: [],
+  helpers: [],
+  cache: null,
+  ...over,
+});

@@ -7,7 +7,7 @@ import { groupFindings } from '../../ui/model/findings.js';
 import { formatMs, localTime, outcomeOf, shortId, utcTitle } from '../../ui/model/format.js';
 import { hexLines } from '../../ui/model/hex.js';
 import { moveSelection } from '../../ui/model/list-keys.js';
-import { decodeBase64, splitRedacted, viewPayload } from '../../ui/model/payload.js';
+import { decodeBase64, emptyPayloadNote, splitRedacted, viewPayload } from '../../ui/model/payload.js';
 import { filterFromQuery, parsePodSearch, podPath, queryString, TAIL_FIELDS } from '../../ui/model/query.js';
 import { applyTailMessages, EMPTY_TAIL, runningCount } from '../../ui/model/tail-list.js';
 import { axisTicks, layoutWaterfall } from '../../ui/model/waterfall.js';
@@ -82,6 +82,12 @@ describe('payloads', () => {
     expect(view.kind).toBe('binary');
     expect(view.kind === 'binary' && [...view.bytes]).toEqual([0xff, 0xfe, 0x41]);
     expect(viewPayload({ text: '', base64: '', bytes: 0 })).toEqual({ kind: 'empty' });
+  });
+
+  it('says what an empty stream means: nothing went by, payloads were off (light), or bytes went by untaken', () => {
+    expect(emptyPayloadNote({ truncated: false }, 'full')).toBe('(empty)');
+    expect(emptyPayloadNote({ truncated: false }, 'light')).toBe('(not captured: light capture)');
+    expect(emptyPayloadNote({ truncated: true }, 'full')).toBe('(none captured)');
   });
 
   it('decodes base64 to the exact bytes', () => {

@@ -7,7 +7,7 @@ import { useState } from 'preact/hooks';
 import type { Payload } from '../client/types.js';
 import { formatBytes } from '../model/format.js';
 import { hexLines } from '../model/hex.js';
-import { splitRedacted, viewPayload } from '../model/payload.js';
+import { emptyPayloadNote, splitRedacted, viewPayload } from '../model/payload.js';
 
 /** Text with the daemon's "[redacted]" markers shown as such. */
 export function RedactedText({ text }: { text: string }) {
@@ -26,7 +26,7 @@ export function RedactedText({ text }: { text: string }) {
   );
 }
 
-export function PayloadBlock({ name, payload }: { name: string; payload: Payload }) {
+export function PayloadBlock({ name, payload, captureMode }: { name: string; payload: Payload; captureMode: 'full' | 'light' }) {
   const view = viewPayload(payload);
   const [raw, setRaw] = useState(false);
   return (
@@ -50,7 +50,7 @@ export function PayloadBlock({ name, payload }: { name: string; payload: Payload
           </button>
         )}
       </div>
-      {view.kind === 'empty' && <p class="muted">(empty)</p>}
+      {view.kind === 'empty' && <p class="muted">{emptyPayloadNote(payload, captureMode)}</p>}
       {view.kind === 'text' && (
         <pre class="payload-text" data-view="text">
           <RedactedText text={view.text} />

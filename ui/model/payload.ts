@@ -24,6 +24,15 @@ export function viewPayload(payload: { readonly text: string | null; readonly ba
   return pretty === null ? { kind: 'text', text: payload.text } : { kind: 'json', text: payload.text, pretty };
 }
 
+/**
+ * What an empty stream says: nothing went by; or nothing was taken (a call recorded in light capture); or bytes
+ * went by that the tracer did not take (the truncation note says how many).
+ */
+export function emptyPayloadNote(payload: { readonly truncated: boolean }, captureMode: 'full' | 'light'): string {
+  if (payload.truncated) return '(none captured)';
+  return captureMode === 'light' ? '(not captured: light capture)' : '(empty)';
+}
+
 /** Indented JSON, or null when the text is not a JSON object or array (a bare string stays as sent). */
 export function prettyJson(text: string): string | null {
   const trimmed = text.trim();

@@ -45,10 +45,10 @@ export function CallDetailPage() {
             ['Process', `pid ${c.pid}, parent ${c.ppid}`],
             c.parentProcess && ['Run by', `${c.parentProcess.comm ?? '?'} (pid ${c.parentProcess.pid}${c.parentProcess.exe ? `, ${c.parentProcess.exe}` : ''})`],
             c.parentId !== null && ['Delegated by', <a href={callPath(c.parentId)}>the calling plugin</a>],
-            ['Capture', `${c.captureMode}${c.lostRecords ? ' · the tracer lost records meanwhile' : ''}`],
+            ['Capture', `${c.captureMode === 'light' ? 'light: stdin, stdout and stderr were not captured' : c.captureMode}${c.lostRecords ? ' · the tracer lost records meanwhile: payloads, helpers or delegated calls may be incomplete' : ''}`],
             c.execChain.length > 1 && ['Images', <code>{c.execChain.join(' → ')}</code>],
             c.stdioShared && ['stdout and stderr', 'one open file (a terminal, or 2>&1 into one pipe): each write is filed by the fd it went through'],
-            c.uncapturedIo > 0 && ['Not captured', `${c.uncapturedIo} reads/writes full mode did not take (iovecs past the 2nd, sendmsg, splice…): the streams are marked truncated`],
+            c.uncapturedIo > 0 && ['Not captured', `${c.uncapturedIo} reads/writes full mode did not take (sendfile, splice, copy_file_range, sendmsg, iovecs past the 2nd…): the streams are marked truncated`],
             c.envTruncated && ['Environment', 'cut by the tracer: CNI_* values past the cut (command, container, pod) may be missing'],
             c.pathTruncated && ['Path', 'cut by the tracer: the plugin path is its beginning'],
             (c.outputAfterExit.stdout !== null || c.outputAfterExit.stderr !== null) && [
@@ -91,9 +91,9 @@ export function CallDetailPage() {
         </Section>
       )}
       <Section title="Payloads">
-        <PayloadBlock name="stdin" payload={c.stdin} />
-        <PayloadBlock name="stdout" payload={c.stdout} />
-        <PayloadBlock name="stderr" payload={c.stderr} />
+        <PayloadBlock name="stdin" payload={c.stdin} captureMode={c.captureMode} />
+        <PayloadBlock name="stdout" payload={c.stdout} captureMode={c.captureMode} />
+        <PayloadBlock name="stderr" payload={c.stderr} captureMode={c.captureMode} />
       </Section>
       {c.children.length > 0 && (
         <Section title="Delegated calls">
@@ -116,8 +116,8 @@ export function CallDetailPage() {
               <summary>
                 <code>{h.argv.join(' ')}</code> <Duration ms={h.durationMs} /> <Outcome run={h} />
               </summary>
-              <PayloadBlock name="stdout" payload={h.stdout} />
-              <PayloadBlock name="stderr" payload={h.stderr} />
+              <PayloadBlock name="stdout" payload={h.stdout} captureMode={c.captureMode} />
+              <PayloadBlock name="stderr" payload={h.stderr} captureMode={c.captureMode} />
             </details>
           ))}
         </Section>
