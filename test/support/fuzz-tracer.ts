@@ -121,31 +121,23 @@ const fork = fc.record({ ts: nsText, ppid: pid, pid }).map(
   }),
 );
 
-const read = fc.record({ ts: nsText, pid, tid: pid, fd: smallUint, file: inodeText, len: fc.oneof(smallUint, fc.maxSafeNat()), cpu: fc.nat({ max: 4095 }) }).map(
-  (r): ValidLine => ({
-    model: {
-      kind: 'R',
-      exact: true,
-      grown: true,
-      fields: [f(r.ts, 'big'), f(r.pid, 'uint'), f(r.tid, 'uint'), f(r.fd, 'uint'), f(r.file, 'big'), f(r.len, 'uint'), f(r.cpu, 'uint')],
-    },
-    expect: { kind: 'read', ts: micros(r.ts), pid: r.pid, tid: r.tid, fd: r.fd, file: r.file, len: r.len, cpu: r.cpu },
-  }),
-);
-
-const write = fc
-  .record({ ts: nsText, pid, tid: pid, fd: smallUint, file: inodeText, len: fc.oneof(smallUint, fc.maxSafeNat()), cpu: fc.nat({ max: 4095 }) })
-  .map(
+/** An R or W header: the same fields, with the CPU its chunks come through last. */
+function ioHeader(kind: 'R' | 'W'): fc.Arbitrary<ValidLine> {
+  return fc.record({ ts: nsText, pid, tid: pid, fd: smallUint, file: inodeText, len: fc.oneof(smallUint, fc.maxSafeNat()), cpu: fc.nat({ max: 4095 }) }).map(
     (r): ValidLine => ({
       model: {
-        kind: 'W',
+        kind,
         exact: true,
         grown: true,
         fields: [f(r.ts, 'big'), f(r.pid, 'uint'), f(r.tid, 'uint'), f(r.fd, 'uint'), f(r.file, 'big'), f(r.len, 'uint'), f(r.cpu, 'uint')],
       },
-      expect: { kind: 'write', ts: micros(r.ts), pid: r.pid, tid: r.tid, fd: r.fd, file: r.file, len: r.len, cpu: r.cpu },
+      expect: { kind: kind === 'R' ? 'read' : 'write', ts: micros(r.ts), pid: r.pid, tid: r.tid, fd: r.fd, file: r.file, len: r.len, cpu: r.cpu },
     }),
   );
+}
+
+const read = ioHeader('R');
+const write = ioHeader('W');
 
 const exit = fc.record({ ts: nsText, pid, start: inodeText, code: int32, group: int32, flags: smallUint, io: smallUint }).map(
   (r): ValidLine => ({

@@ -147,3 +147,13 @@ export function threadExitLine(tid: number): string {
 export function helloLine(mode: 'full' | 'light', ts = 1_000_000): string {
   return `H 1 ${mode} ${ts}`;
 }
+
+/** The CNI_* entries of an ordinary ADD, for synthetic traces. */
+export const SAMPLE_CNI_ENV: Readonly<Record<string, string>> = {
+  CNI_COMMAND: 'ADD',
+  CNI_CONTAINERID: 'c1',
+  CNI_NETNS: '/var/run/netns/x',
+  CNI_IFNAME: 'eth0',
+  CNI_ARGS: 'K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p',
+  CNI_PATH: '/opt/cni/bin',
+};

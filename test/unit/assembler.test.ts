@@ -3,7 +3,7 @@ import { CANARY_COMMAND, CANARY_OUTPUT } from '../../collector/assemble/assemble
 import { callSucceeded, type CniCall } from '../../collector/types.js';
 import { EPOCH_OFFSET_US, FAR_FUTURE_MS, onlyCall, payload, replay, replayFixture, traceLines } from '../support/replay.js';
 import { ALLOWED_FIXTURE_ENV, RECORDED, rawEnvNames } from '../support/recorded.js';
-import { execLines, exitLine, forkLine, helloLine, readLines, threadExitLine, writeLines } from '../support/tracer-lines.js';
+import { SAMPLE_CNI_ENV, execLines, exitLine, forkLine, helloLine, readLines, threadExitLine, writeLines } from '../support/tracer-lines.js';
 
 const FIXTURES = ['bridge.trace', 'failing.trace', 'shell.trace', 'sigkill.trace', 'version.trace', 'light.trace', 'running.trace', 'bytes.trace'];
 
@@ -407,14 +407,7 @@ describe('tracer stopped while a plugin runs (running.trace)', () => {
 // ---------------------------------------------------------------------------
 // Synthetic scenarios: orderings and failures the recordings cannot force.
 
-const CNI_ENV = {
-  CNI_COMMAND: 'ADD',
-  CNI_CONTAINERID: 'c1',
-  CNI_NETNS: '/var/run/netns/x',
-  CNI_IFNAME: 'eth0',
-  CNI_ARGS: 'K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p',
-  CNI_PATH: '/opt/cni/bin',
-};
+const CNI_ENV = SAMPLE_CNI_ENV;
 const STDIO = [501, 502, 503] as const;
 const ms = 1_000_000; // one millisecond in ns
 

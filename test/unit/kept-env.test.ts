@@ -9,7 +9,7 @@ import { ENV_ENTRY_CAP_BYTES, ENV_SLOTS, expectedChunks, parseTracerLine, type T
 import { RecordSequencer } from '../../collector/tracer/record-sequencer.js';
 import { ReorderWindow } from '../../collector/tracer/reorder-window.js';
 import { replay } from '../support/replay.js';
-import { execLines, exitLine, helloLine, hex, keptEnvEntryLines } from '../support/tracer-lines.js';
+import { SAMPLE_CNI_ENV, execLines, exitLine, helloLine, hex, keptEnvEntryLines } from '../support/tracer-lines.js';
 
 const ms = 1_000_000;
 
@@ -64,14 +64,7 @@ describe('the sequencer and the kept env lines', () => {
 });
 
 describe('the call env from the kept env lines', () => {
-  const CNI = {
-    CNI_COMMAND: 'ADD',
-    CNI_CONTAINERID: 'c1',
-    CNI_NETNS: '/var/run/netns/x',
-    CNI_IFNAME: 'eth0',
-    CNI_ARGS: 'K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p',
-    CNI_PATH: '/opt/cni/bin',
-  };
+  const CNI = SAMPLE_CNI_ENV;
   /** 300 variables (over 20 KiB) with a secret among them. */
   const BIG: Record<string, string> = {};
   for (let i = 0; i < 300; i++) BIG[`SVC_${i}_SERVICE_HOST`] = `10.96.0.${i % 256}-${'h'.repeat(50)}`;
