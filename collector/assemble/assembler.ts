@@ -342,16 +342,61 @@ export class CallAssembler {
       this.counters.orphanChunks += early.ios.length + early.forks.length + (early.exit ? 1 : 0);
     }
     this.ioTally.sweep(nowMs);
+    for (const id of this.publishable(nowMs)) events.push(this.finalize(id, this.calls.get(id)!));
+    return this.withRepublished(events);
+  }
+
+  /**
+   * The calls to publish now, delegates before the plugin that ran them: a
+   * call's grace period has passed and the payload records its processes'
+   * exits announced are in (or IO_WAIT_MS more have passed: then it is
+   * marked lostRecords). A delegate ends before its plugin but may still wait
+   * for its records; the plugin waits for it, so no reader sees a finished
+   * call whose delegate still looks running.
+   */
+  private publishable(nowMs: number): string[] {
+    const ready = new Set<string>();
+    const blocked = new Set<string>();
     for (const [id, call] of this.calls) {
-      if (call.finalizeDueMs === null || call.finalizeDueMs > nowMs) continue;
-      if (!call.lostRecords && this.missingIo(call)) {
+      const due = call.finalizeDueMs !== null && call.finalizeDueMs <= nowMs;
+      if (due && !call.lostRecords && this.missingIo(call)) {
         // Payload records its exits announced are still on their way (a CPU buffer bpftrace drains late).
-        if (nowMs - call.finalizeDueMs < IO_WAIT_MS) continue;
+        if (nowMs - call.finalizeDueMs! < IO_WAIT_MS) {
+          if (call.base.parentId !== null) blocked.add(call.base.parentId);
+          continue;
+        }
         call.lostRecords = true;
       }
-      events.push(this.finalize(id, call));
+      if (due) ready.add(id);
+      else if (call.endedAtUs !== null && call.base.parentId !== null) blocked.add(call.base.parentId);
     }
-    return this.withRepublished(events);
+    // A blocked call blocks its own plugin in turn.
+    for (let changed = true; changed; ) {
+      changed = false;
+      for (const id of blocked) {
+        const parentId = this.calls.get(id)?.base.parentId;
+        if (ready.delete(id)) changed = true;
+        if (parentId != null && !blocked.has(parentId)) {
+          blocked.add(parentId);
+          changed = true;
+        }
+      }
+    }
+    const readyChildren = new Map<string, string[]>();
+    for (const id of ready) {
+      const parentId = this.calls.get(id)!.base.parentId;
+      if (parentId !== null && ready.has(parentId)) readyChildren.set(parentId, [...(readyChildren.get(parentId) ?? []), id]);
+    }
+    const order: string[] = [];
+    const placed = new Set<string>();
+    const place = (id: string): void => {
+      if (placed.has(id)) return;
+      placed.add(id);
+      for (const childId of readyChildren.get(id) ?? []) place(childId);
+      order.push(id);
+    };
+    for (const id of ready) place(id);
+    return order;
   }
 
   /** Whether a process of the call exited with payload records announced that have not all come. */

@@ -528,6 +528,27 @@ describe('synthetic: out-of-order delivery', () => {
     expect(call.lostRecords).toBe(false);
   });
 
+  it('a plugin is published after its delegate, whose announced payload records came late', () => {
+    const delegateRead = readLines({ ts: 12.5 * ms, pid: 200, file: 601, cpu: 1 }, config);
+    const r = replay(
+      [
+        ...plugin(100, 10 * ms, 11 * ms),
+        forkLine(11.5 * ms, 100, 200),
+        ...execLines({ ts: 12 * ms, pid: 200, ppid: 100, start: 12 * ms, path: '/opt/cni/bin/host-local', env: CNI_ENV, stdio: [601, 602, 603] }),
+        exitLine({ ts: 13 * ms, pid: 200, start: 12 * ms, ioRecords: 1 }),
+        exitLine({ ts: 14 * ms, pid: 100, start: 10 * ms }),
+      ],
+      { tickEachLine: false, end: 'none' },
+    );
+    expect(r.tick(r.nowMs + 1_000).filter((e) => e.type === 'call.finished')).toEqual([]);
+    r.feed(delegateRead);
+    const finished = r.tick(r.nowMs + 1_001).filter((e) => e.type === 'call.finished').map((e) => e.call);
+    finished.push(...r.tick(r.nowMs + 1_100).filter((e) => e.type === 'call.finished').map((e) => e.call));
+    expect(finished.map((c) => c.plugin)).toEqual(['host-local', 'bridge']);
+    expectStream(finished[0]!.stdin, config);
+    expect(finished[0]!.parentId).toBe(finished[1]!.id);
+  });
+
   it('a call whose announced payload records never come is published after the wait, marked lostRecords', () => {
     const r = replay([...plugin(100, 10 * ms, 11 * ms), exitLine({ ts: 14 * ms, pid: 100, start: 10 * ms, ioRecords: 2 })], {
       tickEachLine: false,
