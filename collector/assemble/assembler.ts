@@ -9,6 +9,7 @@ import { callId, foreignProc, identityFromEnv, newCallState, newHelperState, plu
 import { ChunkedBuffer } from './chunked-buffer.js';
 import { isInCniPath } from './cni-env.js';
 import { decodeExecBlock, newExecBlock, type DecodedExecBlock } from './exec-block.js';
+import { ExecPathParts, resolveExecPath } from './exec-path.js';
 import { decodeWaitStatus } from './wait-status.js';
 import type { StreamCapture } from './stream-capture.js';
 import { SOCKET_SHIM_PLUGINS, shimParentFor } from './socket-shims.js';
@@ -82,6 +83,14 @@ interface PendingExec {
   record: Extract<TracerRecord, { kind: 'exec' }>;
   block: ChunkedBuffer;
   parentComm: string | null;
+  /** Its path whole (N lines) and, for a relative one, its working directory (C lines). */
+  path: ExecPathParts;
+}
+
+/** What an exec ran: its absolute path where the tracer told enough, and whether that path is cut. */
+interface ExecImage {
+  execPath: string;
+  pathCut: boolean;
 }
 
 interface EarlyRecords {
@@ -189,7 +198,7 @@ export class CallAssembler {
         break;
       case 'exec':
         this.flushPendingExec(rec.pid, events);
-        this.pendingExecs.set(rec.pid, { since: nowMs, record: rec, block: newExecBlock(rec.blockBytes), parentComm: null });
+        this.pendingExecs.set(rec.pid, { since: nowMs, record: rec, block: newExecBlock(rec.blockBytes), parentComm: null, path: new ExecPathParts() });
         this.completeExecIfWhole(rec.pid, events);
         break;
       case 'exec-chunk': {
@@ -207,6 +216,12 @@ export class CallAssembler {
         if (pending) pending.parentComm = rec.comm;
         break;
       }
+      case 'exec-path-chunk':
+        this.pendingExecs.get(rec.pid)?.path.addPathChunk(rec.len, rec.off, rec.data);
+        break;
+      case 'exec-cwd-name':
+        this.pendingExecs.get(rec.pid)?.path.addCwdName(rec.depth, rec.name);
+        break;
       case 'fork':
         this.flushPendingExec(rec.ppid, events);
         this.onFork(rec.ppid, rec.pid);
@@ -438,12 +453,15 @@ export class CallAssembler {
     const parentCallId = parent?.callId ?? null;
     if (parentCallId === null && (!this.acceptsNewCalls || (this.opts.admitTopLevel && !this.opts.admitTopLevel(rec.ppid)))) return;
     const startedAtUs = this.opts.monoToEpochUs(rec.ts);
-    const execPath = rec.path || decoded.argv[0] || '';
-    const inCniPath = isInCniPath(execPath, decoded.env.CNI_PATH);
+    const { filename, cut: pathCut } = pending.path.filename(rec.path);
+    // A relative path (`./host-local`, a relative CNI_PATH entry) made absolute: where it lies decides whether it is a call.
+    const cwd = pending.path.cwd();
+    const execPath = resolveExecPath(filename || decoded.argv[0] || '', cwd);
+    const inCniPath = isInCniPath(execPath, decoded.env.CNI_PATH, cwd);
     const plugin = existing?.role === 'plugin' && existing.callId !== null ? this.callFor(existing.callId) : undefined;
     if (plugin && plugin.base.pid === rec.pid) {
       // The plugin process exec'd another image in place: the same process, the same pipes, the same call.
-      if (!plugin.execTimes.includes(rec.ts)) this.execInPlace(plugin, rec, execPath, decoded, inCniPath, startedAtUs);
+      if (!plugin.execTimes.includes(rec.ts)) this.execInPlace(plugin, rec, { execPath, pathCut }, decoded, inCniPath, startedAtUs);
       else this.counters.duplicateExecs++;
       existing!.start = rec.start;
       this.replayEarly(rec.pid, rec.ts, rec.start);
@@ -469,7 +487,7 @@ export class CallAssembler {
     if (isPlugin) {
       // Not exec'd by a call: maybe a delegate of a shim that asked a daemon to run it (Multus thick mode).
       const parentId = parentCallId ?? shimParentFor(this.shimCalls.values(), { containerId: decoded.env.CNI_CONTAINERID, ppid: rec.ppid, startedAtUs });
-      const call = this.newCall(rec, execPath, decoded, parentId, parentCallId === null, startedAtUs, pending.parentComm);
+      const call = this.newCall(rec, { execPath, pathCut }, decoded, parentId, parentCallId === null, startedAtUs, pending.parentComm);
       proc.role = 'plugin';
       proc.callId = call.base.id;
       proc.helper = null;
@@ -494,13 +512,13 @@ export class CallAssembler {
   }
 
   /** An exec in place by a call's plugin process: the chain grows; a CNI plugin image names the call from now on. */
-  private execInPlace(call: CallState, rec: Extract<TracerRecord, { kind: 'exec' }>, execPath: string, decoded: DecodedExecBlock, inCniPath: boolean, startedAtUs: number): void {
+  private execInPlace(call: CallState, rec: Extract<TracerRecord, { kind: 'exec' }>, { execPath, pathCut }: ExecImage, decoded: DecodedExecBlock, inCniPath: boolean, startedAtUs: number): void {
     call.execChain.push(execPath);
     call.execTimes.push(rec.ts);
     if (inCniPath) {
       call.base = { ...call.base, path: execPath, plugin: pluginName(execPath), argv: decoded.argv, ...identityFromEnv(decoded.env) };
       call.envTruncated = decoded.truncated;
-      call.pathTruncated = false;
+      call.pathTruncated = pathCut;
       // A wrapper that exec'd a socket shim (or a shim that exec'd something else) changes where delegates look.
       if (SOCKET_SHIM_PLUGINS.has(call.base.plugin)) this.shimCalls.set(call.base.id, call);
       else this.shimCalls.delete(call.base.id);
@@ -513,7 +531,7 @@ export class CallAssembler {
 
   private newCall(
     rec: Extract<TracerRecord, { kind: 'exec' }>,
-    execPath: string,
+    { execPath, pathCut }: ExecImage,
     decoded: DecodedExecBlock,
     parentId: string | null,
     /** Its parent process is no call: name that process (a runtime, or the daemon of a shim). */
@@ -538,6 +556,7 @@ export class CallAssembler {
       captureMode: this.mode,
       maxStreamBytes: this.maxStreamBytes,
       envTruncated: decoded.truncated,
+      pathTruncated: pathCut,
     });
   }
 

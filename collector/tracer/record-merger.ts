@@ -176,6 +176,8 @@ export class RecordMerger {
       }
       case 'exec-chunk':
       case 'exec-parent':
+      case 'exec-path-chunk':
+      case 'exec-cwd-name':
         if (this.execPassed.get(`${src}:${rec.pid}`) !== false) out.push(rec);
         return;
       case 'fork':

@@ -83,6 +83,9 @@ export class RecordSequencer {
       case 'uncaptured':
         return this.hold(rec, null, 0);
       case 'exec-parent':
+      case 'exec-path-chunk':
+      case 'exec-cwd-name':
+        // Printed between the exec's header and its B chunks: the group is held until those are in.
         return this.attach(this.execGroups.get(groupKey(src, rec.pid)), rec, false);
       case 'exec-chunk':
         return this.attach(this.execGroups.get(groupKey(src, rec.pid)), rec, true);
