@@ -16,6 +16,8 @@
  * | D    | cpu×2^22+tid off hex                                                | 200 bytes of the thread's current R/W payload on that CPU, from off |
  * | Q    | ts pid start exit_code group_exit_code signal_flags io_records      | last thread of a traced process exited |
  * | T    | tid                                                                 | a traced non-leader thread exited |
+ * | N    | pid len off hex                                                     | 200 bytes of the exec's path (len bytes in all) from off: only when X's was cut |
+ * | C    | pid depth hex                                                       | a name of a relative exec's working directory, depth 0 the innermost; empty: the root |
  * | Lost N events                                                              || bpftrace dropped N records |
  * | E    | pid found                                                           | the exec's env holds `found` kept entries (CNI_*, TRACEPARENT, TRACESTATE); S lines follow for the first ENV_SLOTS |
  * | S    | pid slot len                                                        | the slot-th kept env entry is len bytes (no NUL); V lines follow |
@@ -58,6 +60,15 @@
  * first 2,048 env entries are looked at (as for CNI_COMMAND itself). Output
  * from before these lines existed has no E line: the env is then read from
  * the block.
+ * The X line's path is cut at 199 bytes (bpftrace's strings: 200 bytes and
+ * the NUL). From 199 bytes on, N lines carry the whole path (the kernel's
+ * copy, at most PATH_MAX: never cut). An exec of a relative path (not
+ * starting with `/`: `./host-local`, a relative PATH or CNI_PATH entry) has
+ * C lines: its working directory, name by name up to the process's root,
+ * whose line has an empty name; a walk that stopped short (over 32 steps, a
+ * name over 200 bytes, a detached directory) has no root line. N and C lines
+ * come after P and before B (the probes run in program order on one CPU):
+ * an exec whose B chunks are all in has them all too.
  */
 
 export const PROTOCOL_VERSION = 1;
@@ -69,6 +80,12 @@ export const EXEC_BLOCK_CAP_BYTES = 16_384;
 /** Kept env entries (CNI_*, trace context) sent whole, each up to ENV_ENTRY_CAP_BYTES (bpf/program.ts repeats the V probe this many times). */
 export const ENV_SLOTS = 8;
 export const ENV_ENTRY_CAP_BYTES = 16_384;
+/** The longest path the X line holds whole; N lines follow from this length on. */
+export const EXEC_HEADER_PATH_BYTES = 199;
+/** The longest path an N line series holds: PATH_MAX, all the kernel takes. */
+export const EXEC_PATH_CAP_BYTES = 4096;
+/** Steps the working directory walk of a relative exec takes at most (names and mount points). */
+export const CWD_WALK_STEPS = 32;
 
 export type CaptureMode = 'full' | 'light';
 
@@ -116,6 +133,10 @@ export type TracerRecord =
       ioRecords?: number;
     }
   | { kind: 'thread-exit'; tid: number }
+  /** N: part of an exec's path, which has `len` bytes. */
+  | { kind: 'exec-path-chunk'; pid: number; len: number; off: number; data: Buffer }
+  /** C: a name of a relative exec's working directory, `depth` steps below it; empty for the root. */
+  | { kind: 'exec-cwd-name'; pid: number; depth: number; name: Buffer }
   | { kind: 'lost'; count: number }
   | { kind: 'noise' }
   /** The exec's env holds `found` kept entries; the first ENV_SLOTS follow (S, V). */
@@ -128,7 +149,8 @@ export type TracerRecord =
  * How many chunk lines follow a header in the tracer's output: B lines after
  * an exec, D lines after a read or write (bpf/cnirec.bt's chunk loops: one
  * per 200 bytes started, up to the cap), S lines after an E, V lines after an
- * S. 0 for other records.
+ * S. 0 for other records. An exec's N and C lines are not counted: they come
+ * before its B chunks.
  */
 export function expectedChunks(rec: TracerRecord): number {
   switch (rec.kind) {
@@ -368,6 +390,14 @@ function parseFields(kind: string, line: string): TracerRecord {
     case 'V': {
       const [pid, slot, off, hex] = splitN(line, 4);
       return { kind: 'env-chunk', pid: uint(pid), slot: uint(slot), off: int(off), data: decodeHex(hex) };
+    }
+    case 'N': {
+      const [pid, len, off, hex] = splitN(line, 4);
+      return { kind: 'exec-path-chunk', pid: uint(pid), len: uint(len), off: int(off), data: decodeHex(hex) };
+    }
+    case 'C': {
+      const [pid, depth, hex] = splitN(line, 3);
+      return { kind: 'exec-cwd-name', pid: uint(pid), depth: uint(depth), name: hex === '' ? Buffer.alloc(0) : decodeHex(hex) };
     }
     case 'H': {
       const f = exact(line, 3);

@@ -11,6 +11,7 @@ import { isInCniPath } from './cni-env.js';
 import { decodeExecBlock, newExecBlock, type DecodedExecBlock } from './exec-block.js';
 import { IoTally } from './io-tally.js';
 import { KeptEnvEntries } from './kept-env.js';
+import { ExecPathParts, resolveExecPath } from './exec-path.js';
 import { decodeWaitStatus } from './wait-status.js';
 import type { StreamCapture } from './stream-capture.js';
 import { SOCKET_SHIM_PLUGINS, shimParentFor } from './socket-shims.js';
@@ -86,6 +87,14 @@ interface PendingExec {
   /** The kept env entries sent apart from the block (null: no E line, an older tracer's output). */
   env: KeptEnvEntries | null;
   parentComm: string | null;
+  /** Its path whole (N lines) and, for a relative one, its working directory (C lines). */
+  path: ExecPathParts;
+}
+
+/** What an exec ran: its absolute path where the tracer told enough, and whether that path is cut. */
+interface ExecImage {
+  execPath: string;
+  pathCut: boolean;
 }
 
 interface EarlyRecords {
@@ -203,7 +212,7 @@ export class CallAssembler {
         break;
       case 'exec':
         this.flushPendingExec(rec.pid, events);
-        this.pendingExecs.set(rec.pid, { since: nowMs, record: rec, block: newExecBlock(rec.blockBytes), env: null, parentComm: null });
+        this.pendingExecs.set(rec.pid, { since: nowMs, record: rec, block: newExecBlock(rec.blockBytes), env: null, parentComm: null, path: new ExecPathParts() });
         this.completeExecIfWhole(rec.pid, events);
         break;
       case 'exec-chunk': {
@@ -235,6 +244,12 @@ export class CallAssembler {
         this.completeExecIfWhole(rec.pid, events);
         break;
       }
+      case 'exec-path-chunk':
+        this.pendingExecs.get(rec.pid)?.path.addPathChunk(rec.len, rec.off, rec.data);
+        break;
+      case 'exec-cwd-name':
+        this.pendingExecs.get(rec.pid)?.path.addCwdName(rec.depth, rec.name);
+        break;
       case 'fork':
         this.flushPendingExec(rec.ppid, events);
         this.onFork(rec.ppid, rec.pid);
@@ -536,12 +551,15 @@ export class CallAssembler {
     const parentCallId = parent?.callId ?? null;
     if (parentCallId === null && (!this.acceptsNewCalls || (this.opts.admitTopLevel && !this.opts.admitTopLevel(rec.ppid)))) return;
     const startedAtUs = this.opts.monoToEpochUs(rec.ts);
-    const execPath = rec.path || decoded.argv[0] || '';
-    const inCniPath = isInCniPath(execPath, decoded.env.CNI_PATH);
+    const { filename, cut: pathCut } = pending.path.filename(rec.path);
+    // A relative path (`./host-local`, a relative CNI_PATH entry) made absolute: where it lies decides whether it is a call.
+    const cwd = pending.path.cwd();
+    const execPath = resolveExecPath(filename || decoded.argv[0] || '', cwd);
+    const inCniPath = isInCniPath(execPath, decoded.env.CNI_PATH, cwd);
     const plugin = existing?.role === 'plugin' && existing.callId !== null ? this.callFor(existing.callId) : undefined;
     if (plugin && plugin.base.pid === rec.pid) {
       // The plugin process exec'd another image in place: the same process, the same pipes, the same call.
-      if (!plugin.execTimes.includes(rec.ts)) this.execInPlace(plugin, rec, execPath, decoded, inCniPath, startedAtUs);
+      if (!plugin.execTimes.includes(rec.ts)) this.execInPlace(plugin, rec, { execPath, pathCut }, decoded, inCniPath, startedAtUs);
       else this.counters.duplicateExecs++;
       existing!.start = rec.start;
       this.replayEarly(rec.pid, rec.ts, rec.start);
@@ -567,7 +585,7 @@ export class CallAssembler {
     if (isPlugin) {
       // Not exec'd by a call: maybe a delegate of a shim that asked a daemon to run it (Multus thick mode).
       const parentId = parentCallId ?? shimParentFor(this.shimCalls.values(), { containerId: decoded.env.CNI_CONTAINERID, ppid: rec.ppid, startedAtUs });
-      const call = this.newCall(rec, execPath, decoded, parentId, parentCallId === null, startedAtUs, pending.parentComm);
+      const call = this.newCall(rec, { execPath, pathCut }, decoded, parentId, parentCallId === null, startedAtUs, pending.parentComm);
       proc.role = 'plugin';
       proc.callId = call.base.id;
       proc.helper = null;
@@ -592,13 +610,13 @@ export class CallAssembler {
   }
 
   /** An exec in place by a call's plugin process: the chain grows; a CNI plugin image names the call from now on. */
-  private execInPlace(call: CallState, rec: Extract<TracerRecord, { kind: 'exec' }>, execPath: string, decoded: DecodedExecBlock, inCniPath: boolean, startedAtUs: number): void {
+  private execInPlace(call: CallState, rec: Extract<TracerRecord, { kind: 'exec' }>, { execPath, pathCut }: ExecImage, decoded: DecodedExecBlock, inCniPath: boolean, startedAtUs: number): void {
     call.execChain.push(execPath);
     call.execTimes.push(rec.ts);
     if (inCniPath) {
       call.base = { ...call.base, path: execPath, plugin: pluginName(execPath), argv: decoded.argv, ...identityFromEnv(decoded.env) };
       call.envTruncated = decoded.truncated;
-      call.pathTruncated = false;
+      call.pathTruncated = pathCut;
       // A wrapper that exec'd a socket shim (or a shim that exec'd something else) changes where delegates look.
       if (SOCKET_SHIM_PLUGINS.has(call.base.plugin)) this.shimCalls.set(call.base.id, call);
       else this.shimCalls.delete(call.base.id);
@@ -611,7 +629,7 @@ export class CallAssembler {
 
   private newCall(
     rec: Extract<TracerRecord, { kind: 'exec' }>,
-    execPath: string,
+    { execPath, pathCut }: ExecImage,
     decoded: DecodedExecBlock,
     parentId: string | null,
     /** Its parent process is no call: name that process (a runtime, or the daemon of a shim). */
@@ -636,6 +654,7 @@ export class CallAssembler {
       captureMode: this.mode,
       maxStreamBytes: this.maxStreamBytes,
       envTruncated: decoded.truncated,
+      pathTruncated: pathCut,
     });
   }
 

@@ -109,6 +109,8 @@ export interface NewCall {
   readonly maxStreamBytes: number;
   /** The exec block (argv + env) was cut or lost chunks. */
   readonly envTruncated: boolean;
+  /** The executable's path is its beginning only (the tracer's chunks of it were lost). */
+  readonly pathTruncated: boolean;
 }
 
 export function newCallState(c: NewCall): CallState {
@@ -135,7 +137,7 @@ export function newCallState(c: NewCall): CallState {
     execChain: [c.execPath],
     execTimes: [rec.ts],
     envTruncated: c.envTruncated,
-    pathTruncated: false,
+    pathTruncated: c.pathTruncated,
     exitTs: null,
     stdin: new StreamCapture(c.maxStreamBytes),
     stdout: new StreamCapture(c.maxStreamBytes),

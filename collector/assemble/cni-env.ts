@@ -56,12 +56,17 @@ export function podFromArgs(args: ReadonlyMap<string, string>): PodRef | null {
   };
 }
 
-/** A plugin call is an exec of a binary that sits in one of the CNI_PATH directories. */
-export function isInCniPath(execPath: string, cniPath: string | undefined): boolean {
+/**
+ * A plugin call is an exec of a binary that sits in one of the CNI_PATH
+ * directories. A relative entry (`lib/cni`: libcni joins it to the plugin's
+ * name, and the kernel resolves that against the working directory) is
+ * taken from `cwd` when it is known.
+ */
+export function isInCniPath(execPath: string, cniPath: string | undefined, cwd: string | null = null): boolean {
   if (!cniPath) return false;
   const dir = path.posix.dirname(path.posix.normalize(execPath));
   return cniPath
     .split(':')
     .filter((d) => d.length > 0)
-    .some((d) => path.posix.normalize(d).replace(/\/+$/, '') === dir);
+    .some((d) => (cwd !== null && !d.startsWith('/') ? path.posix.resolve(cwd, d) : path.posix.normalize(d)).replace(/\/+$/, '') === dir);
 }

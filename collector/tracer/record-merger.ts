@@ -186,6 +186,8 @@ export class RecordMerger {
       case 'env-scan':
       case 'env-entry':
       case 'env-chunk':
+      case 'exec-path-chunk':
+      case 'exec-cwd-name':
         if (this.execPassed.get(`${src}:${rec.pid}`) !== false) out.push(rec);
         return;
       case 'fork':

@@ -86,6 +86,9 @@ export class RecordSequencer {
         return this.hold(rec, null, 0);
       case 'exec-parent':
       case 'env-scan':
+      case 'exec-path-chunk':
+      case 'exec-cwd-name':
+        // Printed between the exec's header and its B chunks: the group is held until those are in.
         return this.attach(this.execGroups.get(groupKey(src, rec.pid)), rec, false);
       case 'exec-chunk':
       case 'env-entry':

@@ -173,7 +173,22 @@ const envChunk = fc.record({ pid, slot: smallUint, off: fc.integer({ min: -199, 
   }),
 );
 
-export const validLine: fc.Arbitrary<ValidLine> = fc.oneof(hello, exec, parent, execChunk, dataChunk, fork, read, write, exit, threadExit, envScan, envEntry, envChunk);
+const execPathChunk = fc.record({ pid, len: fc.integer({ min: 199, max: 4095 }), off: fc.integer({ min: -1, max: 4095 }), data: chunk }).map(
+  (r): ValidLine => ({
+    model: { kind: 'N', exact: false, fields: [f(r.pid, 'uint'), f(r.len, 'uint'), f(r.off, 'int'), f(hex(r.data), 'hex')] },
+    expect: { kind: 'exec-path-chunk', pid: r.pid, len: r.len, off: r.off === 0 ? 0 : r.off, data: r.data },
+  }),
+);
+
+/** A working directory's name (1 to 200 bytes, spaces and newlines too), or the empty name of the root. */
+const execCwdName = fc.record({ pid, depth: fc.integer({ min: 0, max: 32 }), name: fc.uint8Array({ minLength: 0, maxLength: 200 }).map((a) => Buffer.from(a)) }).map(
+  (r): ValidLine => ({
+    model: { kind: 'C', exact: false, fields: [f(r.pid, 'uint'), f(r.depth, 'uint'), f(hex(r.name), r.name.length > 0 ? 'hex' : 'rest')] },
+    expect: { kind: 'exec-cwd-name', pid: r.pid, depth: r.depth, name: r.name },
+  }),
+);
+
+export const validLine: fc.Arbitrary<ValidLine> = fc.oneof(hello, exec, parent, execChunk, dataChunk, fork, read, write, exit, threadExit, envScan, envEntry, envChunk, execPathChunk, execCwdName);
 
 /** bpftrace's own lines: valid, not records (or the lost-records notice). */
 export const chatterLine: fc.Arbitrary<LineCase> = fc.oneof(
@@ -231,8 +246,9 @@ export function invalidate(valid: ValidLine): fc.Arbitrary<LineCase> {
         return bad(lineText(withField(m, hexIndex, mutated)), `hex char ${at}`);
       }),
       fc.integer({ min: 1, max: 3 }).map((cut) => bad(lineText(withField(m, hexIndex, text.slice(0, -cut))), `hex cut by ${cut}`)),
-      fc.constant(bad(lineText(withField(m, hexIndex, '')), 'empty hex')),
     );
+    // An empty name is the root of a C walk, a valid line.
+    if (m.kind !== 'C') options.push(fc.constant(bad(lineText(withField(m, hexIndex, '')), 'empty hex')));
   }
   return fc.oneof(...options);
 }
@@ -288,6 +304,10 @@ export function formatRecord(rec: TracerRecord): string {
       return `Q ${ns(rec.ts)} ${rec.pid} ${rec.start} ${rec.exitCode} ${rec.groupExitCode} ${rec.signalFlags}`;
     case 'thread-exit':
       return `T ${rec.tid}`;
+    case 'exec-path-chunk':
+      return `N ${rec.pid} ${rec.len} ${rec.off} ${hex(rec.data)}`;
+    case 'exec-cwd-name':
+      return `C ${rec.pid} ${rec.depth} ${hex(rec.name)}`;
     case 'lost':
       return `Lost ${rec.count} events`;
     case 'noise':
@@ -342,6 +362,10 @@ const step: fc.Arbitrary<TracerRecord[]> = fc.oneof(
       breakOffsets: fc.boolean(),
       lieAboutSize: fc.option(fc.oneof(fc.nat({ max: 20_000 }), fc.maxSafeNat()), { nil: undefined }),
       offsets: fc.array(wildOffset, { maxLength: 3 }),
+      // A relative exec's working directory, maybe without its root line (a walk cut short), maybe at wild depths.
+      cwd: fc.option(fc.array(fc.tuple(fc.integer({ min: 0, max: 40 }), fc.constantFrom('', 'opt', 'cni', 'a b', '..', 'x\ny')), { maxLength: 5 }), { nil: undefined }),
+      // The whole path, as N lines, maybe with a length that is not the path's.
+      longPath: fc.option(fc.tuple(fc.string({ minLength: 150, maxLength: 600 }), fc.option(fc.nat({ max: 5000 }), { nil: undefined })), { nil: undefined }),
     })
     .map((r) => {
       const env = { CNI_COMMAND: r.cmd, CNI_PATH: '/opt/cni/bin', CNI_ARGS: r.args, SECRET_TOKEN: 'hunter2', TRACEPARENT: '00-abc-def-01' };
@@ -351,6 +375,11 @@ const step: fc.Arbitrary<TracerRecord[]> = fc.oneof(
         { kind: 'exec', ts: 0, pid: r.pid, ppid: r.ppid, start: r.start, stdioFiles: r.io, argBytes, blockBytes, path: r.path },
       ];
       if (r.comm !== undefined) recs.push({ kind: 'exec-parent', pid: r.pid, comm: r.comm });
+      if (r.longPath) {
+        const whole = Buffer.from(`/opt/${r.longPath[0]}`);
+        for (const c of chunksOf(whole, true)) recs.push({ kind: 'exec-path-chunk', pid: r.pid, len: r.longPath[1] ?? whole.length, off: c.off, data: c.data });
+      }
+      for (const [depth, name] of r.cwd ?? []) recs.push({ kind: 'exec-cwd-name', pid: r.pid, depth, name: Buffer.from(name) });
       const chunks = chunksOf(block, true);
       chunks.forEach((c, i) => recs.push({ kind: 'exec-chunk', pid: r.pid, off: r.breakOffsets ? (r.offsets[i] ?? c.off) : c.off, data: c.data }));
       return recs;

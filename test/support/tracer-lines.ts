@@ -7,7 +7,7 @@
  * under 200 bytes past its end).
  */
 
-import { CHUNK_BYTES, ENV_ENTRY_CAP_BYTES, ENV_SLOTS, EXEC_BLOCK_CAP_BYTES, PAYLOAD_CAP_BYTES } from '../../bpf/tracer-protocol.js';
+import { CHUNK_BYTES, CWD_WALK_STEPS, ENV_ENTRY_CAP_BYTES, ENV_SLOTS, EXEC_BLOCK_CAP_BYTES, EXEC_HEADER_PATH_BYTES, PAYLOAD_CAP_BYTES } from '../../bpf/tracer-protocol.js';
 
 /** bpftrace's %rx: `\xNN` per byte. */
 export function hex(data: Buffer): string {
@@ -42,6 +42,8 @@ export interface ExecSpec {
    * (E before the B chunks, S and V after them); false: the older output.
    */
   keptEnv?: boolean;
+  /** The working directory, for a relative path (C lines): an absolute path, walked up to `/`. */
+  cwd?: string;
 }
 
 export function execBlock(argv: readonly string[], env: Readonly<Record<string, string>>): { block: Buffer; argBytes: number } {
@@ -50,16 +52,30 @@ export function execBlock(argv: readonly string[], env: Readonly<Record<string, 
   return { block: Buffer.concat([args, envs]), argBytes: args.length };
 }
 
-/** The X header and its B chunks. */
+/**
+ * The X header, the E line (`spec.keptEnv`), the N lines of a path of 199
+ * bytes or more (the X line's path cut there), the C lines of a relative
+ * path's working directory (`spec.cwd`; none past the walk's steps, as the
+ * tracer stops short), the B chunks, then the kept env entries' S and V lines.
+ */
 export function execLines(spec: ExecSpec): string[] {
   const argv = spec.argv ?? [spec.path];
   const { block, argBytes } = execBlock(argv, spec.env ?? {});
   const [i, o, e] = spec.stdio ?? [1000, 1001, 1002];
-  const lines = [`X ${spec.ts} ${spec.pid} ${spec.ppid} ${spec.start} ${i} ${o} ${e} ${argBytes} ${block.length} ${spec.path}`];
+  const path = Buffer.from(spec.path);
+  const headerPath = path.subarray(0, EXEC_HEADER_PATH_BYTES).toString('utf8');
+  const lines = [`X ${spec.ts} ${spec.pid} ${spec.ppid} ${spec.start} ${i} ${o} ${e} ${argBytes} ${block.length} ${headerPath}`];
   const kept = Object.entries(spec.env ?? {})
     .filter(([k]) => k.startsWith('CNI_') || k === 'TRACEPARENT' || k === 'TRACESTATE')
     .map(([k, v]) => Buffer.from(`${k}=${v}`));
   if (spec.keptEnv) lines.push(`E ${spec.pid} ${kept.length}`);
+  if (path.length >= EXEC_HEADER_PATH_BYTES) {
+    for (let off = 0; off < path.length; off += CHUNK_BYTES) {
+      const start = off + CHUNK_BYTES > path.length ? path.length - CHUNK_BYTES : off;
+      lines.push(`N ${spec.pid} ${path.length} ${start} ${hex(window(path, start))}`);
+    }
+  }
+  if (!spec.path.startsWith('/') && spec.cwd !== undefined) lines.push(...cwdLines(spec.pid, spec.cwd));
   const total = block.length;
   for (let off = 0; off < total && off < EXEC_BLOCK_CAP_BYTES; off += CHUNK_BYTES) {
     const start = off + CHUNK_BYTES > total ? total - CHUNK_BYTES : off;
@@ -76,6 +92,14 @@ export function keptEnvEntryLines(pid: number, slot: number, entry: Buffer): str
     const start = off + CHUNK_BYTES > entry.length ? entry.length - CHUNK_BYTES : off;
     lines.push(`V ${pid} ${slot} ${start} ${hex(window(entry, start))}`);
   }
+  return lines;
+}
+
+/** The C lines of a walk from `cwd` up to `/`: innermost name first, then the root's empty name; none past the steps. */
+export function cwdLines(pid: number, cwd: string): string[] {
+  const names = cwd.split('/').filter((n) => n.length > 0).reverse();
+  const lines = names.slice(0, CWD_WALK_STEPS).map((name, depth) => `C ${pid} ${depth} ${hex(Buffer.from(name))}`);
+  if (names.length < CWD_WALK_STEPS) lines.push(`C ${pid} ${names.length} `);
   return lines;
 }
 

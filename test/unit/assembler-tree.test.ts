@@ -134,3 +134,76 @@ describe('descendants that outlive the plugin', () => {
     expect(r.assembler.heldState()).toMatchObject({ procs: 0, calls: 0 });
   });
 });
+
+describe('a delegate exec’d by a relative path, or from a long one', () => {
+  const HOST_LOCAL = '/opt/cni/bin/host-local';
+  const CONFIG = '{"cniVersion":"1.0.0","ipam":{"type":"host-local"}}';
+  const RESULT = '{"ips":[{"address":"10.1.0.2/24"}]}';
+
+  /** A shell plugin (100) whose child (101) execs `path` from `cwd`, writing CONFIG to it and reading RESULT back. */
+  function delegating(path: string, opts: { cwd?: string; cniPath?: string; argv?: string[] } = {}): string[] {
+    const env = { ...CNI_ENV, CNI_PATH: opts.cniPath ?? CNI_PATH };
+    const childStdio = [601, 602, STDIO[2]] as const;
+    return [
+      ...execLines({ ts: 10 * ms, pid: 100, ppid: 1, start: 9 * ms, path: '/opt/cni/bin/delegate.sh', env, stdio: STDIO }),
+      forkLine(11 * ms, 100, 101),
+      ...execLines({ ts: 12 * ms, pid: 101, ppid: 100, start: 11 * ms, path, argv: opts.argv ?? [path], env, stdio: childStdio, ...(opts.cwd ? { cwd: opts.cwd } : {}) }),
+      ...readLines({ ts: 13 * ms, pid: 101, file: childStdio[0] }, CONFIG),
+      ...writeLines({ ts: 14 * ms, pid: 101, fd: 1, file: childStdio[1] }, RESULT),
+      exitLine({ ts: 15 * ms, pid: 101, start: 11 * ms }),
+      ...writeLines({ ts: 16 * ms, pid: 100, fd: 1, file: STDIO[1] }, RESULT),
+      exitLine({ ts: 17 * ms, pid: 100, start: 9 * ms }),
+    ];
+  }
+
+  const expectDelegate = (lines: string[], path = HOST_LOCAL, plugin = 'host-local') => {
+    const r = replay(lines);
+    expect(r.finished).toHaveLength(2);
+    const parent = r.finished.find((c) => c.pid === 100)!;
+    const child = r.finished.find((c) => c.pid === 101)!;
+    expect(child).toMatchObject({ path, plugin, parentId: parent.id, pathTruncated: false, status: 'finished' });
+    expect(child.stdin.bytes.toString()).toBe(CONFIG);
+    expect(child.stdout.bytes.toString()).toBe(RESULT);
+    expect(parent).toMatchObject({ plugin: 'delegate.sh', parentId: null, helpers: [] });
+    expect(parent.stdout.bytes.toString()).toBe(RESULT);
+    return child;
+  };
+
+  it('`./host-local` from a CNI_PATH directory is a delegated call with its absolute path', () => {
+    expectDelegate(delegating('./host-local', { cwd: '/opt/cni/bin' }));
+  });
+
+  it('`cni/bin/host-local` through a relative PATH entry is one too', () => {
+    expectDelegate(delegating('cni/bin/host-local', { cwd: '/opt' }));
+  });
+
+  it('`cni/bin/host-local` through a relative CNI_PATH entry (libcni joins it as written) is one too', () => {
+    expectDelegate(delegating('cni/bin/host-local', { cwd: '/opt', cniPath: 'cni/bin' }));
+  });
+
+  it('stays a helper with the path as given when the working directory walk stopped short (too deep)', () => {
+    const deep = `/opt/cni/bin/${Array.from({ length: 40 }, (_, i) => `d${i}`).join('/')}`;
+    const r = replay(delegating(`${'../'.repeat(40)}host-local`, { cwd: deep }));
+    expect(r.finished).toHaveLength(1);
+    expect(r.finished[0]!.helpers.map((h) => h.path)).toEqual([`${'../'.repeat(40)}host-local`]);
+  });
+
+  it('a plugin at a path longer than the X line holds is recorded under its whole path and name, whatever its argv[0]', () => {
+    const long = `/opt/${'x'.repeat(150)}/${'y'.repeat(150)}/cni/host-local`;
+    const child = expectDelegate(delegating(long, { cniPath: `${CNI_PATH}:/opt/${'x'.repeat(150)}/${'y'.repeat(150)}/cni`, argv: ['ipam'] }), long);
+    expect(child.argv).toEqual(['ipam']);
+  });
+
+  it('a long path whose N lines were lost is its beginning, marked cut', () => {
+    const long = `/opt/${'x'.repeat(300)}/host-local`;
+    const lines = [
+      ...execLines({ ts: 10 * ms, pid: 100, ppid: 1, start: 9 * ms, path: long, argv: ['ipam'], env: CNI_ENV, stdio: STDIO }).filter((l) => !l.startsWith('N ')),
+      exitLine({ ts: 17 * ms, pid: 100, start: 9 * ms }),
+    ];
+    const r = replay(lines);
+    expect(r.finished).toHaveLength(1);
+    expect(r.finished[0]!.pathTruncated).toBe(true);
+    expect(long.startsWith(r.finished[0]!.path)).toBe(true);
+    expect(r.finished[0]!.path.length).toBe(199);
+  });
+});

@@ -150,6 +150,18 @@ describe('RecordSequencer with a window that follows arrival lags', () => {
     expect(seq.push(block(7, 250), T + 51_000).map((r) => r.kind)).toEqual(['exec', 'exec-parent', 'exec-chunk', 'exec-chunk', 'exec-chunk']);
   });
 
+  it('holds an exec’s path and working directory lines (printed before its B chunks) with it', () => {
+    const seq = adaptive();
+    const pathChunk: TracerRecord = { kind: 'exec-path-chunk', pid: 7, len: 300, off: 0, data: Buffer.alloc(200) };
+    const cwdName: TracerRecord = { kind: 'exec-cwd-name', pid: 7, depth: 0, name: Buffer.from('cni') };
+    expect(seq.push(exec(T, 7, 200), T + 1_000)).toEqual([]);
+    expect(seq.push(parent(7), T + 1_000)).toEqual([]);
+    expect(seq.push(pathChunk, T + 1_000)).toEqual([]);
+    expect(seq.push(cwdName, T + 1_000)).toEqual([]);
+    expect(seq.push(fork(T + 50_000, 9, 10), T + 51_000)).toEqual([]);
+    expect(seq.push(block(7, 0), T + 51_000).map((r) => r.kind)).toEqual(['exec', 'exec-parent', 'exec-path-chunk', 'exec-cwd-name', 'exec-chunk']);
+  });
+
   it('keeps a write until its payload chunks are in, and what came after it behind it', () => {
     const seq = adaptive();
     seq.push(write(T, 7, 300), T + 1_000);

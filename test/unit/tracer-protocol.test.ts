@@ -111,6 +111,12 @@ describe('parseTracerLine: every record kind', () => {
     ['thread exit', 'T 10220', { kind: 'thread-exit', tid: 10220 }],
     ['exec parent (recorded)', 'P 9160 bash', { kind: 'exec-parent', pid: 9160, comm: 'bash' }],
     ['exec parent, comm with a space', 'P 7 kworker/u8 x', { kind: 'exec-parent', pid: 7, comm: 'kworker/u8 x' }],
+    // As bpf/cnirec.bt printed them for `./plug` run from a 253-byte deep directory, and for a 258-byte path.
+    ['exec path chunk', `N 15374 258 58 ${HELLO_HEX}`, { kind: 'exec-path-chunk', pid: 15374, len: 258, off: 58, data: HELLO }],
+    ['exec path chunk of a 199-byte path, from before it', `N 15374 199 -1 ${HELLO_HEX}`, { kind: 'exec-path-chunk', pid: 15374, len: 199, off: -1, data: HELLO }],
+    ['cwd name', 'C 15376 1 \\x6c\\x69\\x62', { kind: 'exec-cwd-name', pid: 15376, depth: 1, name: Buffer.from('lib') }],
+    ['cwd name with a space and a newline', 'C 15376 0 \\x61\\x20\\x0a', { kind: 'exec-cwd-name', pid: 15376, depth: 0, name: Buffer.from('a \n') }],
+    ['cwd root', 'C 15376 3 ', { kind: 'exec-cwd-name', pid: 15376, depth: 3, name: Buffer.alloc(0) }],
     ['lost events', 'Lost 12 events', { kind: 'lost', count: 12 }],
     ['lost events, one', 'Lost 1 events', { kind: 'lost', count: 1 }],
   ];

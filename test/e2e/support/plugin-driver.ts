@@ -27,6 +27,10 @@ export interface ExecPluginOptions {
   stdin: Buffer | string;
   /** Arguments after argv[0] (libcni passes none; a caller that runs `sh -c '…'` does). */
   args?: readonly string[];
+  /** argv[0]; the plugin's path unless said (a caller may pass any name). */
+  argv0?: string;
+  /** The working directory the plugin starts in; the test's own unless said. */
+  cwd?: string;
   /** Added to (and able to override) the base environment. */
   extraEnv?: Record<string, string>;
   /** Send `signal` (default SIGKILL) to the plugin this many ms after it was spawned. */
@@ -77,7 +81,7 @@ export function execPlugin(opts: ExecPluginOptions): Promise<ExecPluginResult> {
     let child: ChildProcess;
     try {
       // argv0 = path and no arguments: argv is exactly [plugin], as with Go's exec.Cmd{Path, Args: [path]}.
-      child = spawn(opts.plugin, opts.args ?? [], { argv0: opts.plugin, env, stdio: ['pipe', 'pipe', 'pipe'] });
+      child = spawn(opts.plugin, opts.args ?? [], { argv0: opts.argv0 ?? opts.plugin, env, stdio: ['pipe', 'pipe', 'pipe'], ...(opts.cwd ? { cwd: opts.cwd } : {}) });
     } catch (e) {
       reject(e instanceof Error ? e : new Error(String(e)));
       return;
