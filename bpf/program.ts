@@ -8,7 +8,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ENV_SLOTS, IOV_LIMIT, type CaptureMode, type PayloadPath } from './tracer-protocol.js';
+import { IOV_LIMIT, type CaptureMode, type PayloadPath } from './tracer-protocol.js';
 
 
 /** bpf/cnirec.bt, found from this module whether it runs from source or from dist/. */
@@ -46,7 +46,6 @@ export function programText(
     const seeds = seedPids.map((pid) => `@cni[${Math.trunc(pid)}] = 1;`).join(' ');
     text = `${text.slice(0, at)}${seeds}\n\t${text.slice(at)}`;
   }
-  text = repeatSection(text, 'env-slot', 'ENV_SLOT', ENV_SLOTS).replaceAll('ENV_SLOTS', String(ENV_SLOTS));
   if (mode === 'full') {
     const payload = cut(text, payloadPath === 'syscall-exit' ? 'entry' : 'exit');
     const iovec = section(payload, 'iovec');
@@ -55,15 +54,6 @@ export function programText(
     return (payload.slice(0, iovec.begin) + repeated + payload.slice(iovec.end)).replaceAll('IOV_LIMIT', String(IOV_LIMIT));
   }
   return cut(text, 'full');
-}
-
-/** The section `name` repeated `count` times, `placeholder` replaced by 0, 1, … in each copy. */
-function repeatSection(text: string, name: string, placeholder: string, count: number): string {
-  const s = section(text, name);
-  if (!s) throw new Error(`bpf/cnirec.bt lacks its @${name}-begin/@${name}-end markers`);
-  const word = new RegExp(`\\b${placeholder}\\b`, 'g');
-  const copies = Array.from({ length: count }, (_, i) => s.body.replace(word, String(i)));
-  return text.slice(0, s.begin) + copies.join('\n') + text.slice(s.end);
 }
 
 /** The text between `// @<name>-begin` and `// @<name>-end` (markers included), and where it is. */

@@ -38,7 +38,7 @@
  * across pid reuse. hex is `\xNN` per byte (bpftrace's %rx). A chunk always
  * holds 200 bytes; where a payload is shorter, only its first `len - off`
  * bytes count. Payloads are captured up to 64 KiB per syscall and exec
- * blocks up to 16 KiB: a larger `len` means the rest was cut.
+ * blocks up to 64 KiB: a larger `len` means the rest was cut.
  *
  * cpu is the CPU whose buffer a header and its D lines went through (one
  * probe run never changes CPU; D lines carry it above the tid, for want of
@@ -53,22 +53,13 @@
  * printing at the same moment may each count once for two), never more.
  * Lines of earlier versions without cpu or io_records still parse (the field left out).
  *
- * The kept env entries come on their own, wherever they sit in the env
- * (the block holds the first 16 KiB only): per exec, after X and P, one E
- * line, the B chunks, then for each of the first ENV_SLOTS kept entries an S
- * line and its V chunks, whole up to ENV_ENTRY_CAP_BYTES each. Only the
- * first 2,048 env entries are looked at (as for CNI_COMMAND itself). Output
- * from before these lines existed has no E line: the env is then read from
- * the block.
- * The X line's path is cut at 199 bytes (bpftrace's strings: 200 bytes and
- * the NUL). From 199 bytes on, N lines carry the whole path (the kernel's
- * copy, at most PATH_MAX: never cut). An exec of a relative path (not
- * starting with `/`: `./host-local`, a relative PATH or CNI_PATH entry) has
- * C lines: its working directory, name by name up to the process's root,
- * whose line has an empty name; a walk that stopped short (over 32 steps, a
- * name over 200 bytes, a detached directory) has no root line. N and C lines
- * come after P and before B (the probes run in program order on one CPU):
- * an exec whose B chunks are all in has them all too.
+ * E, S and V lines send the kept env entries apart, whole wherever they
+ * sit: per exec, after X and P, one E line, the B chunks, then for each of
+ * the first ENV_SLOTS kept entries an S line and its V chunks. The
+ * collector reads them when they come; bpf/cnirec.bt does not print them
+ * (their ten programs on sched_process_exec would crowd the kernel's 64 per
+ * tracepoint) and sends the block whole up to 64 KiB instead. Without an E
+ * line the env is read from the block.
  */
 
 export const PROTOCOL_VERSION = 1;
@@ -76,7 +67,7 @@ export const PROTOCOL_VERSION = 1;
 export const IOV_LIMIT = 2;
 export const CHUNK_BYTES = 200;
 export const PAYLOAD_CAP_BYTES = 65_536;
-export const EXEC_BLOCK_CAP_BYTES = 16_384;
+export const EXEC_BLOCK_CAP_BYTES = 65_536;
 /** Kept env entries (CNI_*, trace context) sent whole, each up to ENV_ENTRY_CAP_BYTES (bpf/program.ts repeats the V probe this many times). */
 export const ENV_SLOTS = 8;
 export const ENV_ENTRY_CAP_BYTES = 16_384;

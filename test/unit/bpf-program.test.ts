@@ -1,6 +1,6 @@
 // The program text per capture mode and payload path: which probes each one holds.
 import { describe, expect, it } from 'vitest';
-import { ENV_SLOTS, IOV_LIMIT } from '../../bpf/index.js';
+import { IOV_LIMIT } from '../../bpf/index.js';
 import { programText } from '../../bpf/program.js';
 
 const probes = (text: string) => text.split('\n').filter((l) => /^(tracepoint|BEGIN|END)/.test(l));
@@ -28,15 +28,10 @@ describe('the bpftrace program per mode', () => {
     expect(probes(text).join('\n')).not.toMatch(/raw_syscalls|sys_exit_writev/);
   });
 
-  it('sends the kept env entries in both modes: one probe per slot, the slot in its format strings', () => {
-    for (const text of [programText('light'), programText('full')]) {
-      const code = text.split('\n').filter((l) => !/^\s*(\/\*|\*)/.test(l)).join('\n');
-      expect(code).not.toMatch(/ENV_SLOT/);
-      for (let i = 0; i < ENV_SLOTS; i++) {
-        expect(code).toContain(`/@cni[pid] && @envat[pid, (uint64)${i}]/`);
-        expect(code).toContain(`printf("V %d ${i} %lld %rx\\n"`);
-      }
-      expect(code).not.toContain(`@envat[pid, (uint64)${ENV_SLOTS}]`);
+  it('puts few programs on sched_process_exec: the kernel takes 64 per tracepoint, for every tracer of the node', () => {
+    // Two tracers per daemon (main and standby), three during a mode switch, two daemons in a rolling update.
+    for (const text of [programText('light'), programText('full'), programText('full', [], undefined, 'syscall-entry')]) {
+      expect(text.match(/^tracepoint:sched:sched_process_exec$/gm)!.length).toBeLessThanOrEqual(8);
     }
   });
 

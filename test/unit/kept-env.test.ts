@@ -128,8 +128,8 @@ describe('the call env from the kept env lines', () => {
   it('reads the env from the block in output without E lines (a tracer from before them)', () => {
     const small = callFor({ PATH: '/usr/bin', ...CNI }, false);
     expect(small).toMatchObject({ envTruncated: false, env: CNI, command: 'ADD' });
-    // There, a block over 16 KiB is cut, and said to be.
-    const big = callFor({ ...BIG, ...CNI }, false);
+    // There, a block over 64 KiB is cut, and said to be.
+    const big = callFor({ ...BIG, PAD: 'x'.repeat(70 * 1024), ...CNI }, false);
     expect(big.envTruncated).toBe(true);
     expect(big.command).toBeNull();
   });
