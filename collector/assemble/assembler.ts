@@ -167,6 +167,8 @@ export class CallAssembler {
   private readonly ioByTid = new Map<number, IoInFlight>();
   /** Each process's payload records against the count its exit announced. */
   private readonly ioTally = new IoTally();
+  /** Processes marked lostRecords before their exec came, and when (see markLostRecords). */
+  private readonly lostBeforeExec = new Map<number, number>();
   /** Ids of the last calls finished, oldest first (a Set keeps insertion order). */
   private readonly recentIds = new Set<string>();
   /** Helpers and forks that outlived their call's publication, and since when. */
@@ -357,6 +359,7 @@ export class CallAssembler {
       this.counters.orphanChunks += early.ios.length + early.forks.length + (early.exit ? 1 : 0);
     }
     this.ioTally.sweep(nowMs);
+    for (const [pid, at] of this.lostBeforeExec) if (nowMs - at >= EARLY_RECORDS_TTL_MS) this.lostBeforeExec.delete(pid);
     for (const id of this.publishable(nowMs)) events.push(this.finalize(id, this.calls.get(id)!));
     return this.withRepublished(events);
   }
@@ -479,11 +482,17 @@ export class CallAssembler {
     };
   }
 
-  /** Marks the call `pid` works for as having lost records (the tracer that captured its payloads died under it). */
+  /**
+   * Marks the call `pid` works for as having lost records (the tracer that
+   * captured its payloads died under it). A process whose exec has not come
+   * yet (another CPU's buffer) is remembered, and its call marked when it
+   * does.
+   */
   markLostRecords(pid: number): void {
     const callId = this.procs.get(pid)?.callId;
     const call = callId ? this.calls.get(callId) : undefined;
     if (call) call.lostRecords = true;
+    else this.lostBeforeExec.set(pid, this.now);
   }
 
   /** From now on only the calls already started are followed (another tracer takes the new ones). */
@@ -591,6 +600,7 @@ export class CallAssembler {
       proc.helper = null;
       call.pids.add(rec.pid);
       this.calls.set(call.base.id, call);
+      if (this.lostBeforeExec.delete(rec.pid)) call.lostRecords = true;
       if (SOCKET_SHIM_PLUGINS.has(call.base.plugin)) this.shimCalls.set(call.base.id, call);
       this.counters.callsStarted++;
       events.push({ type: 'call.started', call: snapshotCall(call) });

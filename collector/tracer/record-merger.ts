@@ -127,10 +127,11 @@ export class RecordMerger {
     for (const [pid, owner] of this.owners) {
       if (owner.src === src && (owner.exitedTs === null || owner.exitedTs > this.maxTs - CUT_WINDOW_US)) cut.push(pid);
     }
-    // Exits held for its copy go on now (after the caller has marked their calls).
+    // Exits held for its copy go on now (after the caller has marked their calls): their bytes may be cut.
     for (const [key, held] of this.heldExits) {
       if (held.owner !== src) continue;
       this.heldExits.delete(key);
+      if (!cut.includes(held.rec.pid)) cut.push(held.rec.pid);
       out.push(withoutIoCount(held.rec));
     }
     return cut;
@@ -208,10 +209,12 @@ export class RecordMerger {
           return;
         }
         if (owner) owner.exitedTs = rec.ts;
-        if (owner?.src != null && this.dead.has(owner.src)) {
+        // An exit ahead of its exec (another CPU's buffer) goes by the tree its process would start.
+        const ownerSrc = owner ? owner.src : this.payloadSourceAt(rec.ts);
+        if (ownerSrc !== null && this.dead.has(ownerSrc)) {
           cut.push(rec.pid);
-        } else if (owner?.src != null && owner.src !== src) {
-          this.heldExits.set(key, { rec, owner: owner.src, heldAtUs: this.maxTs });
+        } else if (ownerSrc !== null && ownerSrc !== src) {
+          this.heldExits.set(key, { rec, owner: ownerSrc, heldAtUs: this.maxTs });
           return;
         }
         // Its count of payload records holds only from the tracer the process's payloads come from.

@@ -549,6 +549,14 @@ describe('synthetic: out-of-order delivery', () => {
     expect(finished[0]!.parentId).toBe(finished[1]!.id);
   });
 
+  it('a call marked lostRecords before its exec came (its exit first, its tracer dead) is published marked', () => {
+    const r = replay([exitLine({ ts: 14 * ms, pid: 100, start: 10 * ms })], { tickEachLine: false, end: 'none' });
+    r.assembler.markLostRecords(100);
+    r.feed(plugin(100, 10 * ms, 11 * ms));
+    const [done] = r.tick(r.nowMs + 1_000).filter((e) => e.type === 'call.finished');
+    expect(done?.call.lostRecords).toBe(true);
+  });
+
   it('a call whose announced payload records never come is published after the wait, marked lostRecords', () => {
     const r = replay([...plugin(100, 10 * ms, 11 * ms), exitLine({ ts: 14 * ms, pid: 100, start: 10 * ms, ioRecords: 2 })], {
       tickEachLine: false,

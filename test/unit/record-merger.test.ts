@@ -167,6 +167,17 @@ describe('RecordMerger', () => {
     expect(only).not.toHaveProperty('ioRecords');
   });
 
+  it("holds an exit that came ahead of its exec, and reports it cut when the payload tracer dies before its copy", () => {
+    const m = new RecordMerger({ src: MAIN, mode: 'full' });
+    const out: TracerRecord[] = [];
+    // The standby's exit of 30 comes through another CPU's buffer before its exec; the main tracer is killed.
+    m.merge([exit(T + 100, 30)], [STANDBY], out);
+    expect(out.filter((r) => r.kind === 'exit')).toEqual([]);
+    const released: TracerRecord[] = [];
+    expect(m.sourceGone(MAIN, released)).toContain(30);
+    expect(released.map((r) => r.kind)).toEqual(['exit']);
+  });
+
   it('gives a tree whose payload tracer died no more bytes from another', () => {
     const m = new RecordMerger({ src: MAIN, mode: 'full' });
     run(m, [[MAIN, exec(T, 10)]]);
