@@ -155,8 +155,17 @@ export function createCollector(opts: CollectorOptions): Collector {
   let nextRunId = 1;
   let main: TracerRun | null = null;
   let standby: TracerRun | null = null;
-  /** The main tracer before a mode switch, supplying the calls that started before `cutoverEpochUs` until they end. */
-  let retiring: { run: TracerRun; cutoverEpochUs: number; deadline: number } | null = null;
+  /**
+   * Main tracers before a mode switch, each supplying the calls that started before its `cutoverEpochUs` until
+   * they are published. Several when switches come faster than calls end: stopping one early would lose the
+   * last bytes of its calls.
+   */
+  interface Retiring {
+    readonly run: TracerRun;
+    readonly cutoverEpochUs: number;
+    readonly deadline: number;
+  }
+  let retiring: Retiring[] = [];
   let stopping = false;
   /** Runs still compiling or attaching: a stop must end them too. */
   const starting = new Set<TracerRun>();
@@ -202,7 +211,7 @@ export function createCollector(opts: CollectorOptions): Collector {
   const assembler = pipeline.assembler;
 
   const recording = (run: TracerRun | null | undefined): run is TracerRun => run !== null && run !== undefined && run.running && run.ready;
-  const runs = () => [main, standby, retiring?.run].filter((r): r is TracerRun => r !== null && r !== undefined);
+  const runs = () => [main, standby, ...retiring.map((r) => r.run)].filter((r): r is TracerRun => r !== null && r !== undefined);
 
   const publish = () => {
     const now = Date.now();
@@ -210,7 +219,7 @@ export function createCollector(opts: CollectorOptions): Collector {
     emit(assembler.tick(now));
     // The previous tracer stays until the calls it supplies are published: their last bytes may still sit in
     // one of its CPU buffers after their exit (a call is published once its exit's count of them came).
-    if (retiring && (now >= retiring.deadline || !assembler.hasOpenCallStartedBefore(retiring.cutoverEpochUs))) void retire();
+    for (const r of retiring) if (now >= r.deadline || !assembler.hasOpenCallStartedBefore(r.cutoverEpochUs)) void retire(r);
     deliver();
   };
 
@@ -325,9 +334,9 @@ export function createCollector(opts: CollectorOptions): Collector {
     if (!unexpected) return;
     absorb(run);
     const why = describeExit(exit);
-    if (retiring?.run === run) {
+    if (retiring.some((r) => r.run === run)) {
       // The calls it supplied payloads for get no more: the merger reports them as they end, and they are marked.
-      retiring = null;
+      retiring = retiring.filter((r) => r.run !== run);
       return;
     }
     if (run === standby) {
@@ -394,10 +403,10 @@ export function createCollector(opts: CollectorOptions): Collector {
     }
   };
 
-  const retire = async () => {
-    if (!retiring) return;
-    const { run } = retiring;
-    retiring = null;
+  const retire = async (which: Retiring) => {
+    if (!retiring.includes(which)) return;
+    const { run } = which;
+    retiring = retiring.filter((r) => r !== which);
     log.info({ mode: run.settings.mode }, 'previous tracer stopped after the mode switch');
     // Whatever it recorded up to now goes into the pipeline before it stops.
     await run.drain(STOP_DRAIN_MS);
@@ -421,7 +430,6 @@ export function createCollector(opts: CollectorOptions): Collector {
     },
     async setMode(mode) {
       if (mode === settings.mode && main) return;
-      if (retiring) await retire();
       const old = main;
       const previous = settings;
       settings = { ...settings, mode };
@@ -436,7 +444,7 @@ export function createCollector(opts: CollectorOptions): Collector {
       const cutover = monotonicNowUs();
       main = run;
       mainTakesPayloads(run);
-      if (old) retiring = { run: old, cutoverEpochUs: wallClock.toEpochUs(cutover), deadline: Date.now() + (opts.handoffTimeoutMs ?? 600_000) };
+      if (old) retiring = [...retiring, { run: old, cutoverEpochUs: wallClock.toEpochUs(cutover), deadline: Date.now() + (opts.handoffTimeoutMs ?? 600_000) }];
       log.info({ mode }, 'capture mode switched');
     },
     async stop() {
@@ -448,7 +456,7 @@ export function createCollector(opts: CollectorOptions): Collector {
       await Promise.all(runs().map((r) => r.drain(STOP_DRAIN_MS)));
       clearInterval(releasing);
       const all = [...runs(), ...starting];
-      retiring = null;
+      retiring = [];
       main = null;
       standby = null;
       await Promise.all(all.map((r) => r.stop()));
@@ -477,7 +485,7 @@ export function createCollector(opts: CollectorOptions): Collector {
         lastRecordAt: pipeline.lastRecordAt ? new Date(pipeline.lastRecordAt).toISOString() : null,
         startedAt: run ? new Date(run.startedAt).toISOString() : null,
         lastError,
-        handoffInProgress: retiring !== null,
+        handoffInProgress: retiring.length > 0,
         gaps: gaps.count,
         gapSeconds: gaps.seconds(Date.now() * 1000),
         lastGap: gapStatus(gaps.latest),

@@ -126,6 +126,11 @@ const OUTLIVED_TTL_MS = 60_000;
  * them, marked lostRecords.
  */
 const IO_WAIT_MS = 10_000;
+/**
+ * How long past its grace period a call waits for the exits of descendants
+ * not seen to end: about the longest bpftrace's output lags under a burst.
+ */
+const DESCENDANT_EXIT_WAIT_MS = 2_000;
 /** Ids of published calls remembered, so an exec record seen again after its call ended is not a second call. */
 const RECENT_IDS = 4096;
 
@@ -384,6 +389,13 @@ export class CallAssembler {
           continue;
         }
         call.lostRecords = true;
+      }
+      // A helper whose exit has not come may have ended already, its exit (and the count of its writes to the
+      // call's stdout) still in another CPU's buffer: it gets a moment; one that really runs on is a lingering
+      // descendant, and the call is published without it.
+      if (due && !call.lostRecords && nowMs - call.finalizeDueMs! < DESCENDANT_EXIT_WAIT_MS && this.hasLiveDescendant(id, call)) {
+        if (call.base.parentId !== null) blocked.add(call.base.parentId);
+        continue;
       }
       if (due) ready.add(id);
       else if (call.endedAtUs !== null && call.base.parentId !== null) blocked.add(call.base.parentId);

@@ -86,35 +86,21 @@ describe.runIf(canRun)('the paths of plugins, with the real tracer', () => {
     expect(parent.helpers.map((h) => path.basename(h.path))).toEqual(expect.arrayContaining(['mktemp', 'cat']));
   }
 
-  it('records `./host-local` run from its CNI_PATH directory as a delegated call under its absolute path', async () => {
-    const containerId = newContainerId('dot');
-    const stdin = ipamConfig('10.99.22.0/24');
-    const res = await execPlugin({
-      plugin: RELATIVE_DELEGATE,
-      command: 'ADD',
-      containerId,
-      netns: '/var/run/netns/none',
-      ifname: 'eth0',
-      stdin,
-      extraEnv: { DELEGATE_DIR: CNI_BIN_DIR, DELEGATE: './host-local' },
-    });
+  /** Runs the relative-delegate plugin for a new container with the delegate's environment; checks the record. */
+  async function runRelativeDelegate(name: string, subnet: string, delegateEnv: Record<string, string>): Promise<void> {
+    const containerId = newContainerId(name);
+    const stdin = ipamConfig(subnet);
+    const res = await execPlugin({ plugin: RELATIVE_DELEGATE, command: 'ADD', containerId, netns: '/var/run/netns/none', ifname: 'eth0', stdin, extraEnv: delegateEnv });
     await expectRelativeDelegate(res, containerId, stdin);
+  }
+
+  it('records `./host-local` run from its CNI_PATH directory as a delegated call under its absolute path', async () => {
+    await runRelativeDelegate('dot', '10.99.22.0/24', { DELEGATE_DIR: CNI_BIN_DIR, DELEGATE: './host-local' });
   });
 
   it('records `host-local` found through a relative PATH entry the same way', async () => {
-    const containerId = newContainerId('relpath');
-    const stdin = ipamConfig('10.99.23.0/24');
     // From /usr, PATH=lib/cni: the shell execs `lib/cni/host-local`.
-    const res = await execPlugin({
-      plugin: RELATIVE_DELEGATE,
-      command: 'ADD',
-      containerId,
-      netns: '/var/run/netns/none',
-      ifname: 'eth0',
-      stdin,
-      extraEnv: { DELEGATE_DIR: '/usr', DELEGATE_PATH: 'lib/cni', DELEGATE: 'host-local' },
-    });
-    await expectRelativeDelegate(res, containerId, stdin);
+    await runRelativeDelegate('relpath', '10.99.23.0/24', { DELEGATE_DIR: '/usr', DELEGATE_PATH: 'lib/cni', DELEGATE: 'host-local' });
   });
 
   it('records the real bridge’s host-local, found through a relative CNI_PATH entry, as its delegated call', async () => {
