@@ -217,7 +217,7 @@ export function parseTracerBytes(line: Buffer): ParseResult {
 }
 
 /** Pids and tids stay below 2^22 (the kernel's pid_max limit): a D line's CPU sits above its tid. */
-const TID_SPACE = 4_194_304;
+export const TID_SPACE = 4_194_304;
 
 /** A D line's first number is cpu × 2^22 + tid (a tracer before the cpu field printed the tid alone: cpu 0). */
 function dataChunk(threadOnCpu: number, off: number, data: Buffer): TracerRecord {

@@ -15,7 +15,7 @@ import { ExecPathParts, resolveExecPath } from './exec-path.js';
 import { decodeWaitStatus } from './wait-status.js';
 import type { StreamCapture } from './stream-capture.js';
 import { SOCKET_SHIM_PLUGINS, shimParentFor } from './socket-shims.js';
-import { PAYLOAD_CAP_BYTES, type CaptureMode, type TracerRecord } from '../../bpf/index.js';
+import { PAYLOAD_CAP_BYTES, TID_SPACE, type CaptureMode, type TracerRecord } from '../../bpf/index.js';
 import type { CollectorEvent, ParentProcess } from '../types.js';
 
 export { callId } from './call-state.js';
@@ -918,10 +918,7 @@ export class CallAssembler {
   }
 }
 
-/** Pids and tids stay below 2^22 (the kernel's pid_max limit): the CPU sits above them. */
-const PID_SPACE = 4_194_304;
-
 /** A read or write in flight, by thread and by the CPU buffer its chunks come through. */
 function ioKey(tid: number, cpu: number | undefined): number {
-  return tid + (cpu ?? 0) * PID_SPACE;
+  return tid + (cpu ?? 0) * TID_SPACE;
 }
