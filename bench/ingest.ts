@@ -69,7 +69,7 @@ async function run(file: string, stage: Stage, dbFile: string): Promise<{ second
     // A record's arrival time, for the sequencer's window. The trace's timestamps are not on this
     // machine's clock (reading the clock, as TracerRun does, would make every record look days
     // late): each record arrives a fixed lag after its timestamp.
-    if ('ts' in parsed.record) arrivalUs = parsed.record.ts + ARRIVAL_LAG_US;
+    if ('ts' in parsed.record && parsed.record.ts !== undefined) arrivalUs = parsed.record.ts + ARRIVAL_LAG_US;
     for (const rec of sequencer.push(parsed.record, arrivalUs)) {
       const events = assembler.push(rec, 0);
       if (events.length > 0) batch.push(...events);

@@ -15,7 +15,7 @@
  * | U    | ts pid tid R|W fd file len                                          | len bytes moved on such a file and not taken (see below) |
  * | D    | cpu×2^22+tid off hex                                                | 200 bytes of the thread's current R/W payload on that CPU, from off |
  * | Q    | ts pid start exit_code group_exit_code signal_flags io_records      | last thread of a traced process exited |
- * | T    | tid                                                                 | a traced non-leader thread exited |
+ * | T    | tid ts                                                              | a traced non-leader thread exited (ts: since the sequencer orders it behind the thread's fork) |
  * | N    | pid len off hex                                                     | 200 bytes of the exec's path (len bytes in all) from off: only when X's was cut |
  * | C    | pid depth hex                                                       | a name of a relative exec's working directory, depth 0 the innermost; empty: the root |
  * | Lost N events                                                              || bpftrace dropped N records |
@@ -123,7 +123,8 @@ export type TracerRecord =
       /** R, W and U headers its threads printed (a lower bound); absent when the tracer did not say. */
       ioRecords?: number;
     }
-  | { kind: 'thread-exit'; tid: number }
+  /** A traced non-leader thread ended (ts absent in older output: it then passes unordered). */
+  | { kind: 'thread-exit'; tid: number; ts?: MonoMicros }
   /** N: part of an exec's path, which has `len` bytes. */
   | { kind: 'exec-path-chunk'; pid: number; len: number; off: number; data: Buffer }
   /** C: a name of a relative exec's working directory, `depth` steps below it; empty for the root. */
@@ -367,8 +368,8 @@ function parseFields(kind: string, line: string): TracerRecord {
       return f.length === 7 ? { ...exit, ioRecords: uint(f[6]) } : exit;
     }
     case 'T': {
-      const f = exact(line, 1);
-      return { kind: 'thread-exit', tid: uint(f[0]) };
+      const f = between(line, 1, 2);
+      return f.length === 2 ? { kind: 'thread-exit', tid: uint(f[0]), ts: micros(f[1]!) } : { kind: 'thread-exit', tid: uint(f[0]) };
     }
     case 'E': {
       const f = exact(line, 2);

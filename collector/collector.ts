@@ -16,12 +16,13 @@
  * no call is lost, duplicated or re-parented.
  */
 
+import { getPriority, setPriority } from 'node:os';
 import type { Logger } from 'pino';
 import { createTopic } from '../lib/index.js';
 import type { Redactor } from './redact/redact-events.js';
 import { cniProcessPids, describeProcess, isProcessAlive, processUsage } from './tracer/proc-info.js';
 import { MonoToEpoch } from './tracer/wall-clock.js';
-import type { TracerExit, TracerSettings } from './tracer/tracer-process.js';
+import { TRACER_NICE, type TracerExit, type TracerSettings } from './tracer/tracer-process.js';
 import type { CaptureMode, PayloadPath } from '../bpf/index.js';
 import { GapTracker } from './tracer/gap-tracker.js';
 import { isOwnCanary, runCanary } from './tracer/canary.js';
@@ -215,8 +216,7 @@ export function createCollector(opts: CollectorOptions): Collector {
 
   const publish = () => {
     const now = Date.now();
-    pipeline.releaseIfQuiet(now);
-    emit(assembler.tick(now));
+    pipeline.tick(now);
     // The previous tracer stays until the calls it supplies are published: their last bytes may still sit in
     // one of its CPU buffers after their exit (a call is published once its exit's count of them came).
     for (const r of retiring) if (now >= r.deadline || !assembler.hasOpenCallStartedBefore(r.cutoverEpochUs)) void retire(r);
@@ -419,6 +419,7 @@ export function createCollector(opts: CollectorOptions): Collector {
     subscribeTracer: (listener) => tracerListeners.subscribe(listener),
     async start() {
       stopping = false;
+      raiseOwnPriority(log);
       timers.push(setInterval(publish, opts.flushIntervalMs ?? 25));
       timers.push(setInterval(checkLiveness, opts.livenessIntervalMs ?? 5000));
       // Both compile at once (bpftrace's start is mostly CPU-bound compiling); the daemon records once the main one does.
@@ -505,6 +506,20 @@ export function createCollector(opts: CollectorOptions): Collector {
       };
     },
   };
+}
+
+/**
+ * This thread reads bpftrace's output: when it falls behind, bpftrace blocks
+ * writing to the pipe and the kernel drops what its buffers cannot hold. It
+ * runs at the tracer's priority (Linux sets it per thread: the main thread,
+ * where the lines are parsed and assembled).
+ */
+function raiseOwnPriority(log: Logger): void {
+  try {
+    if (getPriority(0) > TRACER_NICE) setPriority(0, TRACER_NICE);
+  } catch (err) {
+    log.warn({ err: (err as Error).message }, "could not raise the collector's scheduling priority: on a busy node the tracer may lose records");
+  }
 }
 
 function standbyStatus(run: TracerRun | null, restarts: number, lastError: string | null): StandbyStatus {

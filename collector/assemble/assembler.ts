@@ -5,7 +5,7 @@
  * (callers pass `nowMs`), so it can be replayed from recorded tracer output.
  */
 
-import { callId, foreignProc, identityFromEnv, newCallState, newHelperState, pluginName, snapshotCall, type CallState, type HelperState, type Proc } from './call-state.js';
+import { callId, identityFromEnv, newCallState, newHelperState, pluginName, snapshotCall, type CallState, type HelperState, type Proc } from './call-state.js';
 import { ChunkedBuffer } from './chunked-buffer.js';
 import { isInCniPath } from './cni-env.js';
 import { decodeExecBlock, newExecBlock, type DecodedExecBlock } from './exec-block.js';
@@ -32,21 +32,18 @@ export interface AssemblerOptions {
   monoToEpochUs(monoUs: number): number;
   /** Names the untraced process that exec'd a top-level plugin (a port: reads /proc in the daemon). */
   describeParent?(pid: number): ParentProcess | null;
-  /** How long to wait after a plugin's exit for records its other CPUs delivered late. */
+  /**
+   * How long to wait after a plugin's exit before it is published, on top of
+   * what is known to be outstanding (payload records its exit announced,
+   * descendants not seen to end). 0 by default: the sequencer hands the exit
+   * on only once nothing older can still come from any CPU.
+   */
   finalizeGraceMs?: number;
   /** Per call stream; beyond it bytes are dropped and the stream marked truncated. */
   maxStreamBytes?: number;
   /** Per helper stream. */
   maxHelperStreamBytes?: number;
   captureMode?: CaptureMode;
-  /**
-   * Whether a top-level plugin exec (its parent untraced here) becomes a call.
-   * While two tracers overlap (a capture mode switch), the new one turns away
-   * processes the old one already follows.
-   */
-  admitTopLevel?(ppid: number): boolean;
-  /** Processes another tracer run follows: they and their descendants are left to it. */
-  foreignPids?: Iterable<number>;
   /** Whether an exec is the collector's own canary, known by its pid (a port: see collector/tracer/canary.ts). */
   isOwnCanary?(pid: number, ppid: number): boolean;
 }
@@ -131,6 +128,12 @@ const IO_WAIT_MS = 10_000;
  * not seen to end: about the longest bpftrace's output lags under a burst.
  */
 const DESCENDANT_EXIT_WAIT_MS = 2_000;
+/**
+ * How long (ms) a loss is remembered, and a published call kept to be marked
+ * by one: well past the longest a record lags behind (a loss is reported
+ * when its CPU buffer is read, which is when the records around it arrive).
+ */
+const LOSS_MEMORY_MS = 60_000;
 /** Ids of published calls remembered, so an exec record seen again after its call ended is not a second call. */
 const RECENT_IDS = 4096;
 
@@ -187,8 +190,11 @@ export class CallAssembler {
    */
   private readonly lingering = new Map<string, { call: CallState; since: number; changed: boolean }>();
   private seq = 0;
-  private acceptsNewCalls = true;
   private now = 0;
+  /** Spans of kernel time (µs) in which a tracer lost records, remembered for a while (see recordsLost). */
+  private readonly lossWindows: Array<LossWindow & { atMs: number }> = [];
+  /** Calls published lately: a loss reported after their publication still marks them (published again). */
+  private readonly recentlyPublished = new Map<string, { call: CallState; atMs: number }>();
   /**
    * Records about a process whose exec (or fork) has not arrived yet: another
    * CPU's buffer can deliver a process's reads, writes, forks or exit before
@@ -202,10 +208,9 @@ export class CallAssembler {
 
   constructor(private readonly opts: AssemblerOptions) {
     this.mode = opts.captureMode ?? 'full';
-    this.graceMs = opts.finalizeGraceMs ?? 250;
+    this.graceMs = opts.finalizeGraceMs ?? 0;
     this.maxStreamBytes = opts.maxStreamBytes ?? 4 * 1024 * 1024;
     this.maxHelperStreamBytes = opts.maxHelperStreamBytes ?? 64 * 1024;
-    for (const pid of opts.foreignPids ?? []) this.procs.set(pid, foreignProc(pid, 0));
   }
 
   /** Feeds one record; returns the events it completes. */
@@ -264,7 +269,6 @@ export class CallAssembler {
       case 'read':
       case 'write': {
         this.flushPendingExec(rec.pid, events);
-        this.ioTally.record(rec.pid, nowMs);
         const key = ioKey(rec.tid, rec.cpu);
         this.commitIo(key);
         const io: IoInFlight = {
@@ -296,7 +300,6 @@ export class CallAssembler {
       case 'uncaptured': {
         // No bytes: an empty, incomplete payload of the real length marks the stream truncated.
         this.flushPendingExec(rec.pid, events);
-        this.ioTally.record(rec.pid, nowMs);
         const io: IoInFlight = { since: nowMs, pid: rec.pid, tid: rec.tid, kind: rec.direction, fd: rec.fd, file: rec.file, ts: rec.ts, buf: new ChunkedBuffer(rec.len, 0), uncaptured: true };
         this.fileIo(io);
         break;
@@ -319,6 +322,7 @@ export class CallAssembler {
         break;
       }
       case 'lost':
+        // Without the time it arrived at, the loss can be anywhere: every call open now may be hit.
         this.counters.lostEvents += rec.count;
         for (const call of this.calls.values()) call.lostRecords = true;
         break;
@@ -364,41 +368,43 @@ export class CallAssembler {
       this.counters.orphanChunks += early.ios.length + early.forks.length + (early.exit ? 1 : 0);
     }
     this.ioTally.sweep(nowMs);
+    while (this.lossWindows.length > 0 && nowMs - this.lossWindows[0]!.atMs >= LOSS_MEMORY_MS) this.lossWindows.shift();
+    for (const [id, p] of this.recentlyPublished) {
+      if (nowMs - p.atMs < LOSS_MEMORY_MS) break;
+      this.recentlyPublished.delete(id);
+    }
     for (const [pid, at] of this.lostBeforeExec) if (nowMs - at >= EARLY_RECORDS_TTL_MS) this.lostBeforeExec.delete(pid);
     for (const id of this.publishable(nowMs)) events.push(this.finalize(id, this.calls.get(id)!));
     return this.withRepublished(events);
   }
 
   /**
-   * The calls to publish now, delegates before the plugin that ran them: a
-   * call's grace period has passed and the payload records its processes'
-   * exits announced are in (or IO_WAIT_MS more have passed: then it is
-   * marked lostRecords). A delegate ends before its plugin but may still wait
-   * for its records; the plugin waits for it, so no reader sees a finished
-   * call whose delegate still looks running.
+   * The calls to publish now, delegates before the plugin that ran them. A
+   * call is published once its exit has come (plus the grace, 0 by default)
+   * and nothing it is known to wait for is outstanding: the payload records
+   * its processes' exits announced (see IoTally; after IO_WAIT_MS it goes
+   * without them, marked lostRecords), the exits of its descendants and of
+   * its delegates' calls, which may still be in another CPU's buffer (after
+   * DESCENDANT_EXIT_WAIT_MS it goes without them: a descendant that really
+   * runs on is a lingering one). A call waiting blocks the plugin that ran
+   * it, so no reader sees a finished call whose delegate still looks running.
    */
   private publishable(nowMs: number): string[] {
+    const openChildren = new Set<string>();
+    for (const call of this.calls.values()) if (call.endedAtUs === null && call.base.parentId !== null) openChildren.add(call.base.parentId);
     const ready = new Set<string>();
     const blocked = new Set<string>();
     for (const [id, call] of this.calls) {
-      const due = call.finalizeDueMs !== null && call.finalizeDueMs <= nowMs;
-      if (due && !call.lostRecords && this.missingIo(call)) {
-        // Payload records its exits announced are still on their way (a CPU buffer bpftrace drains late).
-        if (nowMs - call.finalizeDueMs! < IO_WAIT_MS) {
-          if (call.base.parentId !== null) blocked.add(call.base.parentId);
-          continue;
-        }
-        call.lostRecords = true;
+      const waitingMs = call.finalizeDueMs === null ? null : nowMs - call.finalizeDueMs;
+      if (waitingMs === null || waitingMs < 0) {
+        if (call.endedAtUs !== null && call.base.parentId !== null) blocked.add(call.base.parentId);
+        continue;
       }
-      // A helper whose exit has not come may have ended already, its exit (and the count of its writes to the
-      // call's stdout) still in another CPU's buffer: it gets a moment; one that really runs on is a lingering
-      // descendant, and the call is published without it.
-      if (due && !call.lostRecords && nowMs - call.finalizeDueMs! < DESCENDANT_EXIT_WAIT_MS && this.hasLiveDescendant(id, call)) {
+      if (this.waitsFor(id, call, waitingMs, openChildren)) {
         if (call.base.parentId !== null) blocked.add(call.base.parentId);
         continue;
       }
-      if (due) ready.add(id);
-      else if (call.endedAtUs !== null && call.base.parentId !== null) blocked.add(call.base.parentId);
+      ready.add(id);
     }
     // A blocked call blocks its own plugin in turn.
     for (let changed = true; changed; ) {
@@ -427,6 +433,20 @@ export class CallAssembler {
     };
     for (const id of ready) place(id);
     return order;
+  }
+
+  /** Whether a call whose exit came `waitingMs` ago still waits for something known to be on its way. */
+  private waitsFor(id: string, call: CallState, waitingMs: number, openChildren: ReadonlySet<string>): boolean {
+    if (call.lostRecords) return false;
+    if (this.missingIo(call)) {
+      // Payload records its exits announced are still on their way (a CPU buffer bpftrace drains late).
+      if (waitingMs < IO_WAIT_MS) return true;
+      call.lostRecords = true;
+      return false;
+    }
+    // A helper or delegate whose exit has not come may have ended already, its exit (and the count of its
+    // writes to the call's stdout) still in another CPU's buffer: it gets a moment.
+    return waitingMs < DESCENDANT_EXIT_WAIT_MS && (openChildren.has(id) || this.hasLiveDescendant(id, call));
   }
 
   /** Whether a process of the call exited with payload records announced that have not all come. */
@@ -507,22 +527,41 @@ export class CallAssembler {
     else this.lostBeforeExec.set(pid, this.now);
   }
 
-  /** From now on only the calls already started are followed (another tracer takes the new ones). */
-  closeToNewCalls(): void {
-    this.acceptsNewCalls = false;
+  /**
+   * A tracer lost `count` records somewhere in `window` (kernel µs; see
+   * record-flow.ts for how it is bounded). Every call alive at any moment of
+   * it is marked lostRecords: those open now, those whose exec is still on
+   * its way (checked when they are published), and those published lately,
+   * which are published again, marked.
+   */
+  recordsLost(count: number, window: LossWindow, nowMs: number): CollectorEvent[] {
+    this.now = Math.max(this.now, nowMs);
+    this.counters.lostEvents += count;
+    const last = this.lossWindows[this.lossWindows.length - 1];
+    if (last && window.fromTs <= last.toTs) {
+      last.toTs = Math.max(last.toTs, window.toTs);
+      last.atMs = nowMs;
+    } else {
+      this.lossWindows.push({ ...window, atMs: nowMs });
+    }
+    for (const call of this.calls.values()) if (overlaps(call, window)) call.lostRecords = true;
+    for (const l of this.lingering.values()) if (overlaps(l.call, window) && !l.call.lostRecords) {
+      l.call.lostRecords = true;
+      l.changed = true;
+    }
+    for (const [id, p] of this.recentlyPublished) {
+      if (p.call.lostRecords || this.lingering.has(id) || !overlaps(p.call, window)) continue;
+      p.call.lostRecords = true;
+      this.republished.push({ type: 'call.finished', call: snapshotCall(p.call) });
+    }
+    return this.withRepublished([]);
   }
 
   /** Every live process this assembler follows. */
   livePids(): number[] {
     const out: number[] = [];
-    for (const proc of this.procs.values()) if (!proc.exited && proc.role !== 'foreign') out.push(proc.pid);
+    for (const proc of this.procs.values()) if (!proc.exited) out.push(proc.pid);
     return out;
-  }
-
-  /** Whether a live traced process has this pid. */
-  knowsProcess(pid: number): boolean {
-    const proc = this.procs.get(pid);
-    return proc !== undefined && !proc.exited;
   }
 
   private completeExecIfWhole(pid: number, events: CollectorEvent[]): void {
@@ -550,7 +589,7 @@ export class CallAssembler {
       return;
     }
     let existing = this.procs.get(rec.pid);
-    if (existing && existing.role !== 'foreign' && existing.start === null && existing.ppid !== rec.ppid && this.parentLives(existing)) {
+    if (existing && existing.start === null && existing.ppid !== rec.ppid && this.parentLives(existing)) {
       // A stale fork entry (a thread's clone whose end was not seen) under a pid now used by another process.
       // (A child whose parent is gone was re-parented: its fork entry is right.)
       this.procs.delete(rec.pid);
@@ -564,13 +603,7 @@ export class CallAssembler {
     // Ancestry comes from the fork records: a child whose parent exited is re-parented (to init or a
     // subreaper) by the time it execs, but it still works for the call its parent worked for.
     const parent = existing ?? this.procs.get(rec.ppid);
-    if (parent?.role === 'foreign') {
-      this.procs.set(rec.pid, foreignProc(rec.pid, rec.ppid));
-      this.early.delete(rec.pid);
-      return;
-    }
-    const parentCallId = parent?.callId ?? null;
-    if (parentCallId === null && (!this.acceptsNewCalls || (this.opts.admitTopLevel && !this.opts.admitTopLevel(rec.ppid)))) return;
+    const parentCallId = parent?.callId ?? this.lateChildOf(rec.ppid, rec.ts);
     const startedAtUs = this.opts.monoToEpochUs(rec.ts);
     const { filename, cut: pathCut } = pending.path.filename(rec.path);
     // A relative path (`./host-local`, a relative CNI_PATH entry) made absolute: where it lies decides whether it is a call.
@@ -594,6 +627,7 @@ export class CallAssembler {
       this.counters.duplicateExecs++;
       return;
     }
+    if (!existing) this.ioTally.forget(rec.pid);
     const proc: Proc = existing ?? { pid: rec.pid, ppid: rec.ppid, start: null, callId: null, role: 'fork', helper: null, exited: false };
     if (proc.role === 'helper' && proc.helper && proc.helper.endedAtUs === null && isPlugin) {
       // A helper that exec'd a plugin in place: the helper's own image ends here.
@@ -629,6 +663,24 @@ export class CallAssembler {
       proc.callId = parentCallId;
     }
     this.replayEarly(rec.pid, rec.ts, rec.start);
+  }
+
+  /**
+   * The published call whose plugin process `ppid` was, running at `ts`:
+   * its child's exec came after it was published (a CPU buffer drained later
+   * than the reorder window allowed for). The child is still its delegate or
+   * helper, and the call is published again once it ends.
+   */
+  private lateChildOf(ppid: number, ts: number): string | null {
+    for (const [id, p] of this.recentlyPublished) {
+      const c = p.call;
+      if (c.base.pid !== ppid || c.execTimes[0]! > ts || (c.exitTs !== null && ts > c.exitTs)) continue;
+      const l = this.lingering.get(id);
+      if (l) l.changed = true;
+      else this.lingering.set(id, { call: c, since: this.now, changed: true });
+      return id;
+    }
+    return null;
   }
 
   /** An exec in place by a call's plugin process: the chain grows; a CNI plugin image names the call from now on. */
@@ -715,10 +767,8 @@ export class CallAssembler {
     const existing = this.procs.get(pid);
     // The child's exec may have been delivered first (another CPU's buffer); keep what it said.
     if (existing && !existing.exited) return;
-    if (parent.role === 'foreign') {
-      this.procs.set(pid, foreignProc(pid, ppid));
-      return;
-    }
+    // A new process under this pid: nothing counted for an earlier one counts for it.
+    this.ioTally.forget(pid);
     this.procs.set(pid, { pid, ppid, start: null, callId: parent.callId, role: 'fork', helper: null, exited: false });
     if (parent.callId) this.callFor(parent.callId)?.pids.add(pid);
     this.replayEarly(pid, null, null);
@@ -747,11 +797,6 @@ export class CallAssembler {
     const proc = this.procs.get(rec.pid);
     if (!proc) {
       this.earlyFor(rec.pid).exit = rec;
-      return;
-    }
-    if (proc.role === 'foreign') {
-      this.procs.delete(rec.pid);
-      this.ioTally.forget(rec.pid);
       return;
     }
     this.ioTally.exited(rec.pid, rec.ioRecords, nowMs);
@@ -845,7 +890,8 @@ export class CallAssembler {
       this.earlyFor(io.pid).ios.push(io);
       return;
     }
-    if (proc.role === 'foreign') return;
+    // Counted once it is the known process's: a record never attributed cannot stand in for a later process's.
+    this.ioTally.record(io.pid, this.now);
     const call = proc.callId ? this.callFor(proc.callId) : undefined;
     if (!call) {
       this.counters.orphanChunks++;
@@ -898,6 +944,8 @@ export class CallAssembler {
     for (const [tid, io] of this.ioByTid) if (call.pids.has(io.pid)) this.commitIo(tid);
     this.calls.delete(id);
     this.shimCalls.delete(id);
+    if (this.lossWindows.some((w) => overlaps(call, w))) call.lostRecords = true;
+    this.recentlyPublished.set(id, { call, atMs: this.now });
     this.recentIds.add(id);
     if (this.recentIds.size > RECENT_IDS) this.recentIds.delete(this.recentIds.values().next().value!);
     let outlivedBy = 0;
@@ -916,6 +964,17 @@ export class CallAssembler {
     this.counters.callsFinished++;
     return { type: 'call.finished', call: snapshotCall(call) };
   }
+}
+
+/** A span of kernel time (monotonic µs) in which a tracer lost records. */
+export interface LossWindow {
+  fromTs: number;
+  toTs: number;
+}
+
+/** Whether the call was alive (its exec to its exit; open-ended while it or its descendants run) at some moment of the window. */
+function overlaps(call: CallState, w: LossWindow): boolean {
+  return call.execTimes[0]! <= w.toTs && (call.exitTs === null || call.exitTs >= w.fromTs);
 }
 
 /** A read or write in flight, by thread and by the CPU buffer its chunks come through. */

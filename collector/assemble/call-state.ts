@@ -10,8 +10,7 @@ import { EMPTY_STREAM, StreamCapture } from './stream-capture.js';
 import type { CaptureMode, TracerRecord } from '../../bpf/index.js';
 import type { CniCall, HelperProcess, ParentProcess, ProcessOutcome } from '../types.js';
 
-/** `foreign`: followed by another tracer run (a mode switch hands over); ignored here with its descendants. */
-export type Role = 'plugin' | 'helper' | 'fork' | 'foreign';
+export type Role = 'plugin' | 'helper' | 'fork';
 
 export interface Proc {
   readonly pid: number;
@@ -221,10 +220,6 @@ export function snapshotCall(call: CallState): CniCall {
  */
 export function stdioShared(files: readonly [string, string, string]): boolean {
   return files[1] !== '0' && files[1] === files[2];
-}
-
-export function foreignProc(pid: number, ppid: number): Proc {
-  return { pid, ppid, start: null, callId: null, role: 'foreign', helper: null, exited: false };
 }
 
 function helperSnapshot(h: HelperState): HelperProcess {

@@ -45,11 +45,15 @@ export const SAME_EVENT_US = 2_000;
 /** How far back (kernel µs) a dead tracer's bytes may have been left unread: more than bpftrace's reads lag behind. */
 const CUT_WINDOW_US = 1_000_000;
 /**
- * How long (kernel µs) an exit reported by another tracer waits for the copy
- * of the tracer supplying the process's payloads, whose bytes for it may
- * still be on their way; past it the payload tracer is taken to have missed it.
+ * How far (kernel µs) the tracer supplying a process's payloads must have
+ * printed past its exit, reported first by another tracer, before its own
+ * copy (with the count of payload records to wait for) is taken to be lost:
+ * it lags behind the sched-only standby under load, by seconds. Its records
+ * are read one CPU buffer at a time, so a little more than one lags another.
  */
-const HOLD_EXIT_US = 2_000_000;
+const HOLD_EXIT_PAST_US = 5_000_000;
+/** How long (µs of the clock) such an exit waits at most, should the payload tracer print nothing at all. */
+const HOLD_EXIT_MAX_US = 30_000_000;
 /** Sightings are forgotten this far (kernel µs) behind the newest record: a lagging tracer's copy arrives well within it. */
 const REMEMBER_US = 60_000_000;
 
@@ -95,6 +99,8 @@ export class RecordMerger {
    * died with them unread (and the call must say so before it is published).
    */
   private readonly heldExits = new Map<string, { rec: Extract<TracerRecord, { kind: 'exit' }>; owner: number; heldAtUs: number }>();
+  /** The newest timestamp each tracer has printed: how far its output has come. */
+  private readonly srcMaxTs = new Map<number, number>();
   private epochs: PayloadEpoch[];
   /** The epoch whose hello the stream has had. */
   private announced = -1;
@@ -137,11 +143,17 @@ export class RecordMerger {
     return cut;
   }
 
-  /** Exits held longer than HOLD_EXIT_US as of `nowUs` (kernel µs) go on: their payload tracer missed them. */
-  expire(nowUs: number, out: TracerRecord[]): void {
+  /**
+   * Exits whose payload tracer's copy never came, as of `nowUs` (kernel µs),
+   * go on without a count, their pids in `cut`: that tracer lost the exit,
+   * so it may have lost the process's bytes too, and the call must say so.
+   */
+  expire(nowUs: number, out: TracerRecord[], cut: number[]): void {
     for (const [key, held] of this.heldExits) {
-      if (held.heldAtUs > nowUs - HOLD_EXIT_US) continue;
+      const ownerTs = this.srcMaxTs.get(held.owner) ?? 0;
+      if (ownerTs <= held.rec.ts + HOLD_EXIT_PAST_US && nowUs - held.heldAtUs < HOLD_EXIT_MAX_US) continue;
       this.heldExits.delete(key);
+      cut.push(held.rec.pid);
       out.push(withoutIoCount(held.rec));
     }
   }
@@ -162,8 +174,9 @@ export class RecordMerger {
   }
 
   private one(rec: TracerRecord, src: number, out: TracerRecord[], cut: number[]): void {
-    if ('ts' in rec) {
+    if ('ts' in rec && rec.ts !== undefined) {
       if (rec.ts > this.maxTs) this.maxTs = rec.ts;
+      if (rec.ts > (this.srcMaxTs.get(src) ?? 0)) this.srcMaxTs.set(src, rec.ts);
       // Once a second of kernel time: what is forgotten is a minute old.
       if (this.maxTs - this.forgottenAt > 1_000_000) {
         this.forgottenAt = this.maxTs;
@@ -214,7 +227,7 @@ export class RecordMerger {
         if (ownerSrc !== null && this.dead.has(ownerSrc)) {
           cut.push(rec.pid);
         } else if (ownerSrc !== null && ownerSrc !== src) {
-          this.heldExits.set(key, { rec, owner: ownerSrc, heldAtUs: this.maxTs });
+          this.heldExits.set(key, { rec, owner: ownerSrc, heldAtUs: Math.max(this.maxTs, rec.ts) });
           return;
         }
         // Its count of payload records holds only from the tracer the process's payloads come from.

@@ -84,6 +84,9 @@ export class RecordSequencer {
       case 'exit':
       case 'uncaptured':
         return this.hold(rec, null, 0);
+      case 'thread-exit':
+        // Behind the thread's fork: released ahead of it, the end of a thread would leave it followed for good.
+        return rec.ts === undefined ? this.single(rec) : this.hold({ ...rec, ts: rec.ts }, null, 0);
       case 'exec-parent':
       case 'env-scan':
       case 'exec-path-chunk':
@@ -97,7 +100,7 @@ export class RecordSequencer {
       case 'data-chunk':
         return this.attach(this.ioGroups.get(ioGroupKey(src, rec.tid, rec.cpu)), rec, true);
       default:
-        // thread-exit, lost, hello, noise: no timestamp to order by, nothing depends on their order.
+        // lost, hello, noise (and an older tracer's thread-exit): no timestamp to order by.
         return this.single(rec);
     }
   }

@@ -6,6 +6,7 @@
 
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import type { Logger } from 'pino';
 import { bpftraceEnv, programText, type CaptureMode, type PayloadPath } from '../../bpf/index.js';
 import { LineSplitter } from './line-splitter.js';
@@ -19,7 +20,16 @@ export interface TracerSettings {
   readonly seedPids?: readonly number[];
   /** Full mode's payload probes (default: at syscall exit). */
   readonly payloadPath?: PayloadPath;
+  /**
+   * bpftrace's nice value (-20…19; default TRACER_NICE). A tracer starved of
+   * CPU by a busy node cannot empty its buffers, and the kernel drops what no
+   * longer fits: the calls then lose bytes (and say so).
+   */
+  readonly nice?: number;
 }
+
+/** Ahead of ordinary work (exec probes, cron, scripts), behind the kernel's own threads. */
+export const TRACER_NICE = -10;
 
 export interface TracerExit {
   readonly code: number | null;
@@ -78,6 +88,13 @@ export function startTracer(settings: TracerSettings, handlers: TracerHandlers, 
     env: { ...pickEnv(process.env, ['PATH', 'LANG']), ...bpftraceEnv(settings.perfBufferPages) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  if (child.pid !== undefined) {
+    try {
+      setPriority(child.pid, settings.nice ?? TRACER_NICE);
+    } catch (err) {
+      logger.warn({ err: (err as Error).message }, 'could not raise bpftrace\'s scheduling priority: on a busy node it may lose records');
+    }
+  }
   const splitter = new LineSplitter(handlers.onLine, handlers.onOverlongLine);
   const stderrTail: string[] = [];
   const errSplitter = new LineSplitter(

@@ -151,8 +151,8 @@ const exit = fc.record({ ts: nsText, pid, start: inodeText, code: int32, group: 
   }),
 );
 
-const threadExit = pid.map(
-  (tid): ValidLine => ({ model: { kind: 'T', exact: true, fields: [f(tid, 'uint')] }, expect: { kind: 'thread-exit', tid } }),
+const threadExit = fc.record({ tid: pid, ts: nsText }).map(
+  (r): ValidLine => ({ model: { kind: 'T', exact: true, grown: true, fields: [f(r.tid, 'uint'), f(r.ts, 'big')] }, expect: { kind: 'thread-exit', tid: r.tid, ts: micros(r.ts) } }),
 );
 
 const envScan = fc.record({ pid, found: smallUint }).map(
@@ -303,7 +303,7 @@ export function formatRecord(rec: TracerRecord): string {
     case 'exit':
       return `Q ${ns(rec.ts)} ${rec.pid} ${rec.start} ${rec.exitCode} ${rec.groupExitCode} ${rec.signalFlags}`;
     case 'thread-exit':
-      return `T ${rec.tid}`;
+      return rec.ts === undefined ? `T ${rec.tid}` : `T ${rec.tid} ${ns(rec.ts)}`;
     case 'exec-path-chunk':
       return `N ${rec.pid} ${rec.len} ${rec.off} ${hex(rec.data)}`;
     case 'exec-cwd-name':

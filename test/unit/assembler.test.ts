@@ -177,8 +177,8 @@ describe('bridge + host-local ADD, CHECK, DEL (bridge.trace)', () => {
     }
   });
 
-  it('holds finished calls for the grace period, then publishes them on tick', () => {
-    const held = replayFixture('bridge.trace', { tickEachLine: false, end: 'none' });
+  it('holds finished calls for a grace period when one is set, then publishes them on tick', () => {
+    const held = replayFixture('bridge.trace', { tickEachLine: false, end: 'none', finalizeGraceMs: 250 });
     expect(held.finished).toHaveLength(0);
     expect(held.assembler.openCallCount).toBe(6);
     expect(held.assembler.runningCalls()).toEqual([]);
@@ -742,10 +742,10 @@ describe('synthetic: flushAll', () => {
 describe('synthetic: threads and forks', () => {
   it('a thread exit drops the phantom fork entry the clone left', () => {
     const r = replay([...plugin(100, 10 * ms, 11 * ms), forkLine(12 * ms, 100, 101) /* a Go runtime thread */], { end: 'none' });
-    expect(r.assembler.knowsProcess(101)).toBe(true);
+    expect(r.assembler.livePids().includes(101)).toBe(true);
     r.feed([threadExitLine(101)]);
-    expect(r.assembler.knowsProcess(101)).toBe(false);
-    expect(r.assembler.knowsProcess(100)).toBe(true);
+    expect(r.assembler.livePids().includes(101)).toBe(false);
+    expect(r.assembler.livePids().includes(100)).toBe(true);
     // tid 101 comes back as a process of some runtime, running loopback: a call of its own.
     r.feed([
       ...execLines({ ts: 13 * ms, pid: 101, ppid: 7, start: 13 * ms, path: '/opt/cni/bin/loopback', env: CNI_ENV }),
@@ -762,7 +762,7 @@ describe('synthetic: threads and forks', () => {
   it('a thread exit of a process (not a thread) leaves it known', () => {
     const r = replay([...plugin(100, 10 * ms, 11 * ms), forkLine(12 * ms, 100, 150), ...execLines({ ts: 13 * ms, pid: 150, ppid: 100, start: 12 * ms, path: '/usr/bin/jq', env: CNI_ENV })], { end: 'none' });
     r.feed([threadExitLine(150)]);
-    expect(r.assembler.knowsProcess(150)).toBe(true);
+    expect(r.assembler.livePids().includes(150)).toBe(true);
   });
 
   it('the Go plugins’ threads of the recorded bridge calls are all forgotten by their end', () => {
@@ -770,7 +770,7 @@ describe('synthetic: threads and forks', () => {
     const tids = lines.filter((l) => l.startsWith('T ')).map((l) => Number(l.slice(2)));
     expect(tids.length).toBeGreaterThan(10);
     const r = replay(lines, { end: 'none', tickEachLine: false });
-    for (const tid of tids) expect(r.assembler.knowsProcess(tid)).toBe(false);
+    for (const tid of tids) expect(r.assembler.livePids().includes(tid)).toBe(false);
   });
 
   it('a helper exec’d by a fork of the plugin is listed, with its own output', () => {

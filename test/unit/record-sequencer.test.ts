@@ -241,7 +241,7 @@ describe('RecordSequencer over interleaved per-CPU buffers', () => {
           const drainedAt = streams.map(() => T);
           const printable = (i: number, now: number) => {
             const r = streams[i]![cursors[i]!];
-            return r !== undefined && (!('ts' in r) || r.ts <= now);
+            return r !== undefined && (!('ts' in r) || r.ts === undefined || r.ts <= now);
           };
           for (let now = T, step = 0; cursors.some((c, i) => c < streams[i]!.length); now += 1_000, step++) {
             streams.forEach((_, i) => {

@@ -170,7 +170,7 @@ describe('parseTracerLine: malformed lines', () => {
     ['write, too few', 'W 1 2 3 1 5', 'field-count'],
     ['exit, too few', 'Q 1 2 3 4 5', 'field-count'],
     ['exit, too many', 'Q 1 2 3 4 5 6 7 8', 'field-count'],
-    ['thread exit, too many', 'T 1 2', 'field-count'],
+    ['thread exit, too many', 'T 1 2 3', 'field-count'],
     ['exec without a path', 'X 1 2 3 4 5 6 7 8 9', 'field-count'],
     ['exec with an empty path', 'X 1 2 3 4 5 6 7 8 9 ', 'field-count'],
     ['exec chunk without data', 'B 1 2', 'field-count'],

@@ -1,0 +1,148 @@
+/**
+ * The pure core of the path from tracer records to calls: every tracer's
+ * parsed records go into one sequencer (back in time order, the tracers'
+ * records together: they share the kernel's monotonic clock), one merger
+ * (each exec, fork and exit once; each process tree's payloads from one
+ * tracer) and one call assembler. So a call is one call with its tree whole,
+ * across mode switches and tracer restarts.
+ *
+ * Pure: every method takes the time (`monoUs`, the kernel's monotonic clock
+ * of the records' timestamps; `nowMs`, the wall clock the assembler dates its
+ * waits by) and returns the events it completes. record-pipeline.ts is the
+ * thin shell that reads the clocks and arms the timers; a simulation drives
+ * this class with a clock of its own (test/unit/record-flow-simulation.test.ts).
+ *
+ * Losses: bpftrace says only how many records a CPU buffer dropped, not whose
+ * nor when ("Lost N events", in the stream where that buffer was read). They
+ * were dropped while the buffer was full, so after the oldest record still
+ * unread in it was printed: within the arrival lag of the tracer's records
+ * before the notice came. Every call alive at any moment of that span is
+ * marked lostRecords (LOSS_LOOKBACK_*), unless it is proved whole otherwise:
+ * a recorder may lose bytes when the node starves it, never without saying so.
+ */
+
+import { CallAssembler, type AssemblerOptions } from './assemble/assembler.js';
+import { RecordMerger } from './tracer/record-merger.js';
+import { RecordSequencer } from './tracer/record-sequencer.js';
+import { REORDER_WINDOW, ReorderWindow, type ReorderWindowOptions } from './tracer/reorder-window.js';
+import type { CaptureMode, TracerRecord } from '../bpf/index.js';
+import type { CollectorEvent } from './types.js';
+
+/** A loss is taken to have happened at most this long (kernel µs) before its notice arrived… */
+const LOSS_LOOKBACK_MIN_US = 2_000_000;
+/** …or this many times the largest recent arrival lag, when the tracer lags further behind. */
+const LOSS_LOOKBACK_LAG_FACTOR = 3;
+
+export class RecordFlow {
+  readonly assembler: CallAssembler;
+  readonly merger: RecordMerger;
+  readonly sequencer: RecordSequencer;
+  /** Kernel time (µs) of the newest record handed to the assembler: how far the call state is up to date. */
+  releasedTs = 0;
+  private readonly merged: TracerRecord[] = [];
+  private readonly cut: number[] = [];
+  private events: CollectorEvent[] = [];
+  private nowMs = 0;
+
+  constructor(assemblerOptions: AssemblerOptions, initial: { src: number | null; mode: CaptureMode }, window: ReorderWindowOptions = REORDER_WINDOW) {
+    this.assembler = new CallAssembler({ ...assemblerOptions, captureMode: initial.mode });
+    this.merger = new RecordMerger(initial);
+    this.sequencer = new RecordSequencer(new ReorderWindow(window));
+  }
+
+  /** One parsed record from tracer `src`, arrived at `arrivalUs` (kernel monotonic µs). */
+  push(rec: TracerRecord, src: number, arrivalUs: number, nowMs: number): readonly CollectorEvent[] {
+    this.nowMs = nowMs;
+    if (rec.kind === 'lost') {
+      const lookback = Math.max(LOSS_LOOKBACK_MIN_US, LOSS_LOOKBACK_LAG_FACTOR * this.sequencer.window.maxLagUs(arrivalUs));
+      this.emit(this.assembler.recordsLost(rec.count, { fromTs: arrivalUs - lookback, toTs: arrivalUs }, nowMs));
+      return this.take();
+    }
+    this.feed(this.sequencer.push(rec, arrivalUs, src));
+    return this.take();
+  }
+
+  /** What the reorder window has passed by the stream (it shrinks as lags age out), and held exits due. */
+  releaseDue(monoUs: number, nowMs: number): readonly CollectorEvent[] {
+    this.nowMs = nowMs;
+    const expired: TracerRecord[] = [];
+    this.cut.length = 0;
+    this.merger.expire(monoUs, expired, this.cut);
+    this.pushMerged(expired);
+    if (this.sequencer.heldCount > 0) this.feed(this.sequencer.releaseDue(monoUs));
+    return this.take();
+  }
+
+  /** What the clock has passed (every line printed before `monoUs` has been pushed). */
+  releaseByClock(monoUs: number, nowMs: number): readonly CollectorEvent[] {
+    this.nowMs = nowMs;
+    this.feed(this.sequencer.releaseByClock(monoUs));
+    return this.take();
+  }
+
+  /** Everything held goes on: no tracer has anything earlier left to send. */
+  flush(nowMs: number): readonly CollectorEvent[] {
+    this.nowMs = nowMs;
+    this.feed(this.sequencer.flush());
+    return this.take();
+  }
+
+  /** The assembler's timers: calls whose waits are over are published. */
+  tick(nowMs: number): readonly CollectorEvent[] {
+    this.nowMs = nowMs;
+    this.emit(this.assembler.tick(nowMs));
+    return this.take();
+  }
+
+  /** Tracer `src` ended: when it was not asked to, the calls whose bytes it may not have printed are marked. */
+  sourceGone(src: number, unexpected: boolean, nowMs: number): readonly CollectorEvent[] {
+    this.nowMs = nowMs;
+    const released: TracerRecord[] = [];
+    const cut = this.merger.sourceGone(src, released);
+    if (unexpected) for (const pid of cut) this.assembler.markLostRecords(pid);
+    this.cut.length = 0;
+    this.pushMerged(released);
+    return this.take();
+  }
+
+  /** When (kernel µs) the oldest held record is due by the clock; null when none waits for it. */
+  clockDueUs(monoUs: number): number | null {
+    return this.sequencer.clockDueUs(monoUs);
+  }
+
+  get heldCount(): number {
+    return this.sequencer.heldCount;
+  }
+
+  private feed(records: readonly TracerRecord[]): void {
+    if (records.length === 0) return;
+    const merged = this.merged;
+    merged.length = 0;
+    this.cut.length = 0;
+    this.merger.merge(records, this.sequencer.releasedSources, merged, this.cut);
+    this.pushMerged(merged);
+    merged.length = 0;
+  }
+
+  private pushMerged(records: readonly TracerRecord[]): void {
+    for (const rec of records) {
+      if ('ts' in rec && rec.ts !== undefined && rec.ts > this.releasedTs) this.releasedTs = rec.ts;
+      // Its payload tracer died (or never sent its copy) while it ran: marked while its call is still open.
+      if (rec.kind === 'exit' && this.cut.includes(rec.pid)) this.assembler.markLostRecords(rec.pid);
+      this.emit(this.assembler.push(rec, this.nowMs));
+    }
+  }
+
+  private emit(events: readonly CollectorEvent[]): void {
+    for (const e of events) this.events.push(e);
+  }
+
+  private take(): readonly CollectorEvent[] {
+    if (this.events.length === 0) return EMPTY;
+    const out = this.events;
+    this.events = [];
+    return out;
+  }
+}
+
+const EMPTY: readonly CollectorEvent[] = Object.freeze([]);
