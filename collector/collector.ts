@@ -137,6 +137,8 @@ export interface Collector {
 }
 
 const RESTART_BACKOFF_MS = [250, 500, 1000, 2000];
+/** The sched-only standby prints execs, forks and exits only: a fraction of a full-mode tracer's output. */
+const STANDBY_PERF_BUFFER_PAGES = 1024;
 const HEALTHY_AFTER_MS = 30_000;
 /** On stop, how long bpftrace may take to hand over what it recorded before the stop (out of the daemon's 5 s). */
 const STOP_DRAIN_MS = 1_000;
@@ -277,7 +279,7 @@ export function createCollector(opts: CollectorOptions): Collector {
   const launch = async (role: 'main' | 'standby', seedPids: readonly number[] | undefined): Promise<TracerRun> => {
     const runSettings: TracerSettings = {
       ...settings,
-      ...(role === 'standby' ? { mode: 'light' as const } : {}),
+      ...(role === 'standby' ? { mode: 'light' as const, perfBufferPages: Math.min(settings.perfBufferPages, STANDBY_PERF_BUFFER_PAGES) } : {}),
       ...(seedPids ? { seedPids } : {}),
       ...(settings.payloadPath === undefined ? { payloadPath: defaultPayloadPath() } : {}),
     };

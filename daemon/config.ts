@@ -5,6 +5,7 @@
  * configuration reference is generated from this table (`cnirec config-doc`).
  */
 
+import { availableParallelism } from 'node:os';
 import { accessSync, constants, readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { parseDuration, parseSize, type Parsed } from './config-units.js';
@@ -106,13 +107,13 @@ export const settings = {
   },
   perfBufferPages: {
     schema: positiveInt(8, 65536).refine((n) => (n & (n - 1)) === 0, 'must be a power of two'),
-    default: () => '1024',
-    help: 'Per-CPU perf buffer pages for bpftrace: room for bursts before records are lost.',
+    default: () => String(defaultPerfBufferPages(availableParallelism())),
+    help: 'Per-CPU perf buffer pages for the main bpftrace (4 KiB each): room for bursts before records are lost. Default: 32 MiB in all, 1024 to 4096 pages a CPU (the standby tracer takes at most 1024).',
   },
   finalizeGraceMs: {
     schema: positiveInt(0, 60_000),
-    default: () => '250',
-    help: 'Wait after a plugin exits for records other CPUs deliver late, before the call is final.',
+    default: () => '0',
+    help: 'Extra wait after a plugin exits before its call is final, on top of what is known to be outstanding (records its exit announced, descendants).',
   },
   maxStreamBytes: {
     schema: positiveInt(1024, 1 << 30),
@@ -226,6 +227,17 @@ export class ConfigError extends Error {
   }
 }
 
+/**
+ * Per-CPU perf buffer pages for the main tracer: 32 MiB in all (a busy
+ * 2-CPU node exec'ing in loops lost thousands of records with 4 MiB a CPU,
+ * none with 16: bench/results/busy-node.md), at least 1024 and at most 4096
+ * pages a CPU. A power of two, as bpftrace wants.
+ */
+export function defaultPerfBufferPages(cpus: number): number {
+  const pages = (32 * 1024 * 1024) / 4096 / Math.max(1, cpus);
+  return Math.min(4096, Math.max(1024, 2 ** Math.floor(Math.log2(pages))));
+}
+
 /** `perfBufferPages` → `--perf-buffer-pages` and `CNIREC_PERF_BUFFER_PAGES`. */
 export function flagName(name: SettingName): string {
   return name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
@@ -286,7 +298,14 @@ function requireTokenBeyondLoopback(cfg: { listen: { host: string }; token: stri
 export function configReference(): string {
   const rows = (Object.keys(settings) as SettingName[]).map((name) => {
     const value = settings[name].default();
-    const def = name === 'db' ? '`/var/lib/cnirec/cnirec.db` as root, else `./cnirec.db`' : value === '' ? 'none' : `\`${value}\``;
+    const def =
+      name === 'db'
+        ? '`/var/lib/cnirec/cnirec.db` as root, else `./cnirec.db`'
+        : name === 'perfBufferPages'
+          ? '32 MiB over the CPUs (`4096` on 2 CPUs, `1024` from 8 on)'
+          : value === ''
+            ? 'none'
+            : `\`${value}\``;
     return `| \`--${flagName(name)}\` | \`${envName(name)}\` | ${def} | ${settings[name].help} |`;
   });
   return ['| flag | environment | default | meaning |', '|---|---|---|---|', ...rows].join('\n');

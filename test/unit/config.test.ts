@@ -1,16 +1,21 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, envName, flagName, loadConfig, resolveToken } from '../../daemon/config.js';
+import { ConfigError, defaultPerfBufferPages, envName, flagName, loadConfig, resolveToken } from '../../daemon/config.js';
 
 describe('daemon configuration', () => {
   it('has a default for every setting', () => {
     const cfg = loadConfig({}, {});
     expect(cfg.listen).toEqual({ host: '127.0.0.1', port: 7070, text: '127.0.0.1:7070' });
     expect(cfg.capture).toBe('auto');
-    expect(cfg.perfBufferPages).toBe(1024);
+    expect(cfg.perfBufferPages).toBe(defaultPerfBufferPages(availableParallelism()));
+    expect(cfg.finalizeGraceMs).toBe(0);
     expect(cfg.mountTracefs).toBe(true);
+  });
+
+  it('sizes the perf buffers at 32 MiB over the CPUs, 1024 to 4096 pages a CPU', () => {
+    expect([1, 2, 4, 8, 16, 64, 3, 6].map(defaultPerfBufferPages)).toEqual([4096, 4096, 2048, 1024, 1024, 1024, 2048, 1024]);
   });
 
   it('names flags and variables after the setting', () => {
