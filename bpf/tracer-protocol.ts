@@ -18,6 +18,7 @@
  * | T    | tid ts                                                              | a traced non-leader thread exited (ts: since the sequencer orders it behind the thread's fork) |
  * | N    | pid len off hex                                                     | 200 bytes of the exec's path (len bytes in all) from off: only when X's was cut |
  * | C    | pid depth hex                                                       | a name of a relative exec's working directory, depth 0 the innermost; empty: the root |
+ * | O    | ts pid tid old_fd new_fd                                            | the process copied old_fd to new_fd (dup, dup2, dup3, fcntl F_DUPFD): counted in io_records |
  * | Lost N events                                                              || bpftrace dropped N records |
  * | E    | pid found                                                           | the exec's env holds `found` kept entries (CNI_*, TRACEPARENT, TRACESTATE); S lines follow for the first ENV_SLOTS |
  * | S    | pid slot len                                                        | the slot-th kept env entry is len bytes (no NUL); V lines follow |
@@ -47,7 +48,7 @@
  * read/write, made on another CPU, can then come between a payload's D
  * lines. D lines go with the thread's newest header on the same CPU.
  *
- * io_records counts the R, W and U headers the process's threads printed
+ * io_records counts the R, W, U and O headers the process's threads printed
  * (0 in light mode): the collector holds the call until that many came, as
  * they may trail the exit from other CPUs' buffers. A lower bound (threads
  * printing at the same moment may each count once for two), never more.
@@ -129,6 +130,8 @@ export type TracerRecord =
   | { kind: 'exec-path-chunk'; pid: number; len: number; off: number; data: Buffer }
   /** C: a name of a relative exec's working directory, `depth` steps below it; empty for the root. */
   | { kind: 'exec-cwd-name'; pid: number; depth: number; name: Buffer }
+  /** O: the process copied `oldFd` to `newFd`: which of the call's streams an fd stands for follows. */
+  | { kind: 'fd-copy'; ts: MonoMicros; pid: number; tid: number; oldFd: number; newFd: number }
   | { kind: 'lost'; count: number }
   | { kind: 'noise' }
   /** The exec's env holds `found` kept entries; the first ENV_SLOTS follow (S, V). */
@@ -366,6 +369,10 @@ function parseFields(kind: string, line: string): TracerRecord {
         signalFlags: uint(f[5]),
       };
       return f.length === 7 ? { ...exit, ioRecords: uint(f[6]) } : exit;
+    }
+    case 'O': {
+      const f = exact(line, 5);
+      return { kind: 'fd-copy', ts: micros(f[0]!), pid: uint(f[1]), tid: uint(f[2]), oldFd: uint(f[3]), newFd: uint(f[4]) };
     }
     case 'T': {
       const f = between(line, 1, 2);

@@ -31,7 +31,7 @@ export function recordCaveats(call: CaveatFields): string[] {
         (missing.length > 0 ? `; missing: ${missing.join(', ')}` : ''),
     );
   }
-  if (call.stdioShared) lines.push('stdout and stderr were one file (a terminal, 2>&1): the caller got them mixed; here each write is filed by its fd (2: stderr, else stdout)');
+  if (call.stdioShared) lines.push('stdout and stderr were one file (a terminal, 2>&1) and some writes went through an fd that stood for neither: those are filed as stdout, and may be stderr');
   const after = (['stdout', 'stderr'] as const).filter((s) => call.outputAfterExit[s] !== null).map((s) => `${s} from byte ${call.outputAfterExit[s]}`);
   if (after.length > 0) lines.push(`output after exit: descendants wrote ${after.join(' and ')} after the plugin exited (the caller still got it; marked in the stream)`);
   if (call.execChain.length > 1) lines.push(`exec'd in place: ${call.execChain.map(safe).join(' → ')}`);

@@ -95,7 +95,10 @@ export interface CniCall {
   readonly lostRecords: boolean;
   /**
    * The plugin's stdout and stderr were one open file (a terminal, `2>&1`
-   * into one pipe): its writes are told apart by the fd they went through.
+   * into one pipe) and some write to it could not be told apart: it went
+   * through an fd that stood for neither (written as stdout). Writes through
+   * an fd that stands for stdout or stderr (1 and 2, and their copies, as a
+   * shell's `>&2` makes them) are filed as such, and do not set it.
    */
   readonly stdioShared: boolean;
   /**

@@ -49,7 +49,7 @@ export const callSummarySchema = z
     lostRecords: z.boolean().describe('The tracer lost records while this call ran: some of its payload, helpers or children may be missing'),
     stdioShared: z
       .boolean()
-      .describe('The plugin’s stdout and stderr were one open file (a terminal, `2>&1` into one pipe): each write is filed by the fd it went through (2: stderr, else stdout)'),
+      .describe('The plugin’s stdout and stderr were one open file (a terminal, `2>&1` into one pipe) and some writes went through an fd that stood for neither: those are filed as stdout. Writes through fds that stand for stdout or stderr (1, 2 and their copies, as a shell’s `>&2` makes them) are filed as such and do not set it'),
     uncapturedIo: z
       .number()
       .int()

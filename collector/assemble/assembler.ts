@@ -5,7 +5,7 @@
  * (callers pass `nowMs`), so it can be replayed from recorded tracer output.
  */
 
-import { callId, identityFromEnv, newCallState, newHelperState, pluginName, snapshotCall, type CallState, type HelperState, type Proc } from './call-state.js';
+import { callId, copyFd, identityFromEnv, newCallState, newHelperState, pluginName, roleOf, snapshotCall, stdioShared, type CallState, type HelperState, type Proc } from './call-state.js';
 import { ChunkedBuffer } from './chunked-buffer.js';
 import { isInCniPath } from './cni-env.js';
 import { decodeExecBlock, newExecBlock, type DecodedExecBlock } from './exec-block.js';
@@ -302,6 +302,17 @@ export class CallAssembler {
         this.flushPendingExec(rec.pid, events);
         const io: IoInFlight = { since: nowMs, pid: rec.pid, tid: rec.tid, kind: rec.direction, fd: rec.fd, file: rec.file, ts: rec.ts, buf: new ChunkedBuffer(rec.len, 0), uncaptured: true };
         this.fileIo(io);
+        break;
+      }
+      case 'fd-copy': {
+        this.flushPendingExec(rec.pid, events);
+        const proc = this.procs.get(rec.pid);
+        if (!proc) {
+          this.counters.orphanChunks++;
+          break;
+        }
+        this.ioTally.record(rec.pid, nowMs);
+        copyFd(proc, rec.oldFd, rec.newFd);
         break;
       }
       case 'exit':
@@ -769,7 +780,7 @@ export class CallAssembler {
     if (existing && !existing.exited) return;
     // A new process under this pid: nothing counted for an earlier one counts for it.
     this.ioTally.forget(pid);
-    this.procs.set(pid, { pid, ppid, start: null, callId: parent.callId, role: 'fork', helper: null, exited: false });
+    this.procs.set(pid, { pid, ppid, start: null, callId: parent.callId, role: 'fork', helper: null, exited: false, ...(parent.fds ? { fds: new Map(parent.fds) } : {}) });
     if (parent.callId) this.callFor(parent.callId)?.pids.add(pid);
     this.replayEarly(pid, null, null);
   }
@@ -917,7 +928,13 @@ export class CallAssembler {
     if (io.kind === 'read') {
       if (io.file === files[0] && io.file !== '0') return call.stdin;
     } else if (io.file !== '0') {
-      if (call.base.stdioShared && io.file === files[1]) return io.fd === 2 ? call.stderr : call.stdout;
+      if (io.file === files[1] && stdioShared(files)) {
+        // One file for both: the fd tells, as the process's copies of fds made it stand for one or the other.
+        const role = roleOf(proc, io.fd);
+        if (role === 2) return call.stderr;
+        if (role !== 1) call.stdioAmbiguous = true;
+        return call.stdout;
+      }
       if (io.file === files[1]) return call.stdout;
       if (io.file === files[2]) return call.stderr;
     }

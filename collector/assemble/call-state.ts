@@ -12,9 +12,18 @@ import type { CniCall, HelperProcess, ParentProcess, ProcessOutcome } from '../t
 
 export type Role = 'plugin' | 'helper' | 'fork';
 
+/** Which of the call's streams an fd of a process stands for: 0 stdin, 1 stdout, 2 stderr. */
+export type StdioRole = 0 | 1 | 2;
+
 export interface Proc {
   readonly pid: number;
   ppid: number;
+  /**
+   * The fds that stand for one of the call's streams, once the process has
+   * copied fds (dup2(2, 1): fd 1 is stderr's); undefined: fds 0, 1, 2 stand
+   * for themselves. Inherited at fork, kept across exec.
+   */
+  fds?: Map<number, StdioRole>;
   start: string | null;
   callId: string | null;
   role: Role;
@@ -55,6 +64,8 @@ export interface CallState {
   endedAtUs: number | null;
   outcome: ProcessOutcome | null;
   lostRecords: boolean;
+  /** A write to stdout and stderr's one file went through an fd that stood for neither (see CniCall.stdioShared). */
+  stdioAmbiguous: boolean;
   /** Reads/writes on the call's stdio files whose bytes the tracer did not take. */
   uncapturedIo: number;
   finalizeDueMs: number | null;
@@ -73,6 +84,7 @@ type LaterFields =
   | 'stderr'
   | 'helpers'
   | 'lostRecords'
+  | 'stdioShared'
   | 'execChain'
   | 'envTruncated'
   | 'pathTruncated'
@@ -129,7 +141,6 @@ export function newCallState(c: NewCall): CallState {
       ...identity,
       startedAtUs: c.startedAtUs,
       captureMode: c.captureMode,
-      stdioShared: stdioShared(rec.stdioFiles),
     },
     start: rec.start,
     stdioFiles: rec.stdioFiles,
@@ -146,6 +157,7 @@ export function newCallState(c: NewCall): CallState {
     endedAtUs: null,
     outcome: null,
     lostRecords: false,
+    stdioAmbiguous: false,
     uncapturedIo: 0,
     finalizeDueMs: null,
     incompleteReason: null,
@@ -193,7 +205,7 @@ export function snapshotCall(call: CallState): CniCall {
     isVersionProbe: b.isVersionProbe,
     startedAtUs: b.startedAtUs,
     captureMode: b.captureMode,
-    stdioShared: b.stdioShared,
+    stdioShared: call.stdioAmbiguous,
     uncapturedIo: call.uncapturedIo,
     endedAtUs: ended,
     durationUs: ended === null ? null : Math.max(0, ended - b.startedAtUs),
@@ -220,6 +232,24 @@ export function snapshotCall(call: CallState): CniCall {
  */
 export function stdioShared(files: readonly [string, string, string]): boolean {
   return files[1] !== '0' && files[1] === files[2];
+}
+
+/** The stream an fd of the process stands for; undefined: none of them. */
+export function roleOf(proc: Proc, fd: number): StdioRole | undefined {
+  if (proc.fds) return proc.fds.get(fd);
+  return fd === 0 || fd === 1 || fd === 2 ? fd : undefined;
+}
+
+/** The process copied `oldFd` to `newFd`: the new fd stands for what the old one did (or for nothing). */
+export function copyFd(proc: Proc, oldFd: number, newFd: number): void {
+  const role = roleOf(proc, oldFd);
+  proc.fds ??= new Map<number, StdioRole>([
+    [0, 0],
+    [1, 1],
+    [2, 2],
+  ]);
+  if (role === undefined) proc.fds.delete(newFd);
+  else proc.fds.set(newFd, role);
 }
 
 function helperSnapshot(h: HelperState): HelperProcess {

@@ -243,7 +243,8 @@ export class RecordMerger {
         return;
       }
       case 'uncaptured':
-        // Bytes a payload tracer saw go by without taking them: counted once, from the tree's payload tracer.
+      case 'fd-copy':
+        // Bytes a payload tracer saw go by without taking them, and fd copies: once, from the tree's payload tracer.
         if (this.ownerOf(rec.pid, rec.ts) === src) out.push(rec);
         return;
       case 'data-chunk':

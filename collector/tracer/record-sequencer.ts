@@ -83,6 +83,7 @@ export class RecordSequencer {
       case 'fork':
       case 'exit':
       case 'uncaptured':
+      case 'fd-copy':
         return this.hold(rec, null, 0);
       case 'thread-exit':
         // Behind the thread's fork: released ahead of it, the end of a thread would leave it followed for good.

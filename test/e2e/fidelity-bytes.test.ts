@@ -19,6 +19,7 @@ import { requirePrivilegedSuite } from './support/privileged.js';
 const FIXTURES = path.resolve(import.meta.dirname, 'fixtures/bytes');
 const PLUGIN = path.join(FIXTURES, 'plugin.py');
 const CAT_PLUGIN = path.join(FIXTURES, 'cat-stdin.sh');
+const WARN_PLUGIN = path.join(FIXTURES, 'warn-stderr.sh');
 const DRIVER = path.join(FIXTURES, 'driver.py');
 const SCRIPT = '/usr/bin/script';
 const CONFIG = Buffer.from('{"cniVersion":"1.0.0","name":"bytes","type":"plugin.py"}\n');
@@ -76,13 +77,37 @@ describe.runIf(canRun)('full mode keeps the bytes the caller received', () => {
     const got = drive('shared', 'shared', containerId);
     expect(got.exit).toBe(0);
     const call = await recordOf(containerId);
-    expect(call.stdioShared).toBe(true);
+    // Every write told apart by its fd: nothing left mixed, no caveat.
+    expect(call.stdioShared).toBe(false);
     expect(call.stdin.bytes.equals(CONFIG)).toBe(true);
     expect(call.stderr.bytes.toString()).toBe('log: starting\nlog: done\n');
     expect(JSON.parse(call.stdout.bytes.toString())).toMatchObject({ cniVersion: '1.0.0' });
     // Nothing the caller got is missing, and nothing was added.
     expect(call.stdout.bytes.length + call.stderr.bytes.length).toBe(got.combined!.length);
     expect(Buffer.concat([Buffer.from('log: starting\n'), call.stdout.bytes, Buffer.from('log: done\n')]).equals(got.combined!)).toBe(true);
+  });
+
+  it("files a shell's `echo … >&2` (dup2(2, 1), then a write to fd 1) as stderr when stdout and stderr are one pipe", async () => {
+    const containerId = containerFor('shell-warn');
+    const got = drive('shared', 'plain', containerId, CONFIG, WARN_PLUGIN);
+    expect(got.exit).toBe(0);
+    expect(got.combined!.toString()).toBe('warn-on-stderr\n{"cniVersion":"1.0.0"}\n');
+    const call = await recordOf(containerId);
+    expect(call.stdin.bytes.equals(CONFIG)).toBe(true);
+    expect(call.stderr.bytes.toString()).toBe('warn-on-stderr\n');
+    expect(call.stdout.bytes.toString()).toBe('{"cniVersion":"1.0.0"}\n');
+    expect(call.stdioShared).toBe(false);
+  });
+
+  it('says stdout and stderr are mixed only for a write through an fd that stands for neither (a copy made before the exec)', async () => {
+    const containerId = containerFor('shell-fd3');
+    const got = drive('shared-fd3', 'fd3', containerId, CONFIG, WARN_PLUGIN);
+    expect(got.exit).toBe(0);
+    expect(got.combined!.toString()).toBe('warn-on-stderr\nvia-fd3\n{"cniVersion":"1.0.0"}\n');
+    const call = await recordOf(containerId);
+    expect(call.stderr.bytes.toString()).toBe('warn-on-stderr\n');
+    expect(call.stdout.bytes.toString()).toBe('via-fd3\n{"cniVersion":"1.0.0"}\n');
+    expect(call.stdioShared).toBe(true);
   });
 
   it('splits a hand-run in a terminal (script(1): fds 0, 1, 2 one pty) the same way', async () => {
@@ -94,7 +119,8 @@ describe.runIf(canRun)('full mode keeps the bytes the caller received', () => {
     const terminal = execFileSync(SCRIPT, ['-qc', cmd, '/dev/null'], { input: Buffer.concat([CONFIG, Buffer.from('\x04')]), timeout: 60_000, env: { PATH: '/usr/bin:/bin' } });
     const call = await recordOf(containerId);
     expect(call.exitCode).toBe(0);
-    expect(call.stdioShared).toBe(true);
+    // Every write told apart by its fd: nothing left mixed, no caveat.
+    expect(call.stdioShared).toBe(false);
     expect(call.stdin.bytes.equals(CONFIG)).toBe(true);
     expect(call.stderr.bytes.toString()).toBe('log: starting\nlog: done\n');
     expect(JSON.parse(call.stdout.bytes.toString())).toMatchObject({ cniVersion: '1.0.0' });
@@ -108,7 +134,8 @@ describe.runIf(canRun)('full mode keeps the bytes the caller received', () => {
     const got = drive('devnull', 'devnull', containerId);
     expect(got.exit).toBe(0);
     const call = await recordOf(containerId);
-    expect(call.stdioShared).toBe(true);
+    // Every write told apart by its fd: nothing left mixed, no caveat.
+    expect(call.stdioShared).toBe(false);
     expect(call.stdin.bytes.equals(CONFIG)).toBe(true);
     expect(JSON.parse(call.stdout.bytes.toString())).toMatchObject({ cniVersion: '1.0.0' });
     expect(call.stderr.bytes.toString()).toBe('log: done\n');

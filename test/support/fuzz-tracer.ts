@@ -302,6 +302,8 @@ export function formatRecord(rec: TracerRecord): string {
       return `V ${rec.pid} ${rec.slot} ${rec.off} ${hex(rec.data)}`;
     case 'exit':
       return `Q ${ns(rec.ts)} ${rec.pid} ${rec.start} ${rec.exitCode} ${rec.groupExitCode} ${rec.signalFlags}`;
+    case 'fd-copy':
+      return `O ${ns(rec.ts)} ${rec.pid} ${rec.tid} ${rec.oldFd} ${rec.newFd}`;
     case 'thread-exit':
       return rec.ts === undefined ? `T ${rec.tid}` : `T ${rec.tid} ${ns(rec.ts)}`;
     case 'exec-path-chunk':

@@ -46,7 +46,7 @@ describe('the caveats of a record on cnirec show', () => {
     expect(block).toEqual([
       '  ! the tracer lost records while this call ran: payloads, helpers or delegated calls may be incomplete',
       '  ! not captured: 2 reads and writes moved bytes the tracer does not take (sendfile, splice, copy_file_range, sendmsg, iovecs past the 2nd…); missing: stdin 20,057 of 20,057 bytes',
-      '  ! stdout and stderr were one file (a terminal, 2>&1): the caller got them mixed; here each write is filed by its fd (2: stderr, else stdout)',
+      '  ! stdout and stderr were one file (a terminal, 2>&1) and some writes went through an fd that stood for neither: those are filed as stdout, and may be stderr',
       '  ! output after exit: descendants wrote stderr from byte 9 after the plugin exited (the caller still got it; marked in the stream)',
       "  ! exec'd in place: /opt/cni/bin/wrapper.sh → /opt/cni/bin/bridge",
       '  ! environment cut by the tracer: CNI_* values past the cut (command, container, pod) may be missing',

@@ -47,7 +47,7 @@ export function CallDetailPage() {
             c.parentId !== null && ['Delegated by', <a href={callPath(c.parentId)}>the calling plugin</a>],
             ['Capture', `${c.captureMode === 'light' ? 'light: stdin, stdout and stderr were not captured' : c.captureMode}${c.lostRecords ? ' · the tracer lost records meanwhile: payloads, helpers or delegated calls may be incomplete' : ''}`],
             c.execChain.length > 1 && ['Images', <code>{c.execChain.join(' → ')}</code>],
-            c.stdioShared && ['stdout and stderr', 'one open file (a terminal, or 2>&1 into one pipe): each write is filed by the fd it went through'],
+            c.stdioShared && ['stdout and stderr', 'one open file (a terminal, or 2>&1 into one pipe), and some writes went through an fd that stood for neither: filed as stdout, they may be stderr'],
             c.uncapturedIo > 0 && ['Not captured', `${c.uncapturedIo} reads/writes full mode did not take (sendfile, splice, copy_file_range, sendmsg, iovecs past the 2nd…): the streams are marked truncated`],
             c.envTruncated && ['Environment', 'cut by the tracer: CNI_* values past the cut (command, container, pod) may be missing'],
             c.pathTruncated && ['Path', 'cut by the tracer: the plugin path is its beginning'],
