@@ -20,9 +20,6 @@
  * | C    | pid depth hex                                                       | a name of a relative exec's working directory, depth 0 the innermost; empty: the root |
  * | O    | ts pid tid old_fd new_fd                                            | the process copied old_fd to new_fd (dup, dup2, dup3, fcntl F_DUPFD): counted in io_records |
  * | Lost N events                                                              || bpftrace dropped N records |
- * | E    | pid found                                                           | the exec's env holds `found` kept entries (CNI_*, TRACEPARENT, TRACESTATE); S lines follow for the first ENV_SLOTS |
- * | S    | pid slot len                                                        | the slot-th kept env entry is len bytes (no NUL); V lines follow |
- * | V    | pid slot off hex                                                    | 200 bytes of that entry from off (off may be < 0) |
  *
  * file is the open file (the kernel's struct file, an opaque number; 0 when
  * the fd had none): a dup of stdout on fd 3 is the same file, a second
@@ -53,14 +50,6 @@
  * they may trail the exit from other CPUs' buffers. A lower bound (threads
  * printing at the same moment may each count once for two), never more.
  * Lines of earlier versions without cpu or io_records still parse (the field left out).
- *
- * E, S and V lines send the kept env entries apart, whole wherever they
- * sit: per exec, after X and P, one E line, the B chunks, then for each of
- * the first ENV_SLOTS kept entries an S line and its V chunks. The
- * collector reads them when they come; bpf/cnirec.bt does not print them
- * (their ten programs on sched_process_exec would crowd the kernel's 64 per
- * tracepoint) and sends the block whole up to 64 KiB instead. Without an E
- * line the env is read from the block.
  */
 
 export const PROTOCOL_VERSION = 1;
@@ -69,9 +58,6 @@ export const IOV_LIMIT = 2;
 export const CHUNK_BYTES = 200;
 export const PAYLOAD_CAP_BYTES = 65_536;
 export const EXEC_BLOCK_CAP_BYTES = 65_536;
-/** Kept env entries (CNI_*, trace context) sent whole, each up to ENV_ENTRY_CAP_BYTES (bpf/program.ts repeats the V probe this many times). */
-export const ENV_SLOTS = 8;
-export const ENV_ENTRY_CAP_BYTES = 16_384;
 /** The longest path the X line holds whole; N lines follow from this length on. */
 export const EXEC_HEADER_PATH_BYTES = 199;
 /** The longest path an N line series holds: PATH_MAX, all the kernel takes. */
@@ -133,18 +119,12 @@ export type TracerRecord =
   /** O: the process copied `oldFd` to `newFd`: which of the call's streams an fd stands for follows. */
   | { kind: 'fd-copy'; ts: MonoMicros; pid: number; tid: number; oldFd: number; newFd: number }
   | { kind: 'lost'; count: number }
-  | { kind: 'noise' }
-  /** The exec's env holds `found` kept entries; the first ENV_SLOTS follow (S, V). */
-  | { kind: 'env-scan'; pid: number; found: number }
-  /** The slot-th kept env entry is `len` bytes long (without its NUL). */
-  | { kind: 'env-entry'; pid: number; slot: number; len: number }
-  | { kind: 'env-chunk'; pid: number; slot: number; off: number; data: Buffer };
+  | { kind: 'noise' };
 
 /**
  * How many chunk lines follow a header in the tracer's output: B lines after
  * an exec, D lines after a read or write (bpf/cnirec.bt's chunk loops: one
- * per 200 bytes started, up to the cap), S lines after an E, V lines after an
- * S. 0 for other records. An exec's N and C lines are not counted: they come
+ * per 200 bytes started, up to the cap). 0 for other records. An exec's N and C lines are not counted: they come
  * before its B chunks.
  */
 export function expectedChunks(rec: TracerRecord): number {
@@ -154,10 +134,6 @@ export function expectedChunks(rec: TracerRecord): number {
     case 'read':
     case 'write':
       return Math.ceil(Math.min(rec.len, PAYLOAD_CAP_BYTES) / CHUNK_BYTES);
-    case 'env-scan':
-      return Math.min(rec.found, ENV_SLOTS);
-    case 'env-entry':
-      return Math.ceil(Math.min(rec.len, ENV_ENTRY_CAP_BYTES) / CHUNK_BYTES);
     default:
       return 0;
   }
@@ -377,18 +353,6 @@ function parseFields(kind: string, line: string): TracerRecord {
     case 'T': {
       const f = between(line, 1, 2);
       return f.length === 2 ? { kind: 'thread-exit', tid: uint(f[0]), ts: micros(f[1]!) } : { kind: 'thread-exit', tid: uint(f[0]) };
-    }
-    case 'E': {
-      const f = exact(line, 2);
-      return { kind: 'env-scan', pid: uint(f[0]), found: uint(f[1]) };
-    }
-    case 'S': {
-      const f = exact(line, 3);
-      return { kind: 'env-entry', pid: uint(f[0]), slot: uint(f[1]), len: uint(f[2]) };
-    }
-    case 'V': {
-      const [pid, slot, off, hex] = splitN(line, 4);
-      return { kind: 'env-chunk', pid: uint(pid), slot: uint(slot), off: int(off), data: decodeHex(hex) };
     }
     case 'N': {
       const [pid, len, off, hex] = splitN(line, 4);

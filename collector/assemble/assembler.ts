@@ -10,7 +10,6 @@ import { ChunkedBuffer } from './chunked-buffer.js';
 import { isInCniPath } from './cni-env.js';
 import { decodeExecBlock, newExecBlock, type DecodedExecBlock } from './exec-block.js';
 import { IoTally } from './io-tally.js';
-import { KeptEnvEntries } from './kept-env.js';
 import { ExecPathParts, resolveExecPath } from './exec-path.js';
 import { decodeWaitStatus } from './wait-status.js';
 import type { StreamCapture } from './stream-capture.js';
@@ -81,8 +80,6 @@ interface PendingExec {
   since: number;
   record: Extract<TracerRecord, { kind: 'exec' }>;
   block: ChunkedBuffer;
-  /** The kept env entries sent apart from the block (null: no E line, an older tracer's output). */
-  env: KeptEnvEntries | null;
   parentComm: string | null;
   /** Its path whole (N lines) and, for a relative one, its working directory (C lines). */
   path: ExecPathParts;
@@ -224,7 +221,7 @@ export class CallAssembler {
         break;
       case 'exec':
         this.flushPendingExec(rec.pid, events);
-        this.pendingExecs.set(rec.pid, { since: nowMs, record: rec, block: newExecBlock(rec.blockBytes), env: null, parentComm: null, path: new ExecPathParts() });
+        this.pendingExecs.set(rec.pid, { since: nowMs, record: rec, block: newExecBlock(rec.blockBytes), parentComm: null, path: new ExecPathParts() });
         this.completeExecIfWhole(rec.pid, events);
         break;
       case 'exec-chunk': {
@@ -240,20 +237,6 @@ export class CallAssembler {
       case 'exec-parent': {
         const pending = this.pendingExecs.get(rec.pid);
         if (pending) pending.parentComm = rec.comm;
-        break;
-      }
-      case 'env-scan':
-      case 'env-entry':
-      case 'env-chunk': {
-        const pending = this.pendingExecs.get(rec.pid);
-        if (!pending) {
-          this.counters.orphanChunks++;
-          break;
-        }
-        if (rec.kind === 'env-scan') pending.env = new KeptEnvEntries(rec.found);
-        else if (rec.kind === 'env-entry') pending.env?.addEntry(rec.slot, rec.len);
-        else pending.env?.addChunk(rec.slot, rec.off, rec.data);
-        this.completeExecIfWhole(rec.pid, events);
         break;
       }
       case 'exec-path-chunk':
@@ -577,7 +560,7 @@ export class CallAssembler {
 
   private completeExecIfWhole(pid: number, events: CollectorEvent[]): void {
     const pending = this.pendingExecs.get(pid);
-    if (pending && pending.block.complete() && (pending.env === null || pending.env.complete())) this.flushPendingExec(pid, events);
+    if (pending && pending.block.complete()) this.flushPendingExec(pid, events);
   }
 
   /** Completes an exec record, with whatever chunks arrived. */
@@ -586,7 +569,7 @@ export class CallAssembler {
     if (!pending) return;
     this.pendingExecs.delete(pid);
     const rec = pending.record;
-    const decoded = decodeExecBlock(pending.block, rec.argBytes, pending.env);
+    const decoded = decodeExecBlock(pending.block, rec.argBytes);
     if (decoded.env.CNI_COMMAND === CANARY_COMMAND) {
       this.counters.canaries++;
       this.early.delete(rec.pid);

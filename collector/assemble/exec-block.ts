@@ -1,23 +1,17 @@
 /**
  * Decodes an exec's argv+env block, as the tracer sends it in 200-byte
- * chunks, into argv and the kept environment. The full environment never
- * leaves this function. The kept env entries come apart from the block
- * (KeptEnvEntries), whole wherever they sit; the block's env is read only
- * for output that has no such entries (a tracer from before them).
+ * chunks, into argv and the kept environment (CNI_* and trace context). The
+ * full environment never leaves this function.
  */
 
 import { ChunkedBuffer } from './chunked-buffer.js';
 import { EXEC_BLOCK_CAP_BYTES } from '../../bpf/index.js';
 import { keepCniEnv } from './cni-env.js';
-import type { KeptEnvEntries } from './kept-env.js';
 
 export interface DecodedExecBlock {
   readonly argv: string[];
   readonly env: Record<string, string>;
-  /**
-   * A kept env entry was cut or is missing, or argv is (past the block's cap, chunks lost). Without
-   * kept entries sent apart: the block was larger than the capture cap or chunks were missing.
-   */
+  /** The block was larger than the capture cap or chunks were lost: kept entries past the cut are missing. */
   readonly truncated: boolean;
 }
 
@@ -25,10 +19,9 @@ export function newExecBlock(blockBytes: number): ChunkedBuffer {
   return new ChunkedBuffer(blockBytes, EXEC_BLOCK_CAP_BYTES);
 }
 
-export function decodeExecBlock(block: ChunkedBuffer, argBytes: number, kept: KeptEnvEntries | null = null): DecodedExecBlock {
+export function decodeExecBlock(block: ChunkedBuffer, argBytes: number): DecodedExecBlock {
   const bytes = block.bytes();
   const argv = splitNul(bytes.subarray(0, Math.min(argBytes, bytes.length)));
-  if (kept) return { argv, env: kept.env(), truncated: kept.truncated() || bytes.length < argBytes };
   const env = keepCniEnv(splitNul(bytes.subarray(Math.min(argBytes, bytes.length))));
   return { argv, env, truncated: !block.complete() || block.cut };
 }

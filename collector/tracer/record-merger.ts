@@ -197,9 +197,6 @@ export class RecordMerger {
       }
       case 'exec-chunk':
       case 'exec-parent':
-      case 'env-scan':
-      case 'env-entry':
-      case 'env-chunk':
       case 'exec-path-chunk':
       case 'exec-cwd-name':
         if (this.execPassed.get(`${src}:${rec.pid}`) !== false) out.push(rec);

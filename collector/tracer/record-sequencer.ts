@@ -12,9 +12,7 @@
  *   the node does, is not held until the next record or the quiet flush; and
  * - their chunk lines are all in (the header says how many follow), so an
  *   exec never goes on without its argv/env nor a write without its bytes
- *   while they are still coming. An exec's E line (before its B chunks)
- *   announces S lines, and each S line V chunks, after the B chunks: each
- *   adds what it announces to what the exec's group waits for. A group whose chunks were lost is let go
+ *   while they are still coming. A group whose chunks were lost is let go
  *   once the stream is `maxUs` past it;
  * - or the tracer went quiet (the caller calls flush): everything it had is out.
  *
@@ -89,14 +87,11 @@ export class RecordSequencer {
         // Behind the thread's fork: released ahead of it, the end of a thread would leave it followed for good.
         return rec.ts === undefined ? this.single(rec) : this.hold({ ...rec, ts: rec.ts }, null, 0);
       case 'exec-parent':
-      case 'env-scan':
       case 'exec-path-chunk':
       case 'exec-cwd-name':
         // Printed between the exec's header and its B chunks: the group is held until those are in.
         return this.attach(this.execGroups.get(groupKey(src, rec.pid)), rec, false);
       case 'exec-chunk':
-      case 'env-entry':
-      case 'env-chunk':
         return this.attach(this.execGroups.get(groupKey(src, rec.pid)), rec, true);
       case 'data-chunk':
         return this.attach(this.ioGroups.get(ioGroupKey(src, rec.tid, rec.cpu)), rec, true);
@@ -155,8 +150,6 @@ export class RecordSequencer {
   private attach(group: Group | undefined, rec: TracerRecord, isChunk: boolean): TracerRecord[] {
     if (group && this.isHeld(group)) {
       group.records.push(rec);
-      // Lines that announce more chunk lines of the same exec (E, S).
-      group.missing += expectedChunks(rec);
       if (isChunk && group.missing > 0) {
         group.missing--;
         // Its last chunk: it may be what held the head back.

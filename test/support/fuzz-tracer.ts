@@ -155,24 +155,6 @@ const threadExit = fc.record({ tid: pid, ts: nsText }).map(
   (r): ValidLine => ({ model: { kind: 'T', exact: true, grown: true, fields: [f(r.tid, 'uint'), f(r.ts, 'big')] }, expect: { kind: 'thread-exit', tid: r.tid, ts: micros(r.ts) } }),
 );
 
-const envScan = fc.record({ pid, found: smallUint }).map(
-  (r): ValidLine => ({ model: { kind: 'E', exact: true, fields: [f(r.pid, 'uint'), f(r.found, 'uint')] }, expect: { kind: 'env-scan', pid: r.pid, found: r.found } }),
-);
-
-const envEntry = fc.record({ pid, slot: smallUint, len: smallUint }).map(
-  (r): ValidLine => ({
-    model: { kind: 'S', exact: true, fields: [f(r.pid, 'uint'), f(r.slot, 'uint'), f(r.len, 'uint')] },
-    expect: { kind: 'env-entry', pid: r.pid, slot: r.slot, len: r.len },
-  }),
-);
-
-const envChunk = fc.record({ pid, slot: smallUint, off: fc.integer({ min: -199, max: 16_384 }), data: chunk }).map(
-  (r): ValidLine => ({
-    model: { kind: 'V', exact: false, fields: [f(r.pid, 'uint'), f(r.slot, 'uint'), f(r.off, 'int'), f(hex(r.data), 'hex')] },
-    expect: { kind: 'env-chunk', pid: r.pid, slot: r.slot, off: r.off === 0 ? 0 : r.off, data: r.data },
-  }),
-);
-
 const execPathChunk = fc.record({ pid, len: fc.integer({ min: 199, max: 4095 }), off: fc.integer({ min: -1, max: 4095 }), data: chunk }).map(
   (r): ValidLine => ({
     model: { kind: 'N', exact: false, fields: [f(r.pid, 'uint'), f(r.len, 'uint'), f(r.off, 'int'), f(hex(r.data), 'hex')] },
@@ -188,7 +170,7 @@ const execCwdName = fc.record({ pid, depth: fc.integer({ min: 0, max: 32 }), nam
   }),
 );
 
-export const validLine: fc.Arbitrary<ValidLine> = fc.oneof(hello, exec, parent, execChunk, dataChunk, fork, read, write, exit, threadExit, envScan, envEntry, envChunk, execPathChunk, execCwdName);
+export const validLine: fc.Arbitrary<ValidLine> = fc.oneof(hello, exec, parent, execChunk, dataChunk, fork, read, write, exit, threadExit, execPathChunk, execCwdName);
 
 /** bpftrace's own lines: valid, not records (or the lost-records notice). */
 export const chatterLine: fc.Arbitrary<LineCase> = fc.oneof(
@@ -294,12 +276,6 @@ export function formatRecord(rec: TracerRecord): string {
       return `U ${ns(rec.ts)} ${rec.pid} ${rec.tid} ${rec.direction === 'read' ? 'R' : 'W'} ${rec.fd} ${rec.file} ${rec.len}`;
     case 'data-chunk':
       return `D ${rec.tid} ${rec.off} ${hex(rec.data)}`;
-    case 'env-scan':
-      return `E ${rec.pid} ${rec.found}`;
-    case 'env-entry':
-      return `S ${rec.pid} ${rec.slot} ${rec.len}`;
-    case 'env-chunk':
-      return `V ${rec.pid} ${rec.slot} ${rec.off} ${hex(rec.data)}`;
     case 'exit':
       return `Q ${ns(rec.ts)} ${rec.pid} ${rec.start} ${rec.exitCode} ${rec.groupExitCode} ${rec.signalFlags}`;
     case 'fd-copy':

@@ -7,7 +7,7 @@
  * under 200 bytes past its end).
  */
 
-import { CHUNK_BYTES, CWD_WALK_STEPS, ENV_ENTRY_CAP_BYTES, ENV_SLOTS, EXEC_BLOCK_CAP_BYTES, EXEC_HEADER_PATH_BYTES, PAYLOAD_CAP_BYTES } from '../../bpf/tracer-protocol.js';
+import { CHUNK_BYTES, CWD_WALK_STEPS, EXEC_BLOCK_CAP_BYTES, EXEC_HEADER_PATH_BYTES, PAYLOAD_CAP_BYTES } from '../../bpf/tracer-protocol.js';
 
 /** bpftrace's %rx: `\xNN` per byte. */
 export function hex(data: Buffer): string {
@@ -37,11 +37,6 @@ export interface ExecSpec {
   argv?: readonly string[];
   env?: Readonly<Record<string, string>>;
   stdio?: readonly [number, number, number];
-  /**
-   * Print the kept env entries apart, as the tracer does since it sends them
-   * (E before the B chunks, S and V after them); false: the older output.
-   */
-  keptEnv?: boolean;
   /** The working directory, for a relative path (C lines): an absolute path, walked up to `/`. */
   cwd?: string;
 }
@@ -53,10 +48,10 @@ export function execBlock(argv: readonly string[], env: Readonly<Record<string, 
 }
 
 /**
- * The X header, the E line (`spec.keptEnv`), the N lines of a path of 199
+ * The X header, the N lines of a path of 199
  * bytes or more (the X line's path cut there), the C lines of a relative
  * path's working directory (`spec.cwd`; none past the walk's steps, as the
- * tracer stops short), the B chunks, then the kept env entries' S and V lines.
+ * tracer stops short), then the B chunks.
  */
 export function execLines(spec: ExecSpec): string[] {
   const argv = spec.argv ?? [spec.path];
@@ -65,10 +60,6 @@ export function execLines(spec: ExecSpec): string[] {
   const path = Buffer.from(spec.path);
   const headerPath = path.subarray(0, EXEC_HEADER_PATH_BYTES).toString('utf8');
   const lines = [`X ${spec.ts} ${spec.pid} ${spec.ppid} ${spec.start} ${i} ${o} ${e} ${argBytes} ${block.length} ${headerPath}`];
-  const kept = Object.entries(spec.env ?? {})
-    .filter(([k]) => k.startsWith('CNI_') || k === 'TRACEPARENT' || k === 'TRACESTATE')
-    .map(([k, v]) => Buffer.from(`${k}=${v}`));
-  if (spec.keptEnv) lines.push(`E ${spec.pid} ${kept.length}`);
   if (path.length >= EXEC_HEADER_PATH_BYTES) {
     for (let off = 0; off < path.length; off += CHUNK_BYTES) {
       const start = off + CHUNK_BYTES > path.length ? path.length - CHUNK_BYTES : off;
@@ -80,17 +71,6 @@ export function execLines(spec: ExecSpec): string[] {
   for (let off = 0; off < total && off < EXEC_BLOCK_CAP_BYTES; off += CHUNK_BYTES) {
     const start = off + CHUNK_BYTES > total ? total - CHUNK_BYTES : off;
     lines.push(`B ${spec.pid} ${start} ${hex(window(block, start))}`);
-  }
-  if (spec.keptEnv) kept.slice(0, ENV_SLOTS).forEach((entry, slot) => lines.push(...keptEnvEntryLines(spec.pid, slot, entry)));
-  return lines;
-}
-
-/** One kept env entry (`NAME=value`) as the tracer sends it: S, then V chunks up to the cap, the last one the 200 bytes that end it. */
-export function keptEnvEntryLines(pid: number, slot: number, entry: Buffer): string[] {
-  const lines = [`S ${pid} ${slot} ${entry.length}`];
-  for (let off = 0; off < entry.length && off < ENV_ENTRY_CAP_BYTES; off += CHUNK_BYTES) {
-    const start = off + CHUNK_BYTES > entry.length ? entry.length - CHUNK_BYTES : off;
-    lines.push(`V ${pid} ${slot} ${start} ${hex(window(entry, start))}`);
   }
   return lines;
 }
