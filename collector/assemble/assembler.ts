@@ -5,19 +5,22 @@
  * (callers pass `nowMs`), so it can be replayed from recorded tracer output.
  */
 
-import { callId, copyFd, identityFromEnv, newCallState, newHelperState, pluginName, roleOf, snapshotCall, stdioShared, type CallState, type HelperState, type Proc } from './call-state.js';
+import { callId, copyFd, identityFromEnv, newCallState, newHelperState, pluginName, snapshotCall, type CallState, type HelperState, type Proc } from './call-state.js';
 import { ChunkedBuffer } from './chunked-buffer.js';
 import { isInCniPath } from './cni-env.js';
 import { decodeExecBlock, newExecBlock, type DecodedExecBlock } from './exec-block.js';
 import { IoTally } from './io-tally.js';
 import { ExecPathParts, resolveExecPath } from './exec-path.js';
 import { decodeWaitStatus } from './wait-status.js';
-import type { StreamCapture } from './stream-capture.js';
+import { LossWindows, overlaps, type LossWindow } from './loss-windows.js';
+import { publicationOrder } from './publication.js';
+import { streamFor } from './stream-routing.js';
 import { SOCKET_SHIM_PLUGINS, shimParentFor } from './socket-shims.js';
 import { PAYLOAD_CAP_BYTES, TID_SPACE, type CaptureMode, type TracerRecord } from '../../bpf/index.js';
 import type { CollectorEvent, ParentProcess } from '../types.js';
 
 export { callId } from './call-state.js';
+export type { LossWindow } from './loss-windows.js';
 
 /** Env value of CNI_COMMAND that marks the collector's own readiness probe, never a call. */
 export const CANARY_COMMAND = '__cnirec_canary__';
@@ -115,17 +118,6 @@ const CHUNKS_TTL_MS = 10_000;
  */
 const OUTLIVED_TTL_MS = 60_000;
 /**
- * How long past its grace period a call waits for payload records its
- * processes' exits announced (see IoTally) before it is published without
- * them, marked lostRecords.
- */
-const IO_WAIT_MS = 10_000;
-/**
- * How long past its grace period a call waits for the exits of descendants
- * not seen to end: about the longest bpftrace's output lags under a burst.
- */
-const DESCENDANT_EXIT_WAIT_MS = 2_000;
-/**
  * How long (ms) a loss is remembered, and a published call kept to be marked
  * by one: well past the longest a record lags behind (a loss is reported
  * when its CPU buffer is read, which is when the records around it arrive).
@@ -189,7 +181,7 @@ export class CallAssembler {
   private seq = 0;
   private now = 0;
   /** Spans of kernel time (µs) in which a tracer lost records, remembered for a while (see recordsLost). */
-  private readonly lossWindows: Array<LossWindow & { atMs: number }> = [];
+  private readonly lossWindows = new LossWindows();
   /** Calls published lately: a loss reported after their publication still marks them (published again). */
   private readonly recentlyPublished = new Map<string, { call: CallState; atMs: number }>();
   /**
@@ -362,85 +354,15 @@ export class CallAssembler {
       this.counters.orphanChunks += early.ios.length + early.forks.length + (early.exit ? 1 : 0);
     }
     this.ioTally.sweep(nowMs);
-    while (this.lossWindows.length > 0 && nowMs - this.lossWindows[0]!.atMs >= LOSS_MEMORY_MS) this.lossWindows.shift();
+    this.lossWindows.forget(nowMs, LOSS_MEMORY_MS);
     for (const [id, p] of this.recentlyPublished) {
       if (nowMs - p.atMs < LOSS_MEMORY_MS) break;
       this.recentlyPublished.delete(id);
     }
     for (const [pid, at] of this.lostBeforeExec) if (nowMs - at >= EARLY_RECORDS_TTL_MS) this.lostBeforeExec.delete(pid);
-    for (const id of this.publishable(nowMs)) events.push(this.finalize(id, this.calls.get(id)!));
+    const waits = { missingIo: (c: CallState) => this.missingIo(c), hasLiveDescendant: (id: string, c: CallState) => this.hasLiveDescendant(id, c) };
+    for (const id of publicationOrder(this.calls, nowMs, waits)) events.push(this.finalize(id, this.calls.get(id)!));
     return this.withRepublished(events);
-  }
-
-  /**
-   * The calls to publish now, delegates before the plugin that ran them. A
-   * call is published once its exit has come (plus the grace, 0 by default)
-   * and nothing it is known to wait for is outstanding: the payload records
-   * its processes' exits announced (see IoTally; after IO_WAIT_MS it goes
-   * without them, marked lostRecords), the exits of its descendants and of
-   * its delegates' calls, which may still be in another CPU's buffer (after
-   * DESCENDANT_EXIT_WAIT_MS it goes without them: a descendant that really
-   * runs on is a lingering one). A call waiting blocks the plugin that ran
-   * it, so no reader sees a finished call whose delegate still looks running.
-   */
-  private publishable(nowMs: number): string[] {
-    const openChildren = new Set<string>();
-    for (const call of this.calls.values()) if (call.endedAtUs === null && call.base.parentId !== null) openChildren.add(call.base.parentId);
-    const ready = new Set<string>();
-    const blocked = new Set<string>();
-    for (const [id, call] of this.calls) {
-      const waitingMs = call.finalizeDueMs === null ? null : nowMs - call.finalizeDueMs;
-      if (waitingMs === null || waitingMs < 0) {
-        if (call.endedAtUs !== null && call.base.parentId !== null) blocked.add(call.base.parentId);
-        continue;
-      }
-      if (this.waitsFor(id, call, waitingMs, openChildren)) {
-        if (call.base.parentId !== null) blocked.add(call.base.parentId);
-        continue;
-      }
-      ready.add(id);
-    }
-    // A blocked call blocks its own plugin in turn.
-    for (let changed = true; changed; ) {
-      changed = false;
-      for (const id of blocked) {
-        const parentId = this.calls.get(id)?.base.parentId;
-        if (ready.delete(id)) changed = true;
-        if (parentId != null && !blocked.has(parentId)) {
-          blocked.add(parentId);
-          changed = true;
-        }
-      }
-    }
-    const readyChildren = new Map<string, string[]>();
-    for (const id of ready) {
-      const parentId = this.calls.get(id)!.base.parentId;
-      if (parentId !== null && ready.has(parentId)) readyChildren.set(parentId, [...(readyChildren.get(parentId) ?? []), id]);
-    }
-    const order: string[] = [];
-    const placed = new Set<string>();
-    const place = (id: string): void => {
-      if (placed.has(id)) return;
-      placed.add(id);
-      for (const childId of readyChildren.get(id) ?? []) place(childId);
-      order.push(id);
-    };
-    for (const id of ready) place(id);
-    return order;
-  }
-
-  /** Whether a call whose exit came `waitingMs` ago still waits for something known to be on its way. */
-  private waitsFor(id: string, call: CallState, waitingMs: number, openChildren: ReadonlySet<string>): boolean {
-    if (call.lostRecords) return false;
-    if (this.missingIo(call)) {
-      // Payload records its exits announced are still on their way (a CPU buffer bpftrace drains late).
-      if (waitingMs < IO_WAIT_MS) return true;
-      call.lostRecords = true;
-      return false;
-    }
-    // A helper or delegate whose exit has not come may have ended already, its exit (and the count of its
-    // writes to the call's stdout) still in another CPU's buffer: it gets a moment.
-    return waitingMs < DESCENDANT_EXIT_WAIT_MS && (openChildren.has(id) || this.hasLiveDescendant(id, call));
   }
 
   /** Whether a process of the call exited with payload records announced that have not all come. */
@@ -531,13 +453,7 @@ export class CallAssembler {
   recordsLost(count: number, window: LossWindow, nowMs: number): CollectorEvent[] {
     this.now = Math.max(this.now, nowMs);
     this.counters.lostEvents += count;
-    const last = this.lossWindows[this.lossWindows.length - 1];
-    if (last && window.fromTs <= last.toTs) {
-      last.toTs = Math.max(last.toTs, window.toTs);
-      last.atMs = nowMs;
-    } else {
-      this.lossWindows.push({ ...window, atMs: nowMs });
-    }
+    this.lossWindows.add(window, nowMs);
     for (const call of this.calls.values()) if (overlaps(call, window)) call.lostRecords = true;
     for (const l of this.lingering.values()) if (overlaps(l.call, window) && !l.call.lostRecords) {
       l.call.lostRecords = true;
@@ -893,41 +809,9 @@ export class CallAssembler {
     }
     this.touchLingering(call.base.id);
     const isMain = proc.role === 'plugin' && call.base.pid === proc.pid;
-    const stream = this.streamFor(call, proc, io, isMain);
+    const stream = streamFor(call, proc, io, isMain);
     if (stream && io.uncaptured) call.uncapturedIo++;
     stream?.add(io.ts, this.seq++, io.buf.bytes(), io.buf.length, io.buf.complete());
-  }
-
-  /**
-   * Whose stream a read or write is: the open file decides, not the fd
-   * number. Helpers and subshells share the plugin's files, a shell
-   * redirects its own fds (`>&2`, `< file`), and a plugin may keep a dup of
-   * stdout on fd 3 after pointing fd 1 at stderr; a helper's own
-   * `>/dev/null` is another file than the plugin's /dev/null. When stdout
-   * and stderr are one file, the fd used (2 or not) tells them apart.
-   */
-  private streamFor(call: CallState, proc: Proc, io: IoInFlight, isMain: boolean): StreamCapture | null {
-    const files = call.stdioFiles;
-    if (io.kind === 'read') {
-      if (io.file === files[0] && io.file !== '0') return call.stdin;
-    } else if (io.file !== '0') {
-      if (io.file === files[1] && stdioShared(files)) {
-        // One file for both: the fd tells, as the process's copies of fds made it stand for one or the other.
-        const role = roleOf(proc, io.fd);
-        if (role === 2) return call.stderr;
-        if (role !== 1) call.stdioAmbiguous = true;
-        return call.stdout;
-      }
-      if (io.file === files[1]) return call.stdout;
-      if (io.file === files[2]) return call.stderr;
-    }
-    // The exec saw no file on that fd: the plugin's own fd is all there is to go by.
-    if (isMain && io.fd <= 2 && files[io.fd] === '0' && (io.kind === 'read') === (io.fd === 0)) return [call.stdin, call.stdout, call.stderr][io.fd]!;
-    if (proc.role === 'helper' && proc.helper && io.kind === 'write') {
-      if (io.fd === 1) return proc.helper.stdout;
-      if (io.fd === 2) return proc.helper.stderr;
-    }
-    return null;
   }
 
   private retire(proc: Proc, reason: string, events: CollectorEvent[]): void {
@@ -944,7 +828,7 @@ export class CallAssembler {
     for (const [tid, io] of this.ioByTid) if (call.pids.has(io.pid)) this.commitIo(tid);
     this.calls.delete(id);
     this.shimCalls.delete(id);
-    if (this.lossWindows.some((w) => overlaps(call, w))) call.lostRecords = true;
+    if (this.lossWindows.hit(call)) call.lostRecords = true;
     this.recentlyPublished.set(id, { call, atMs: this.now });
     this.recentIds.add(id);
     if (this.recentIds.size > RECENT_IDS) this.recentIds.delete(this.recentIds.values().next().value!);
@@ -964,17 +848,6 @@ export class CallAssembler {
     this.counters.callsFinished++;
     return { type: 'call.finished', call: snapshotCall(call) };
   }
-}
-
-/** A span of kernel time (monotonic µs) in which a tracer lost records. */
-export interface LossWindow {
-  fromTs: number;
-  toTs: number;
-}
-
-/** Whether the call was alive (its exec to its exit; open-ended while it or its descendants run) at some moment of the window. */
-function overlaps(call: CallState, w: LossWindow): boolean {
-  return call.execTimes[0]! <= w.toTs && (call.exitTs === null || call.exitTs >= w.fromTs);
 }
 
 /** A read or write in flight, by thread and by the CPU buffer its chunks come through. */
