@@ -6,6 +6,7 @@
  * was started with --allow-capture-changes.
  */
 
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { FINDING_SEVERITIES } from '../../store/index.js';
 import { captureModeBodySchema, FINDING_KINDS } from '../../api/index.js';
@@ -101,7 +102,13 @@ export const nodeCni: Tool<typeof noInput> = {
   },
 };
 
-const ipInput = z.strictObject({ ip: z.string().min(1).max(64).describe('An IPv4 or IPv6 address, without prefix length (10.88.0.5)') });
+const ipInput = z.strictObject({
+  ip: z
+    .string()
+    .max(64)
+    .refine((s) => isIP(s) !== 0, 'must be an IPv4 or IPv6 address without prefix length, such as 10.88.0.5')
+    .describe('An IPv4 or IPv6 address, without prefix length (10.88.0.5)'),
+});
 
 export const ipHistory: Tool<typeof ipInput> = {
   name: 'ip_history',
