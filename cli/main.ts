@@ -21,7 +21,6 @@ import { ClientError, HelpRequested, UsageError } from './errors.js';
 import { findingsCommand } from './findings-command.js';
 import { parseCommand } from './flags.js';
 import { ipCommand } from './ip-command.js';
-import { mcpCommand } from './mcp/command.js';
 import { endQuietlyOnClosedPipe, stderr, stdout } from './output.js';
 import { podCommand } from './pod-command.js';
 import { replayCommand, showCommand } from './show-command.js';
@@ -90,7 +89,8 @@ const CLIENT_COMMANDS: Readonly<Record<string, Command>> = {
   replay: replayCommand,
   doctor: doctorCommand,
   config: configCommand,
-  mcp: mcpCommand,
+  // Loaded when asked for: the MCP SDK is not worth every other command's start-up time.
+  mcp: async (args, client) => (await import('./mcp/command.js')).mcpCommand(args, client),
   demo: (args, client) => {
     parseCommand(args, {}, 'usage: cnirec demo [--api URL]');
     return runDemo(client);
