@@ -12,6 +12,9 @@ export type { ConfDiffBody, ConfVersionBody, DoctorReportBody, RecordKnowledgeBo
 
 export type { CacheEntry, CacheList, IpHistory, IpHolding } from './schemas/cache.js';
 export type { CallDetail } from './schemas/call-detail.js';
+export { CALL_STATUSES, CNI_COMMANDS } from './schemas/call-query.js';
+export { FINDING_KINDS } from './schemas/findings.js';
+export { TIME_PARAM_HELP } from './schemas/time-param.js';
 export type { CallPageBody as CallPage } from './schemas/call-list.js';
 export type { CallSummary } from './schemas/call-summary.js';
 export type { ErrorBody } from './schemas/error.js';
@@ -22,3 +25,4 @@ export type { Payload } from './schemas/payload.js';
 export type { CallTree, PodStory, Sandbox } from './schemas/pod-story.js';
 export type { TailCacheEntry, TailGap, TailServerMessage } from './schemas/tail.js';
 export type { TracerStatusBody as TracerStatus, CaptureModeBody } from './schemas/tracer.js';
+export { captureModeBodySchema } from './schemas/tracer.js';

@@ -7,6 +7,7 @@
  * (`| head`) ends the command quietly.
  */
 
+import { readFileSync } from 'node:fs';
 import { pino } from 'pino';
 import { buildInfo, ConfigError, configReference, flagName, isRepeatable, loadConfig, settings, type SettingName, runDaemon } from '../daemon/index.js';
 import { DEFAULT_API, DEFAULT_TIMEOUT_MS, type ClientOptions } from './api-client.js';
@@ -57,12 +58,15 @@ commands:
   config show ID          one version as stored (after redaction)
   config diff ID|FILE [ID]  a unified diff: a version against the one before
                           it, or two versions
+  mcp          an MCP server on stdio for AI agents: the record as tools (find_calls, get_call,
+               pod_story, list_findings, node_cni, ip_history, tracer_status), read-only
+                 [--allow-capture-changes]  (also set_capture)
   config-doc   print the configuration reference (Markdown)
   version      print cnirec's version
   help         this text
 
 Every command but run talks to a running daemon (doctor asks it when it answers): --api URL (CNIREC_API, default ${DEFAULT_API}),
---token T (CNIREC_TOKEN), --timeout DURATION per request (CNIREC_TIMEOUT, default 30s).
+--token T (CNIREC_TOKEN) or --token-file FILE (CNIREC_TOKEN_FILE), --timeout DURATION per request (CNIREC_TIMEOUT, default 30s).
 
 Times: ISO 8601 (2025-11-21T18:30:00Z; without an offset it is UTC), a duration before now (10m, 1h30m,
 2d) or epoch milliseconds. Times printed are UTC; lists show ages, -o wide the times themselves.
@@ -85,6 +89,8 @@ const CLIENT_COMMANDS: Readonly<Record<string, Command>> = {
   replay: replayCommand,
   doctor: doctorCommand,
   config: configCommand,
+  // Loaded when asked for: the MCP SDK is not worth every other command's start-up time.
+  mcp: async (args, client) => (await import('./mcp/command.js')).mcpCommand(args, client),
   demo: (args, client) => {
     parseCommand(args, {}, 'usage: cnirec demo [--api URL]');
     return runDemo(client);
@@ -171,9 +177,9 @@ export function parseRunFlags(args: string[]): Partial<Record<SettingName, strin
   return flags;
 }
 
-const GLOBAL_FLAGS = ['--api', '--token', '--timeout'] as const;
+const GLOBAL_FLAGS = ['--api', '--token', '--token-file', '--timeout'] as const;
 
-/** Takes --api, --token and --timeout out of the arguments, wherever they are (the rest belong to the command). */
+/** Takes --api, --token, --token-file and --timeout out of the arguments, wherever they are (the rest belong to the command). */
 export function clientOptions(args: readonly string[], env: NodeJS.ProcessEnv): { client: ClientOptions; args: string[] } {
   const rest: string[] = [];
   const given: Partial<Record<(typeof GLOBAL_FLAGS)[number], string>> = {};
@@ -195,7 +201,30 @@ export function clientOptions(args: readonly string[], env: NodeJS.ProcessEnv): 
   }
   const api = apiUrl(given['--api'] ?? env.CNIREC_API ?? DEFAULT_API, given['--api'] === undefined && env.CNIREC_API !== undefined ? 'CNIREC_API' : '--api');
   const timeoutMs = readTimeout(given['--timeout'] ?? env.CNIREC_TIMEOUT, given['--timeout'] === undefined ? 'CNIREC_TIMEOUT' : '--timeout') ?? DEFAULT_TIMEOUT_MS;
-  return { client: { api, token: given['--token'] ?? env.CNIREC_TOKEN ?? null, timeoutMs }, args: rest };
+  return { client: { api, token: clientToken(given, env), timeoutMs }, args: rest };
+}
+
+/**
+ * The token: --token, else --token-file's content, else CNIREC_TOKEN, else CNIREC_TOKEN_FILE's — the
+ * file the daemon reads too (a mounted Secret), so `kubectl exec … -- cnirec …` inside its pod needs no flag.
+ */
+function clientToken(given: Partial<Record<(typeof GLOBAL_FLAGS)[number], string>>, env: NodeJS.ProcessEnv): string | null {
+  if (given['--token'] !== undefined) return given['--token'];
+  if (given['--token-file'] !== undefined) return readToken(given['--token-file'], '--token-file');
+  if (env.CNIREC_TOKEN) return env.CNIREC_TOKEN;
+  if (env.CNIREC_TOKEN_FILE) return readToken(env.CNIREC_TOKEN_FILE, 'CNIREC_TOKEN_FILE');
+  return null;
+}
+
+function readToken(file: string, flag: string): string {
+  let token: string;
+  try {
+    token = readFileSync(file, 'utf8').trim();
+  } catch (err) {
+    throw new UsageError(`cannot read ${flag} ${file}: ${(err as NodeJS.ErrnoException).code ?? 'unreadable'}`);
+  }
+  if (!token) throw new UsageError(`${flag} ${file} is empty`);
+  return token;
 }
 
 /** The daemon's base URL; `host:port` alone means http://host:port. Anything that is no http(s) URL is a usage error. */
