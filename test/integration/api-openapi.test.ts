@@ -42,7 +42,7 @@ describe('the OpenAPI document', () => {
   it('documents every list filter as a query parameter with a description', () => {
     const params = doc.paths['/api/v1/calls']!.get!.parameters ?? [];
     expect(params.map((p) => p.name).sort()).toEqual(
-      ['namespace', 'pod', 'podUid', 'containerId', 'command', 'plugin', 'failed', 'minDurationMs', 'since', 'until', 'includeVersion', 'status', 'limit', 'cursor'].sort(),
+      ['namespace', 'pod', 'podUid', 'containerId', 'command', 'plugin', 'network', 'failed', 'minDurationMs', 'since', 'until', 'includeVersion', 'status', 'limit', 'cursor'].sort(),
     );
     expect(params.every((p) => p.in === 'query')).toBe(true);
     expect(params.find((p) => p.name === 'since')?.description).toMatch(/ISO 8601.*epoch milliseconds/);
