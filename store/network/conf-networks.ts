@@ -7,6 +7,8 @@
 import type { Database } from 'better-sqlite3';
 
 const REFRESH_MS = 5_000;
+/** A type no conf lists is looked for again after this: a conf written a moment ago names its calls soon. */
+const MISS_REFRESH_MS = 1_000;
 
 interface LiveConf {
   readonly path: string;
@@ -40,7 +42,8 @@ export function createConfNetworks(db: Database): ConfNetworks {
   let readAtMs = -Infinity;
   return {
     networkOfType(plugin, nowMs) {
-      if (nowMs - readAtMs >= REFRESH_MS || nowMs < readAtMs) {
+      const stale = nowMs - readAtMs >= (map.has(plugin) ? REFRESH_MS : MISS_REFRESH_MS) || nowMs < readAtMs;
+      if (stale) {
         readAtMs = nowMs;
         map = networksByType(
           live.all().map((r) => {

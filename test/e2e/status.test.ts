@@ -23,6 +23,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { browserProblem, launchChromium, openPage } from './support/browser.js';
 import { startDaemon, type RunningDaemon } from './support/daemon.js';
+import Database from 'better-sqlite3';
 import { execPlugin } from './support/plugin-driver.js';
 import { requirePrivilegedSuite } from './support/privileged.js';
 
@@ -93,7 +94,10 @@ describe.runIf(canRun)('CNI STATUS heartbeats and GC, as libcni runs them', () =
   const config = Buffer.from(JSON.stringify({ cniVersion: '1.1.0', name: NETWORK, type: PLUGIN }));
 
   const start = async () => {
+    await stop();
     daemon = await startDaemon({ capture: 'auto', dbPath, extraArgs: ['--cni-conf-dir', confDir, '--cni-bin-dir', binDir, '--cache-rescan-ms', '1000'] });
+    // As on a node, the network's conf is there before its heartbeats: the daemon has read it.
+    await poll('the conf file recorded', async () => (await get<{ items: { network: string | null }[] }>('/api/v1/node/cni/conf-versions')).items.some((v) => v.network === NETWORK));
     return daemon;
   };
   const stop = async () => {
@@ -130,6 +134,16 @@ describe.runIf(canRun)('CNI STATUS heartbeats and GC, as libcni runs them', () =
   const hbnet = async () => (await get<{ items: Readiness[] }>('/api/v1/node/cni/status')).items.find((n) => n.network === NETWORK);
   const waitChecks = (n: number) => poll(`${n} STATUS checks of ${NETWORK}`, async () => ((await hbnet())?.checks ?? 0) >= n && hbnet(), 60_000);
   const closedSize = () => statSync(dbPath).size;
+  /** Bytes of the closed file's pages in use (the file less its free pages). */
+  const usedBytes = () => {
+    const db = new Database(dbPath, { readonly: true });
+    try {
+      const pages = (db.pragma('page_count', { simple: true }) as number) - (db.pragma('freelist_count', { simple: true }) as number);
+      return pages * (db.pragma('page_size', { simple: true }) as number);
+    } finally {
+      db.close();
+    }
+  };
 
   beforeAll(async () => {
     work = mkdtempSync(path.join(tmpdir(), 'cnirec-e2e-status-'));
@@ -156,6 +170,7 @@ describe.runIf(canRun)('CNI STATUS heartbeats and GC, as libcni runs them', () =
     await waitChecks(1);
     await stop();
     const before = closedSize();
+    const usedBefore = usedBytes();
 
     await start();
     const t0 = Date.now();
@@ -179,8 +194,10 @@ describe.runIf(canRun)('CNI STATUS heartbeats and GC, as libcni runs them', () =
     expect(metrics).toMatch(new RegExp(`cnirec_cni_status_duration_seconds_count\\{network="${NETWORK}",ok="true"\\} ${HEARTBEATS}\\b`));
     await stop();
     const growth = closedSize() - before;
-    console.log(`1,000 healthy STATUS heartbeats: +${growth} bytes to the closed database (${before} → ${closedSize()}), run in ${took} ms`);
+    const usedGrowth = usedBytes() - usedBefore;
+    console.log(`1,000 healthy STATUS heartbeats: +${growth} bytes to the closed database file (${before} → ${closedSize()}), +${usedGrowth} bytes of pages in use; run in ${took} ms`);
     expect(growth).toBeLessThan(200 * 1024);
+    expect(usedGrowth).toBeLessThan(200 * 1024);
   }, 300_000);
 
   it('opens network-not-ready with the code and message (filled in once payloads are on), shows the timeline, and resolves it on recovery', async () => {
