@@ -20,7 +20,7 @@ import { networkOfStdin } from '../calls/index.js';
 import { createFindingsLog } from '../findings/index.js';
 import { createConfNetworks } from './conf-networks.js';
 import { createGcDelMarker } from './gc-dels.js';
-import { applyCheck, FLAP_MAX_TRANSITIONS, FLAP_WINDOW_MS, isFlapping, networkReadiness, transitionOf, transitionsInWindow, type HeartbeatRuleOptions } from './heartbeat-rules.js';
+import { applyCheck, FLAP_MAX_TRANSITIONS, FLAP_WINDOW_MS, networkReadiness, transitionOf, transitionsInWindow, type HeartbeatRuleOptions } from './heartbeat-rules.js';
 import { flappingMessage, notReadyMessage, readinessSubject } from './not-ready-text.js';
 import { createReadinessLog } from './readiness-log.js';
 import { cniErrorOf } from './status-answer.js';
@@ -82,6 +82,14 @@ export function createHeartbeatSieve(db: Database, opts: HeartbeatSieveOptions):
     }
     return list;
   };
+  /**
+   * Changes of readiness in the flapping window: its transitions there, less the network's first answer
+   * (no change; the list holds the whole history while it is shorter than RECENT_TRANSITIONS).
+   */
+  const changesIn = (list: readonly ReadinessTransition[], atMs: number): number => {
+    const first = list.length < RECENT_TRANSITIONS ? list.at(-1) : undefined;
+    return transitionsInWindow(list, atMs) - (first !== undefined && transitionsInWindow([first], atMs) === 1 ? 1 : 0);
+  };
   /** Failing checks of a network since it went not ready: the finding's count. */
   const failingStreak = new Map<string, number>();
   const pluginsOf = (network: string | null) => [...plugins.values()].filter((p) => p.network === network);
@@ -97,10 +105,23 @@ export function createHeartbeatSieve(db: Database, opts: HeartbeatSieveOptions):
     remembered.set(id, network);
   };
 
+  /** The one network whose STATUS asked this plugin before (with stdin, or by conf); null when none or several. */
+  const askedNetworkOf = (plugin: string): string | null => {
+    let found: string | null = null;
+    for (const p of plugins.values()) {
+      if (p.plugin !== plugin || p.network === null) continue;
+      if (found !== null && found !== p.network) return null;
+      found = p.network;
+    }
+    return found;
+  };
+
   const named = (call: CniCall, nowMs: number): CniCall => {
     let network = networkOfStdin(call.stdin.bytes);
     if (network === null && call.parentId !== null) network = remembered.get(call.parentId) ?? null;
     if (network === null) network = guard(() => confNetworks.networkOfType(call.plugin, nowMs), null);
+    // A light-mode call of a plugin no conf lists (a conf dir not followed): the network its STATUS named.
+    if (network === null) network = askedNetworkOf(call.plugin);
     remember(call.id, network);
     return call.network === network ? call : { ...call, network };
   };
@@ -154,8 +175,10 @@ export function createHeartbeatSieve(db: Database, opts: HeartbeatSieveOptions):
       else if (after.ready === true && before.ready === false) {
         for (const p of before.plugins) findings.resolve('network-not-ready', readinessSubject(network, p.plugin), nowMs);
       }
-      if (t !== null && isFlapping(list, c.atMs)) {
-        findings.open('status-flapping', readinessSubject(network, call.plugin), { message: flappingMessage(network, transitionsInWindow(list, c.atMs), FLAP_WINDOW_MS / 60_000), network, callId: call.id, count: transitionsInWindow(list, c.atMs) }, nowMs);
+      const changes = changesIn(list, c.atMs);
+      if (t !== null && changes > FLAP_MAX_TRANSITIONS) {
+        const fields = { message: flappingMessage(network, changes, FLAP_WINDOW_MS / 60_000), network, callId: call.id, count: changes };
+        findings.open('status-flapping', readinessSubject(network, call.plugin), fields, nowMs);
       }
     }, undefined);
 
@@ -203,7 +226,10 @@ export function createHeartbeatSieve(db: Database, opts: HeartbeatSieveOptions):
       // An end never seen says nothing about readiness: the call is kept, as any incomplete call.
       // Not held (its start passed unsieved, or never came): its row may be there already, so it is kept.
       const keep = call.status === 'incomplete' ? true : check(call) || tree === undefined;
-      if (keep) out.push(...(tree?.finished ?? []), event);
+      // Delegates ended before their parent's stdin was known: unnamed ones take its network.
+      const rootNetwork = call.network ?? null;
+      const delegates = (tree?.finished ?? []).map((d): CollectorEvent => (d.call.network == null && rootNetwork !== null ? { type: d.type, call: { ...d.call, network: rootNetwork } } : d));
+      if (keep) out.push(...delegates, event);
     }
     return out;
   };
@@ -227,7 +253,7 @@ export function createHeartbeatSieve(db: Database, opts: HeartbeatSieveOptions):
         for (const subject of findings.openSubjects('status-flapping')) {
           const n = [...plugins.values()].find((p) => readinessSubject(p.network, p.plugin) === subject || (p.network !== null && p.network === subject));
           const list = n ? transitionsOf(n.network) : [];
-          if (transitionsInWindow(list, nowMs) <= FLAP_MAX_TRANSITIONS) findings.resolve('status-flapping', subject, nowMs);
+          if (changesIn(list, nowMs) <= FLAP_MAX_TRANSITIONS) findings.resolve('status-flapping', subject, nowMs);
         }
       }, undefined);
     },
