@@ -15,6 +15,7 @@
  * view's status page in Chromium.
  */
 
+import { spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -26,8 +27,10 @@ import { startDaemon, type RunningDaemon } from './support/daemon.js';
 import Database from 'better-sqlite3';
 import { execPlugin } from './support/plugin-driver.js';
 import { requirePrivilegedSuite } from './support/privileged.js';
+import { SYSTEM_PATH } from './support/proc.js';
 
 const canRun = requirePrivilegedSuite();
+const ROOT = path.resolve(import.meta.dirname, '../..');
 
 const NETWORK = 'hbnet';
 const PLUGIN = 'hb-ready';
@@ -133,6 +136,14 @@ describe.runIf(canRun)('CNI STATUS heartbeats and GC, as libcni runs them', () =
   };
   const hbnet = async () => (await get<{ items: Readiness[] }>('/api/v1/node/cni/status')).items.find((n) => n.network === NETWORK);
   const waitChecks = (n: number) => poll(`${n} STATUS checks of ${NETWORK}`, async () => ((await hbnet())?.checks ?? 0) >= n && hbnet(), 60_000);
+  /** `cnirec doctor` as a person runs it on the node, the daemon answering. */
+  const doctor = () =>
+    new Promise<{ code: number | null; stdout: string }>((resolve) => {
+      const child = spawn(process.execPath, [path.join(ROOT, 'bin/cnirec.js'), 'doctor', '--cni-conf-dir', confDir, '--cni-bin-dir', binDir], { env: { PATH: SYSTEM_PATH, CNIREC_API: d().url } });
+      let stdout = '';
+      child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+      child.on('exit', (code) => resolve({ code, stdout }));
+    });
   const closedSize = () => statSync(dbPath).size;
   /** Bytes of the closed file's pages in use (the file less its free pages). */
   const usedBytes = () => {
@@ -247,6 +258,10 @@ describe.runIf(canRun)('CNI STATUS heartbeats and GC, as libcni runs them', () =
     // Failing heartbeats are listed by default; /metrics says not ready.
     expect((await get<{ items: Summary[] }>('/api/v1/calls?limit=1000')).items.filter((c) => c.command === 'STATUS' && c.ok === false).length).toBeGreaterThanOrEqual(2);
     expect(await (await fetch(`${d().url}/metrics`)).text()).toContain(`cnirec_cni_network_ready{network="${NETWORK}"} 0`);
+    const sick = await doctor();
+    expect(sick.stdout).toContain(`"${NETWORK}" not ready since`);
+    expect(sick.stdout).toContain(`${PLUGIN} answers error 50: ${FAIL_MSG}: the runtime reports the node NotReady`);
+    expect(sick.code).toBe(1);
 
     // GC as libcni runs it, with payloads on: first a DEL of a cached attachment missing from the valid ones, then GC.
     const del = await run('DEL', config, 'cafe0000gone');
@@ -266,6 +281,9 @@ describe.runIf(canRun)('CNI STATUS heartbeats and GC, as libcni runs them', () =
       return f?.resolvedAt ? f : null;
     });
     expect(resolved.message).toContain(FAIL_MSG);
+    const well = await doctor();
+    expect(well.stdout).toContain(`"${NETWORK}" ready since`);
+    expect(well.code).toBe(0);
     // The tail said so as it happened: not ready (then its message), ready.
     await poll('the tail messages', async () => readinessMessages.some((m) => m.readiness.ready === true) && true);
     expect(readinessMessages.map((m) => m.readiness.ready)).toEqual(expect.arrayContaining([false, true]));
