@@ -80,8 +80,12 @@ export function callLine(c: CallSummary, opts: CallLineOptions): string {
   return `${cells.join('  ')}${notes ? `  ${notes}` : ''}`;
 }
 
-/** `namespace/name`, or the container's short id for a call without a pod. */
-export function podText(c: Pick<CallSummary, 'pod' | 'containerId'>): string {
+/**
+ * `namespace/name`, or the container's short id for a call without a pod, or the network for a call
+ * about no container (STATUS, GC: libcni leaves CNI_CONTAINERID empty).
+ */
+export function podText(c: Pick<CallSummary, 'pod' | 'containerId' | 'network'>): string {
   if (c.pod) return safe(`${c.pod.namespace}/${c.pod.name}`);
-  return c.containerId ? `ctr ${safe(c.containerId.slice(0, 12))}` : '-';
+  if (c.containerId) return `ctr ${safe(c.containerId.slice(0, 12))}`;
+  return c.network ? `net ${safe(c.network)}` : '-';
 }

@@ -19,6 +19,12 @@ describe('a call line', () => {
     expect(line).toContain('containerd    c0ffee012345');
   });
 
+  it('names the network of a call about no pod and no container (STATUS, GC), as libcni runs them', () => {
+    const status = callView({ command: 'STATUS', plugin: 'cilium-cni', pod: null, containerId: '', network: 'podnet' });
+    expect(plain(callLine(status, { time: 'age', nowMs: NOW_MS }))).toContain('STATUS   cilium-cni    exit 0         40.5ms  net podnet ');
+    expect(plain(callLine({ ...status, network: null }, { time: 'age', nowMs: NOW_MS }))).toContain('40.5ms  -  ');
+  });
+
   it('shows how long a running call has run so far: a hung plugin stands out', () => {
     const running = callView({ status: 'running', endedAt: null, durationMs: null, exitCode: null, ok: null });
     expect(plain(callLine(running, { time: 'age', nowMs: NOW_MS }))).toContain('running       42.00s+');
