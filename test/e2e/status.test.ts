@@ -75,7 +75,11 @@ interface Summary {
   gcDriven: boolean;
   containerId: string | null;
   captureMode: string;
+  durationMs: number | null;
 }
+/** Slower than --capture-slow (3 s): kept whole by design (a loaded machine can make one so). */
+const SLOW_MS = 3000;
+const notSlow = (c: Summary) => c.durationMs !== null && c.durationMs <= SLOW_MS;
 interface FindingView {
   kind: string;
   severity: string;
@@ -195,8 +199,8 @@ describe.runIf(canRun)('CNI STATUS heartbeats and GC, as libcni runs them', () =
     // Only the first answer became a transition; no heartbeat since was stored as a call.
     expect(n.transitions.map((t) => t.ready)).toEqual([true]);
     const status = await get<{ items: Summary[] }>('/api/v1/calls?command=STATUS&limit=1000');
-    expect(status.items.length).toBe(1);
-    expect(status.items[0]).toMatchObject({ command: 'STATUS', plugin: PLUGIN, ok: true, network: NETWORK });
+    expect(status.items.filter(notSlow).length).toBe(1);
+    expect(status.items.at(-1)).toMatchObject({ command: 'STATUS', plugin: PLUGIN, ok: true, network: NETWORK });
     // Healthy heartbeats are left out of the default list (like VERSION probes).
     expect((await get<{ items: Summary[] }>('/api/v1/calls?limit=1000')).items.filter((c) => c.command === 'STATUS')).toEqual([]);
     // Metrics: the network is ready and every check is in the latency histogram.
@@ -258,7 +262,11 @@ describe.runIf(canRun)('CNI STATUS heartbeats and GC, as libcni runs them', () =
     // Failing heartbeats are listed by default; /metrics says not ready.
     expect((await get<{ items: Summary[] }>('/api/v1/calls?limit=1000')).items.filter((c) => c.command === 'STATUS' && c.ok === false).length).toBeGreaterThanOrEqual(2);
     expect(await (await fetch(`${d().url}/metrics`)).text()).toContain(`cnirec_cni_network_ready{network="${NETWORK}"} 0`);
-    const sick = await doctor();
+    // The doctor gives a daemon 3 s to answer: on a loaded machine, ask again.
+    const sick = await poll('cnirec doctor with readiness', async () => {
+      const r = await doctor();
+      return r.stdout.includes('readiness (CNI STATUS)') && r;
+    });
     expect(sick.stdout).toContain(`"${NETWORK}" not ready since`);
     expect(sick.stdout).toContain(`${PLUGIN} answers error 50: ${FAIL_MSG}: the runtime reports the node NotReady`);
     expect(sick.code).toBe(1);
@@ -281,7 +289,10 @@ describe.runIf(canRun)('CNI STATUS heartbeats and GC, as libcni runs them', () =
       return f?.resolvedAt ? f : null;
     });
     expect(resolved.message).toContain(FAIL_MSG);
-    const well = await doctor();
+    const well = await poll('cnirec doctor with readiness', async () => {
+      const r = await doctor();
+      return r.stdout.includes('readiness (CNI STATUS)') && r;
+    });
     expect(well.stdout).toContain(`"${NETWORK}" ready since`);
     expect(well.stdout).not.toContain('not ready');
     // The tail said so as it happened: not ready (then its message), ready.
@@ -292,7 +303,7 @@ describe.runIf(canRun)('CNI STATUS heartbeats and GC, as libcni runs them', () =
 
     // command=STATUS lists what was kept: the first answer, the failures, the first answer after them.
     const kept = (await get<{ items: Summary[] }>('/api/v1/calls?command=STATUS&limit=1000')).items;
-    expect(kept.filter((c) => c.ok === true).length).toBe(2);
+    expect(kept.filter((c) => c.ok === true && notSlow(c)).length).toBe(2);
     expect(kept.every((c) => c.network === NETWORK)).toBe(true);
 
     // GC and the DEL it ran first are named by their network; the DEL is marked.
