@@ -43,7 +43,9 @@ export function outcomeText(c: Outcome): string {
 /** What went wrong with the call, for the end of its line; '' when nothing did. */
 export function callNotes(c: Pick<CallSummary, 'error' | 'status' | 'incompleteReason' | 'lostRecords' | 'ok'>, errorWidth = 120): string {
   const notes: string[] = [];
-  if (c.ok === false) notes.push(red(c.error ? `error: ${clip(safe(c.error), errorWidth)}` : 'failed without an error message'));
+  // In light mode its output was not captured: the message may well exist (a STATUS's next check, with payloads, has it).
+  const noMessage = c.captureMode === 'light' ? 'failed; its output was not captured (light capture)' : 'failed without an error message';
+  if (c.ok === false) notes.push(red(c.error ? `error: ${clip(safe(c.error), errorWidth)}` : noMessage));
   if (c.status === 'incomplete') notes.push(yellow(`incomplete: ${safe(c.incompleteReason ?? 'reason unknown')}`));
   if (c.lostRecords) notes.push(yellow('the tracer lost records during this call: parts may be missing'));
   return notes.join('  ');

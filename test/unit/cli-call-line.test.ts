@@ -34,6 +34,7 @@ describe('a call line', () => {
     const failed = callView({ exitCode: 1, ok: false, error: 'failed to set bridge addr: could not add IP address to "cni0": permission denied' });
     expect(plain(callLine(failed, { time: 'age', nowMs: NOW_MS }))).toMatch(/exit 1 .* error: failed to set bridge addr: could not add IP address to "cni0": permission denied$/);
     expect(plain(callLine(callView({ exitCode: 2, ok: false }), { time: 'age', nowMs: NOW_MS }))).toMatch(/failed without an error message$/);
+    expect(plain(callLine(callView({ exitCode: 50, ok: false, captureMode: 'light' }), { time: 'age', nowMs: NOW_MS }))).toMatch(/failed; its output was not captured \(light capture\)$/);
   });
 
   it('says why a call is incomplete and marks one the tracer lost records of', () => {
