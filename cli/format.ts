@@ -41,7 +41,7 @@ export function outcomeText(c: Outcome): string {
 }
 
 /** What went wrong with the call, for the end of its line; '' when nothing did. */
-export function callNotes(c: Pick<CallSummary, 'error' | 'status' | 'incompleteReason' | 'lostRecords' | 'ok'>, errorWidth = 120): string {
+export function callNotes(c: Pick<CallSummary, 'error' | 'status' | 'incompleteReason' | 'lostRecords' | 'ok' | 'captureMode'>, errorWidth = 120): string {
   const notes: string[] = [];
   // In light mode its output was not captured: the message may well exist (a STATUS's next check, with payloads, has it).
   const noMessage = c.captureMode === 'light' ? 'failed; its output was not captured (light capture)' : 'failed without an error message';
