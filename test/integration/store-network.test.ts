@@ -232,8 +232,9 @@ describe('readiness on the API, /metrics and the tail', () => {
     const ok = summaryFromLive(status(0), null);
     const bad = summaryFromLive(failing(5), 'agent socket missing');
     const running = summaryFromLive({ ...status(0), status: 'running', outcome: null, endedAtUs: null, durationUs: null }, null);
-    expect([ok, bad, running].map((c) => matchesFilter(c, {}))).toEqual([false, true, false]);
-    expect([ok, bad, running].map((c) => matchesFilter(c, { command: 'STATUS' }))).toEqual([true, true, true]);
+    const incomplete = summaryFromLive({ ...status(0), status: 'incomplete', incompleteReason: 'its exit was never seen', outcome: null }, null);
+    expect([ok, bad, running, incomplete].map((c) => matchesFilter(c, {}))).toEqual([false, true, false, true]);
+    expect([ok, bad, running, incomplete].map((c) => matchesFilter(c, { command: 'STATUS' }))).toEqual([true, true, true, true]);
     // A live call is named by its stdin.
     expect(ok.network).toBe('podnet');
   });
