@@ -236,7 +236,14 @@ export function createHeartbeatSieve(db: Database, opts: HeartbeatSieveOptions):
 
   return {
     onEvents(events) {
-      const out = sieve(events);
+      let out: CollectorEvent[];
+      try {
+        out = sieve(events);
+      } catch (err) {
+        // Whatever goes wrong here must not cost the record its calls: they go on unsieved.
+        opts.onError(err);
+        out = [...events];
+      }
       if (out.length === 0) return;
       kept.publish((l) => l.onEvents(out));
       // After the writer has the GC's DELs and the GC itself.

@@ -155,6 +155,19 @@ describe('the heartbeat sieve', () => {
     expect(sieve.networks().map((n) => n.network)).toEqual(['kindnet']);
   });
 
+  it('goes on in memory when the readiness tables refuse writes, and every call still reaches the writer', () => {
+    t.db.exec('DROP TABLE cni_readiness');
+    const add = makeCall({ at: 0 });
+    feed(status(0), add, failing(5));
+    expect(errors.length).toBeGreaterThan(0);
+    expect(String(errors[0])).toContain('cni_readiness');
+    expect(t.store.getCall(add.id)).not.toBeNull();
+    expect(sieve.networks()[0]).toMatchObject({ network: 'podnet', ready: false, checks: 2 });
+    // Newest first.
+    expect(list({ command: 'STATUS' }).map((c) => c.ok)).toEqual([false, true]);
+    errors = [];
+  });
+
   it('marks the DELs a GC ran first for attachments missing from its valid ones', () => {
     const delOf = (atSec: number, containerId: string, over: Parameters<typeof makeCall>[0] = {}) =>
       makeCall({ at: atSec * 1_000_000, command: 'DEL', plugin: 'cilium-cni', containerId, noPod: true, stdin: stream(conf), ...over });
