@@ -90,8 +90,16 @@ export function createHeartbeatSieve(db: Database, opts: HeartbeatSieveOptions):
     const first = list.length < RECENT_TRANSITIONS ? list.at(-1) : undefined;
     return transitionsInWindow(list, atMs) - (first !== undefined && transitionsInWindow([first], atMs) === 1 ? 1 : 0);
   };
-  /** Failing checks of a network since it went not ready: the finding's count. */
+  /** Failing checks of a network since it went not ready: the finding's count (carried over a restart from the open finding). */
   const failingStreak = new Map<string, number>();
+  const openCounts = guard(
+    () => db.prepare<[], { subject: string; count: number | null }>("SELECT subject, count FROM cache_findings WHERE kind = 'network-not-ready' AND resolved_at_ms IS NULL").all(),
+    [],
+  );
+  for (const p of plugins.values()) {
+    const open = openCounts.find((f) => f.subject === readinessSubject(p.network, p.plugin));
+    if (!p.ready && open?.count != null) failingStreak.set(networkKey(p.network), open.count);
+  }
   const pluginsOf = (network: string | null) => [...plugins.values()].filter((p) => p.network === network);
   const readinessOf = (network: string | null) => networkReadiness(network, pluginsOf(network), transitionsOf(network));
 

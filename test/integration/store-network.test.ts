@@ -116,6 +116,14 @@ describe('the heartbeat sieve', () => {
     expect(list({ command: 'STATUS' }).map((c) => c.ok)).toEqual([true, false, false, true]);
   });
 
+  it('carries a failure’s count of checks over a restart', () => {
+    feed(status(0), failing(5), failing(10));
+    sieve = make();
+    feed(failing(15));
+    expect(findings().listFindings({ kind: 'network-not-ready' })[0]).toMatchObject({ count: 3 });
+    expect(findings().listFindings({ kind: 'network-not-ready' })[0]!.message).toContain('(3 failing checks)');
+  });
+
   it('carries readiness over a restart: the next healthy heartbeat is no first answer', () => {
     feed(status(0), failing(5), status(10));
     sieve = make();
