@@ -16,6 +16,7 @@ import { registerDocs, registerOpenApi } from './routes/docs.js';
 import { registerHealth } from './routes/health.js';
 import { registerMetrics } from './routes/metrics.js';
 import { registerNodeCni } from './routes/node-cni.js';
+import { registerCniStatus } from './routes/cni-status.js';
 import { registerPods } from './routes/pods.js';
 import { registerReplay } from './routes/replay.js';
 import { registerTail } from './routes/tail.js';
@@ -58,6 +59,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
   registerTracer(app, deps);
   registerCache(app, reads);
   registerNodeCni(app, deps);
+  registerCniStatus(app, deps);
   await registerDocs(app);
 
   // Live side (api/tail/, api/metrics/): the websocket tail and /metrics.

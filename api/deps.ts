@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import type { CaptureMode } from '../bpf/index.js';
 import type { CacheListener, CallListener, CaptureControl, CollectorStats, TracerEventListener, TracerStatus } from '../collector/index.js';
 import type { ConfListener, DoctorReport, RecordKnowledge } from '../collector/index.js';
+import type { NetworkReadiness, ReadinessListener } from '../store/index.js';
 import type { CacheReader, CacheStatus, CallStore, ConfHistory, FindingsReader, GcChecks, PluginBinaries, RetentionStatus, StoreStatus, WriteTiming } from '../store/index.js';
 import type { OtelExportStatus } from '../otel/index.js';
 
@@ -55,9 +56,20 @@ export interface ApiDeps {
   readonly subscribeConf?: (listener: ConfListener) => () => void;
   /** OpenTelemetry export's state for /healthz and /metrics; absent when the daemon exports nothing. */
   readonly otelStatus?: () => OtelExportStatus;
+  /** CNI STATUS readiness per network (GET /api/v1/node/cni/status, /metrics, the tail's network.readiness); absent: 501. */
+  readonly readiness?: ReadinessDeps;
   /** The built web view (dist/ui/, holding index.html); absent or null: /ui/ answers that it is not built. */
   readonly uiDir?: string | null;
 }
+
+/** The heartbeat sieve's read side: each network's readiness, and its checks and changes as they come. */
+export interface ReadinessDeps {
+  networks(): NetworkReadiness[];
+  subscribe(listener: ReadinessListener): () => void;
+}
+
+/** GET /api/v1/node/cni/status. */
+export type ReadinessRouteDeps = Pick<ApiDeps, 'readiness'>;
 
 /** The node setup side's state for /metrics. */
 export interface NodeCniStatus {
@@ -85,12 +97,12 @@ export interface NodeCniDeps {
 export type HealthDeps = Pick<ApiDeps, 'tracerStatus' | 'capture' | 'collectorStats' | 'storeStatus' | 'retentionStatus' | 'writeTiming' | 'cache' | 'otelStatus'>;
 
 /** GET /metrics: the daemon's numbers at scrape time, and the calls as they finish. */
-export type MetricsDeps = Pick<ApiDeps, 'tracerStatus' | 'capture' | 'collectorStats' | 'storeStatus' | 'subscribe' | 'retentionStatus' | 'writeTiming' | 'cache' | 'nodeCni' | 'version' | 'otelStatus'> & {
+export type MetricsDeps = Pick<ApiDeps, 'readiness' | 'tracerStatus' | 'capture' | 'collectorStats' | 'storeStatus' | 'subscribe' | 'retentionStatus' | 'writeTiming' | 'cache' | 'nodeCni' | 'version' | 'otelStatus'> & {
   readonly store: Pick<CallStore, 'databaseSizeBytes'>;
 };
 
 /** WS /api/v1/tail: live calls, tracer gaps and cache changes, and stored calls to catch up on. */
-export type TailDeps = Pick<ApiDeps, 'subscribe' | 'subscribeTracer' | 'cache' | 'subscribeConf' | 'capture'> & {
+export type TailDeps = Pick<ApiDeps, 'readiness' | 'subscribe' | 'subscribeTracer' | 'cache' | 'subscribeConf' | 'capture'> & {
   readonly store: Pick<CallStore, 'listCalls' | 'failureTexts'>;
 };
 

@@ -13,7 +13,7 @@ import { intFlag, numberFlag, OUTPUT_FLAGS, outputMode, parseCommand, podFlag } 
 import { callHeader, callLine } from './format.js';
 import { dim, stderr, stdout } from './output.js';
 
-export const CALLS_USAGE = `usage: cnirec calls [--pod NS/NAME] [--namespace NS] [--container ID] [--command C] [--plugin P]
+export const CALLS_USAGE = `usage: cnirec calls [--pod NS/NAME] [--namespace NS] [--container ID] [--command C] [--plugin P] [--network N]
                    [--failed] [--slow MS] [--running] [--since T] [--until T] [--include-version]
                    [--limit N | --all] [-o wide|json]`;
 
@@ -52,7 +52,7 @@ const PAGE_FOR_ALL = 500;
 export async function callsCommand(args: string[], client: ClientOptions): Promise<number> {
   const { values } = parseCommand(
     args,
-    { ...CALL_FILTER_FLAGS, container: { type: 'string' }, until: { type: 'string' }, slow: { type: 'string' }, running: { type: 'boolean' }, limit: { type: 'string' }, all: { type: 'boolean' }, ...OUTPUT_FLAGS },
+    { ...CALL_FILTER_FLAGS, network: { type: 'string' }, container: { type: 'string' }, until: { type: 'string' }, slow: { type: 'string' }, running: { type: 'boolean' }, limit: { type: 'string' }, all: { type: 'boolean' }, ...OUTPUT_FLAGS },
     CALLS_USAGE,
   );
   const mode = outputMode(values, CALLS_USAGE);
@@ -61,6 +61,7 @@ export async function callsCommand(args: string[], client: ClientOptions): Promi
   const query = {
     ...callFilterQuery(values, CALLS_USAGE),
     containerId: values.container,
+    network: values.network,
     until: values.until,
     minDurationMs: numberFlag(values.slow, '--slow', CALLS_USAGE),
     // Calls started and not ended: a hung plugin is the one that has run the longest.

@@ -2,13 +2,14 @@
  * `cnirec doctor`: checks the node's CNI setup. It reads the runtimes'
  * configs, the conf dirs and the bin dirs itself, so it works with no
  * daemon; when one answers, it adds what the record knows (the versions
- * plugins reported to VERSION probes, the CNI_PATH calls ran with).
- * Exit status: 0 when nothing is wrong, 1 when there is a problem, 2 on a
- * usage error.
+ * plugins reported to VERSION probes, the CNI_PATH calls ran with) and
+ * each network's readiness as its plugins answer CNI STATUS.
+ * Exit status: 0 when nothing is wrong, 1 when there is a problem (a
+ * network not ready included), 2 on a usage error.
  */
 
 import { diagnose, readNode, type RecordKnowledge } from '../collector/index.js';
-import { presentReport, type RecordKnowledgeBody } from '../api/index.js';
+import { presentReport, type ReadinessList, type RecordKnowledgeBody } from '../api/index.js';
 import { getJson, type ClientOptions } from './api-client.js';
 import { formatDoctor } from './doctor-format.js';
 import { ClientError, UsageError } from './errors.js';
@@ -40,11 +41,17 @@ export async function doctorCommand(args: string[], client: ClientOptions): Prom
   for (const d of [...requested.confDirs, ...requested.binDirs]) if (!d.startsWith('/')) throw new UsageError(`--cni-conf-dir and --cni-bin-dir take absolute directories, not "${d}"`, DOCTOR_USAGE);
 
   let record: RecordKnowledge | null = null;
+  let readiness: ReadinessList['items'] | null = null;
   let daemonNote: string | null = null;
   if (values['no-daemon']) daemonNote = '--no-daemon: the record was not asked';
   else {
     try {
       record = toKnowledge(await withTimeout(getJson<RecordKnowledgeBody>(client, '/api/v1/node/cni/record')));
+      // A daemon that does not follow STATUS (an older one: 404, or 501) has no readiness to add.
+      readiness = await withTimeout(getJson<ReadinessList>(client, '/api/v1/node/cni/status')).then(
+        (r) => r.items,
+        () => null,
+      );
     } catch (err) {
       const why = err instanceof ClientError && err.message.startsWith('no cnirec daemon answers') ? '' : ` (${err instanceof Error ? err.message : String(err)})`;
       daemonNote = `no daemon answered at ${client.api}${why}: the files were checked without the record (cniVersion is not checked against recorded VERSION probes)`;
@@ -52,9 +59,10 @@ export async function doctorCommand(args: string[], client: ClientOptions): Prom
   }
   const now = Date.now();
   const report = presentReport(diagnose(readNode({ requested, env: process.env }), record, now), []);
-  if (values.json) stdout.raw(`${JSON.stringify({ ...report, daemon: daemonNote === null ? client.api : null }, null, 2)}\n`);
-  else stdout.lines(formatDoctor(report, { daemonNote }));
-  return report.ok ? 0 : 1;
+  if (values.json) stdout.raw(`${JSON.stringify({ ...report, daemon: daemonNote === null ? client.api : null, readiness }, null, 2)}\n`);
+  else stdout.lines(formatDoctor(report, { daemonNote, readiness }));
+  const notReady = (readiness ?? []).some((n) => n.ready === false);
+  return report.ok && !notReady ? 0 : 1;
 }
 
 function toKnowledge(b: RecordKnowledgeBody): RecordKnowledge {

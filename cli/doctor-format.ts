@@ -6,7 +6,7 @@
  * Pure, for tests.
  */
 
-import type { DoctorReportBody } from '../api/index.js';
+import type { DoctorReportBody, ReadinessList } from '../api/index.js';
 import { bold, dim, green, red, yellow } from './output.js';
 
 type View = DoctorReportBody['views'][number];
@@ -28,7 +28,7 @@ const STATUS: Readonly<Record<File['status'], (s: string) => string>> = {
   unchecked: yellow,
 };
 
-export function formatDoctor(r: DoctorReportBody, opts: { readonly daemonNote: string | null }): string[] {
+export function formatDoctor(r: DoctorReportBody, opts: { readonly daemonNote: string | null; readonly readiness?: ReadinessList['items'] | null }): string[] {
   const out: string[] = [bold("cnirec doctor: the node's CNI setup")];
   out.push('', bold('runtimes'));
   if (r.runtimes.length === 0) out.push(`  ${dim('none found (no containerd, CRI-O or podman config, no kubelet running): checking the libcni defaults')}`);
@@ -45,6 +45,7 @@ export function formatDoctor(r: DoctorReportBody, opts: { readonly daemonNote: s
     out.push(`  ${r.record.probedPlugins} plugin binar${r.record.probedPlugins === 1 ? 'y' : 'ies'} with recorded VERSION probes`);
     for (const p of r.record.cniPaths) out.push(`  calls ran with CNI_PATH=${p.value} ${dim(`(${p.calls} calls, last ${p.lastAt})`)}`);
   }
+  if (opts.readiness) out.push('', ...formatReadiness(opts.readiness));
   out.push('');
   if (r.problems.length === 0) out.push(green('no problems found'));
   else {
@@ -70,5 +71,23 @@ function formatView(v: View): string[] {
     }
   }
   if (v.active === null && v.loadFailure) out.push(`  ${red(`no network: ${v.loadFailure}`)}`);
+  return out;
+}
+
+/** Each network as its plugins answer CNI STATUS (what the daemon recorded). */
+export function formatReadiness(items: ReadinessList['items']): string[] {
+  const out = [bold('readiness (CNI STATUS)')];
+  if (items.length === 0) out.push(`  ${dim('no STATUS recorded (runtimes ask it of cniVersion 1.1.0 networks: containerd 2.0.1 and later, CRI-O)')}`);
+  for (const n of items) {
+    const name = n.network === null ? '(network not known)' : `"${n.network}"`;
+    const state = n.ready === null ? dim('never asked') : n.ready ? green('ready') : red('not ready');
+    const latency = n.latency.p99Ms === null ? '' : `, p50 ${n.latency.p50Ms} ms, p99 ${n.latency.p99Ms} ms`;
+    out.push(`  ${name} ${state}${n.since ? ` since ${n.since}` : ''} ${dim(`(${n.checks} checks, last ${n.lastCheckedAt ?? '—'}${latency})`)}`);
+    if (n.ready === false && n.plugin !== null) {
+      const e = n.error;
+      const what = e === null ? 'a failure' : `${e.code === null ? 'error' : `error ${e.code}`}${e.msg === null ? ' (its message comes with the next check captured with payloads)' : `: ${e.msg}`}`;
+      out.push(`    ${red(`${n.plugin} answers ${what}`)}: the runtime reports the node NotReady`);
+    }
+  }
   return out;
 }

@@ -41,9 +41,11 @@ export function outcomeText(c: Outcome): string {
 }
 
 /** What went wrong with the call, for the end of its line; '' when nothing did. */
-export function callNotes(c: Pick<CallSummary, 'error' | 'status' | 'incompleteReason' | 'lostRecords' | 'ok'>, errorWidth = 120): string {
+export function callNotes(c: Pick<CallSummary, 'error' | 'status' | 'incompleteReason' | 'lostRecords' | 'ok' | 'captureMode'>, errorWidth = 120): string {
   const notes: string[] = [];
-  if (c.ok === false) notes.push(red(c.error ? `error: ${clip(safe(c.error), errorWidth)}` : 'failed without an error message'));
+  // In light mode its output was not captured: the message may well exist (a STATUS's next check, with payloads, has it).
+  const noMessage = c.captureMode === 'light' ? 'failed; its output was not captured (light capture)' : 'failed without an error message';
+  if (c.ok === false) notes.push(red(c.error ? `error: ${clip(safe(c.error), errorWidth)}` : noMessage));
   if (c.status === 'incomplete') notes.push(yellow(`incomplete: ${safe(c.incompleteReason ?? 'reason unknown')}`));
   if (c.lostRecords) notes.push(yellow('the tracer lost records during this call: parts may be missing'));
   return notes.join('  ');
@@ -80,8 +82,12 @@ export function callLine(c: CallSummary, opts: CallLineOptions): string {
   return `${cells.join('  ')}${notes ? `  ${notes}` : ''}`;
 }
 
-/** `namespace/name`, or the container's short id for a call without a pod. */
-export function podText(c: Pick<CallSummary, 'pod' | 'containerId'>): string {
+/**
+ * `namespace/name`, or the container's short id for a call without a pod, or the network for a call
+ * about no container (STATUS, GC: libcni leaves CNI_CONTAINERID empty).
+ */
+export function podText(c: Pick<CallSummary, 'pod' | 'containerId' | 'network'>): string {
   if (c.pod) return safe(`${c.pod.namespace}/${c.pod.name}`);
-  return c.containerId ? `ctr ${safe(c.containerId.slice(0, 12))}` : '-';
+  if (c.containerId) return `ctr ${safe(c.containerId.slice(0, 12))}`;
+  return c.network ? `net ${safe(c.network)}` : '-';
 }

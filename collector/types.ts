@@ -135,6 +135,18 @@ export interface CniCall {
    */
   readonly stdoutAfterExitOffset?: number | null;
   readonly stderrAfterExitOffset?: number | null;
+  /**
+   * The CNI network the call was about: `name` from its stdin when captured,
+   * else its parent's, else the network whose active conf lists this plugin
+   * type. Not set by the assembler: the store's edge fills it in
+   * (store/readiness/call-network.ts); absent or null when unknown.
+   */
+  readonly network?: string | null;
+  /**
+   * A DEL that libcni's GC ran first, for a cached attachment missing from
+   * `cni.dev/valid-attachments`: set by the store when the GC is recorded. Absent: false.
+   */
+  readonly gcDriven?: boolean;
 }
 
 export type CollectorEvent =

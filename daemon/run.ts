@@ -18,6 +18,7 @@ import { createNodeSetupWiring } from './node-setup-wiring.js';
 import { buildInfo } from './build-info.js';
 import { createOtelWiring } from './otel-wiring.js';
 import { createCaptureWiring } from './capture-wiring.js';
+import { createNetworkWiring } from './network-wiring.js';
 import { findUiDir } from './ui-dir.js';
 
 const SHUTDOWN_BUDGET_MS = 5000;
@@ -84,12 +85,15 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
   // Under an operator's scoped `full`, calls outside the scope lose their payloads before anyone sees them.
   const subscribeScoped = (listener: CallListener) => collector.subscribe({ onEvents: (events) => listener.onEvents(scopeEvents(events, capture.scope())) });
   collector.subscribe(capture.callListener);
-  subscribeScoped(writes.listener);
+  // Every call named by its network, healthy STATUS heartbeats folded into readiness: what is stored hears only what it keeps.
+  const network = createNetworkWiring(db, config.db, { slowMs: config.captureSlow }, log.child({ component: 'readiness' }));
+  subscribeScoped(network.listener);
+  network.subscribe(writes.listener);
   // The node's CNI setup: conf dir history, which binary each call ran (hashed off the capture path), doctor checks.
   const nodeSetup = createNodeSetupWiring(db, config, log.child({ component: 'node-setup' }), redactor);
-  subscribeScoped(nodeSetup.callListener);
+  network.subscribe(nodeSetup.callListener);
   // After the writer: a finished call is in the database by the time the exporter hears of it.
-  if (otel) subscribeScoped(otel.listener);
+  if (otel) network.subscribe(otel.listener);
   collector.subscribeTracer(recordGaps(writes));
 
   const uiDir = findUiDir();
@@ -110,6 +114,7 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
     retentionStatus: () => retention.status(),
     writeTiming: writeTimingFor(db),
     nodeCni: nodeSetup.api,
+    readiness: network.api,
     subscribeConf: (listener) => nodeSetup.subscribeConf(listener),
     version: buildInfo().version,
     uiDir,
@@ -137,6 +142,7 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
       await cache.stop();
       await nodeSetup.stop();
       findings.stop();
+      network.stop();
       await retention.stop(); // Retention: waits for a run to stop between two short steps
       writes.recordTracerEvent('stopped', {});
       if (!writes.flush()) log.error({ pendingWrites: writes.status().pendingWrites }, 'the database is not writable: calls kept in memory are lost');
@@ -164,6 +170,7 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
     capture.start();
     await cache.start(); // CNI cache: never throws; unusable files and directories become findings
     findings.start();
+    network.start();
     await nodeSetup.start(); // never throws: unreadable dirs and files are logged and retried
   } catch (err) {
     log.fatal({ err: err instanceof Error ? err.message : String(err) }, 'the tracer could not start');

@@ -1,7 +1,7 @@
 /** The store's public surface, for api/, cli/ and the daemon. */
 
 export { openDatabase, openReadConnection, type Database, StoreError, isTransientStoreError, type StoreErrorCode, MIGRATIONS, migrate, type Migration, writeTimingFor, type WriteTiming, type WriteTimingStats, type WriteKind, type DatabaseSize, toStoreError } from './db/index.js';
-export { createCallStore, byStartThenId, summaryOfCall, createCallReader, type CallReader, createStoreListener, type StoreListener, type StoreListenerOptions, MAX_PAGE_SIZE, type StoreStatus } from './calls/index.js';
+export { createCallStore, byStartThenId, summaryOfCall, networkOfStdin, createCallReader, type CallReader, createStoreListener, type StoreListener, type StoreListenerOptions, MAX_PAGE_SIZE, type StoreStatus } from './calls/index.js';
 export type * from './calls/index.js';
 export { createRetentionWorker, type RetentionOptions, type RetentionRun, type RetentionStatus, type RetentionWorker, type RetentionCounts } from './retention/index.js';
 export { type CacheEntryFields, cacheEntryFields, cacheFileWrittenAtMs, createCacheStoreListener, type CacheReader, createCacheReader, type CacheStore, createCacheStore, type StoredCacheEntry, type StoredIpHolding, type CacheStatus } from './cache/index.js';
@@ -24,4 +24,17 @@ export {
   type StoredConfVersion,
   type StoredConfVersionWithBytes,
 } from './node-setup/index.js';
+export {
+  createHeartbeatSieve,
+  type HeartbeatSieve,
+  type NetworkReadiness,
+  type PluginReadiness,
+  type ReadinessTransition,
+  type ReadinessEvent,
+  type ReadinessListener,
+  type LatencyTally,
+  READINESS_BUCKETS_MS,
+  quantileMs,
+  cniErrorCodeText,
+} from './network/index.js';
 export { createExportOutbox, EXPORT_SIGNALS, type ExportOutbox, type ExportSignal, type OutboxBounds, type OutboxEntry, type OutboxKind, type Watermarks, createExportReads, type CallTraceKey, type ExportReads } from './export/index.js';

@@ -11,6 +11,7 @@ export function toCallFilter(q: CallListQuery): CallFilter {
     containerId: q.containerId,
     command: q.command,
     plugin: q.plugin,
+    network: q.network,
     failed: q.failed,
     // The store keeps whole microseconds; a fractional ms bound rounds to the nearest.
     minDurationUs: q.minDurationMs === undefined ? undefined : Math.round(q.minDurationMs * 1000),

@@ -28,6 +28,8 @@ export function summaryFromStored(c: StoredCallSummary, error: string | null): C
     parentProcess: c.parentPid === null || c.parentId !== null ? null : { pid: c.parentPid, comm: c.parentComm, exe: c.parentExe },
     containerId: c.containerId,
     netns: c.netns,
+    network: c.network,
+    gcDriven: c.gcDriven,
     ifname: c.ifname,
     pod: c.podNamespace !== null && c.podName !== null ? { namespace: c.podNamespace, name: c.podName, uid: c.podUid } : null,
     podInfraContainerId: c.podInfraContainerId,

@@ -29,7 +29,8 @@ export function registerCalls(app: FastifyInstance, reads: Pick<ReadOps, 'callPa
         operationId: 'listCalls',
         summary: 'List recorded calls, newest first',
         description:
-          'Every filter narrows the list; VERSION probes are hidden unless includeVersion=true or command=VERSION. ' +
+          'Every filter narrows the list; VERSION probes are hidden unless includeVersion=true or command=VERSION, and successful STATUS heartbeats unless command=STATUS ' +
+          '(most are not stored at all: GET /api/v1/node/cni/status has them as readiness per network). ' +
           'Follow nextCursor for older pages: calls recorded meanwhile never shift a page.',
         querystring: callListQuerySchema,
         response: { 200: callPageSchema, ...errorResponses(400, 401) },

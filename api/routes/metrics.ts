@@ -18,6 +18,7 @@ import { registerDaemonMetrics } from '../metrics/daemon-metrics.js';
 import { registerOtelMetrics } from '../metrics/otel-metrics.js';
 import { registerRetentionMetrics, registerWriteMetrics } from '../metrics/store-metrics.js';
 import { registerNodeCniMetrics } from '../metrics/node-cni-metrics.js';
+import { registerReadinessMetrics } from '../metrics/readiness-metrics.js';
 import { readTailStats } from '../tail/tail-stats.js';
 
 export function registerMetrics(app: FastifyInstance, deps: MetricsDeps): void {
@@ -38,6 +39,8 @@ export function registerMetrics(app: FastifyInstance, deps: MetricsDeps): void {
   const nodeCni = deps.nodeCni;
   if (nodeCni) registerNodeCniMetrics(registry, () => nodeCni.status());
   if (deps.otelStatus) registerOtelMetrics(registry, deps.otelStatus);
+  const unsubscribeReadiness = deps.readiness ? registerReadinessMetrics(registry, deps.readiness) : undefined;
+  app.addHook('onClose', async () => unsubscribeReadiness?.());
 
   app.withTypeProvider<ZodTypeProvider>().get(
     '/metrics',

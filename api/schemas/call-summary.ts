@@ -31,6 +31,11 @@ export const callSummarySchema = z
       .describe('The runtime process that exec’d a top-level call'),
     containerId: z.string().nullable(),
     netns: z.string().nullable(),
+    network: z
+      .string()
+      .nullable()
+      .describe('The CNI network the call was about: `name` from its stdin when captured, else its parent’s, else the network whose active conf lists this plugin type; null when none is known'),
+    gcDriven: z.boolean().describe('A DEL that libcni’s GC ran first, for a cached attachment missing from the GC’s cni.dev/valid-attachments'),
     ifname: z.string().nullable(),
     pod: podRefSchema.nullable(),
     podInfraContainerId: z.string().nullable(),

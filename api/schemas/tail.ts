@@ -10,6 +10,7 @@ import { captureStatusSchema } from './tracer.js';
 import { cacheAttachmentFields } from './cache.js';
 import { CNI_COMMANDS } from './call-query.js';
 import { callSummarySchema } from './call-summary.js';
+import { networkReadinessSchema } from './readiness.js';
 import { issueSchema } from './error.js';
 import { booleanParam, nameParam } from './params.js';
 import { component } from './registry.js';
@@ -117,6 +118,9 @@ export const tailServerMessageSchema = component(
       z.object({ type: z.enum(CACHE_EVENT_TYPES), entry: tailCacheEntrySchema }),
       z.object({ type: z.literal('tracer.gap'), gap: tailGapSchema }),
       z.object({ type: z.literal('config.changed'), change: tailConfChangeSchema }),
+      z
+        .object({ type: z.literal('network.readiness'), readiness: networkReadinessSchema })
+        .describe('A network became ready or not ready (CNI STATUS), or the error of its failure became known; sent to every client'),
       z.object({ type: z.literal('capture.changed'), capture: captureStatusSchema }).describe('The capture mode changed (auto turned payloads on or off, an operator set it), and why'),
       z
         .object({

@@ -45,6 +45,8 @@ export function matchesFilter(call: CallSummary, f: TailFilter): boolean {
   // Like the store's `ok = 0` / `ok = 1`: a running or incomplete call (ok null) matches neither.
   if (f.failed !== undefined && call.ok !== !f.failed) return false;
   if (call.isVersionProbe && f.includeVersion !== true && f.command !== 'VERSION') return false;
+  // STATUS heartbeats, as in GET /api/v1/calls: a failing or incomplete one is shown (at its end), the rest only when asked for.
+  if (call.command === 'STATUS' && (call.ok === true || call.status === 'running') && f.command !== 'STATUS') return false;
   return true;
 }
 

@@ -84,7 +84,8 @@ function callAttributes(call: StoredCall, config: ReturnType<typeof networkConfi
   put(CNI.ifname, call.ifname);
   put(CNI.netns, call.netns);
   put(CNI.args, call.cniArgs);
-  put(CNI.networkName, config.name);
+  // The stdin's name, else the network the store named the call by (a light-mode call, a STATUS or GC by its conf).
+  put(CNI.networkName, config.name ?? call.network);
   put(CNI.cniVersion, config.cniVersion);
   put(SEMCONV.containerId, call.containerId);
   put(SEMCONV.k8sNamespaceName, call.podNamespace);

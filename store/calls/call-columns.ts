@@ -14,6 +14,7 @@
 
 import type { CaptureMode } from '../../bpf/index.js';
 import type { CallStatus, CapturedStream, CniCall, HelperProcess, ProcessOutcome } from '../../collector/index.js';
+import { networkOfStdin } from './network-name.js';
 
 /** What better-sqlite3 can bind (it refuses booleans and undefined). */
 export type SqlValue = string | number | bigint | Buffer | null;
@@ -154,6 +155,8 @@ export const EXEC_TABLE = [
   call.detailField('exec_chain_json', json<readonly string[]>(), (c) => JSON.stringify(c.execChain ?? [c.path])),
   call.field('env_truncated', flag(), (c) => bit(c.envTruncated ?? false)),
   call.field('path_truncated', flag(), (c) => bit(c.pathTruncated ?? false)),
+  // Set after the fact, when the GC that ran this DEL first is recorded (store/readiness/gc-dels.ts).
+  call.field('gc_driven', flag(), (c) => bit(c.gcDriven ?? false)),
 ] as const;
 
 /**
@@ -161,7 +164,9 @@ export const EXEC_TABLE = [
  * plugin after the call had started): a finish whose call ran more than one
  * image writes these too (see IDENTITY_CHANGED).
  */
-export const IDENTITY_TABLE = EXEC_TABLE.filter((c) => c.name !== 'id' && !c.name.startsWith('parent_') && c.name !== 'pid' && c.name !== 'ppid' && c.name !== 'started_at_us');
+export const IDENTITY_TABLE = EXEC_TABLE.filter(
+  (c) => c.name !== 'id' && !c.name.startsWith('parent_') && c.name !== 'pid' && c.name !== 'ppid' && c.name !== 'started_at_us' && c.name !== 'gc_driven',
+);
 
 /** Whether a finished call's exec columns may differ from its started row. */
 export const identityChanged = (c: CniCall): boolean => (c.execChain?.length ?? 1) > 1;
@@ -189,6 +194,9 @@ export const FINISH_TABLE = [
   // Where the bytes a descendant wrote after the plugin exited begin in the stream; NULL when none.
   call.field('stdout_after_exit_offset', intOrNull(), (c) => c.stdoutAfterExitOffset ?? null),
   call.field('stderr_after_exit_offset', intOrNull(), (c) => c.stderrAfterExitOffset ?? null),
+  // The store's edge names it (stdin, parent, conf by plugin type); a live call not through it: its stdin's name.
+  // A finish column: stdin, and so the name, is known only at the end.
+  call.field('network', textOrNull(), (c) => (c.network !== undefined ? c.network : networkOfStdin(c.stdin.bytes))),
   ...call.stream('stdin', (c) => c.stdin),
   ...call.stream('stdout', (c) => c.stdout),
   ...call.stream('stderr', (c) => c.stderr),

@@ -29,6 +29,7 @@ const EQUALS: ReadonlyArray<readonly [keyof CallFilter, string]> = [
   ['command', 'command'],
   ['plugin', 'plugin'],
   ['parentId', 'parent_id'],
+  ['network', 'network'],
 ];
 
 export function callFilterConditions(filter: CallFilter): SqlConditions {
@@ -65,5 +66,8 @@ export function callFilterConditions(filter: CallFilter): SqlConditions {
   // Runtimes probe every plugin with VERSION all the time; asking for that
   // command by name is the one way to see them without includeVersion.
   if (filter.includeVersion !== true && filter.command !== 'VERSION') conditions.push('is_version_probe = 0');
+  // The same for STATUS heartbeats: the healthy ones kept (a network's first answer, the first after a
+  // change, a slow one) belong to the readiness timeline; a failing STATUS is listed.
+  if (filter.command !== 'STATUS') conditions.push("(command IS NOT 'STATUS' OR ok IS NOT 1)");
   return { conditions, params };
 }

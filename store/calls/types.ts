@@ -62,10 +62,15 @@ export interface CallFilter {
   readonly sinceUs?: number;
   /** Exclusive upper bound on startedAtUs, so adjacent windows do not overlap. */
   readonly untilUs?: number;
-  /** VERSION probes are noise in most views: hidden unless true (or `command` is 'VERSION'). */
+  /**
+   * VERSION probes are noise in most views: hidden unless true (or `command` is 'VERSION'). Successful
+   * STATUS heartbeats are hidden unless `command` is 'STATUS'.
+   */
   readonly includeVersion?: boolean;
   readonly status?: CallStatus;
   readonly parentId?: string;
+  /** The CNI network (stdin's `name`, else the conf listing the plugin's type). */
+  readonly network?: string;
 }
 
 export interface CallPage {

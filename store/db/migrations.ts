@@ -11,6 +11,7 @@ import { StoreError } from './errors.js';
 import { QUERY_INDEXES_V3 } from './query-indexes.js';
 import { CREATE_CALL_BINARIES, CREATE_CONF_VERSIONS, CREATE_NODE_SETUP_INDEXES, CREATE_PLUGIN_BINARIES } from './node-setup-schema.js';
 import { CREATE_EXPORT_OUTBOX, CREATE_EXPORT_WATERMARKS } from './export-schema.js';
+import { CREATE_READINESS, CREATE_READINESS_TRANSITIONS } from './readiness-schema.js';
 
 export interface Migration {
   readonly version: number;
@@ -249,6 +250,19 @@ export const MIGRATIONS: readonly Migration[] = [
     up(db) {
       db.exec('ALTER TABLE calls ADD COLUMN stdio_shared INTEGER NOT NULL DEFAULT 0');
       db.exec('ALTER TABLE calls ADD COLUMN uncaptured_io INTEGER NOT NULL DEFAULT 0');
+    },
+  },
+  {
+    version: 11,
+    name: 'calls name their network, GC-driven DELs are marked; CNI STATUS readiness per network and its transitions',
+    up(db) {
+      db.exec('ALTER TABLE calls ADD COLUMN gc_driven INTEGER NOT NULL DEFAULT 0');
+      db.exec('ALTER TABLE calls ADD COLUMN network TEXT');
+      // Older rows: the name their captured stdin gives (light-mode calls stay NULL).
+      db.exec("UPDATE calls SET network = json_extract(CAST(stdin AS TEXT), '$.name') WHERE length(stdin) > 0 AND json_valid(CAST(stdin AS TEXT)) AND json_type(CAST(stdin AS TEXT), '$.name') = 'text'");
+      db.exec('CREATE INDEX calls_by_network ON calls (network, started_at_us DESC, id DESC) WHERE network IS NOT NULL');
+      db.exec(CREATE_READINESS);
+      db.exec(CREATE_READINESS_TRANSITIONS);
     },
   },
 ];

@@ -37,6 +37,8 @@ export const CALLS_PLANNER_HINTS: Readonly<Record<string, string>> = {
   // About half the calls are delegated, one child per parent.
   calls_by_parent: `${N / 2} 1 1 1`,
   calls_running: '10 1 1',
+  // Calls whose network is known (most, once stdin or a conf names it); a node has a handful of networks.
+  calls_by_network: `${N / 2} ${N / 6} 1 1`,
 };
 
 /**

@@ -19,12 +19,16 @@ export const CACHE_FINDING_KINDS = [
   'config-changed-before-failures',
   /** A successful CNI GC left host-local reservations of attachments it was told are gone (store/node-setup/gc-check.ts). */
   'gc-leftover',
+  /** A network's CNI STATUS fails: runtimes report the node NotReady (store/network/heartbeat-sieve.ts). */
+  'network-not-ready',
+  /** A network's STATUS went between ready and not ready more than a few times in 10 minutes. */
+  'status-flapping',
 ] as const;
 export type CacheFindingKind = (typeof CACHE_FINDING_KINDS)[number];
 
 /**
  * How bad a finding is, worst first: lists are ordered by it, so the real problem comes before the noise.
- * - critical: the runtime is stuck on it now (a loop: a pod that cannot start or cannot go).
+ * - critical: the runtime is stuck on it now (a loop: a pod that cannot start or cannot go; a network not ready: the node is NotReady).
  * - warning: something will break or is leaking (a cache file libcni cannot read, a stale entry, a held IP).
  * - info: worth knowing, often expected (an ADD run by hand leaves no cache file).
  */
@@ -49,6 +53,10 @@ export const FINDING_SEVERITY: Readonly<Record<CacheFindingKind, FindingSeverity
   'config-changed-before-failures': 'warning',
   // Addresses leak until someone removes the files.
   'gc-leftover': 'warning',
+  // The node is NotReady: no new pods are scheduled to it.
+  'network-not-ready': 'critical',
+  // The node flaps between Ready and NotReady, like a DEL loop it goes on by itself.
+  'status-flapping': 'critical',
 };
 
 /** 0 for critical, 1 for warning…: the sort key. */

@@ -31,6 +31,7 @@ describe('the OpenAPI document', () => {
         'GET /api/v1/calls/{id}',
         'GET /api/v1/calls/{id}/replay',
         'GET /api/v1/pods/{namespace}/{name}',
+        'GET /api/v1/node/cni/status',
         'GET /api/v1/tracer',
         'PUT /api/v1/tracer/mode',
         'GET /healthz',
@@ -39,10 +40,19 @@ describe('the OpenAPI document', () => {
     expect(routes.some((r) => r.includes('/api/v1/docs'))).toBe(false);
   });
 
+  it('describes CNI STATUS readiness, the calls’ network and the tail’s network.readiness message', () => {
+    const text = JSON.stringify(doc);
+    for (const name of ['NetworkReadiness', 'ReadinessTransition']) expect(Object.keys(doc.components?.schemas ?? {})).toContain(name);
+    expect(text).toContain('network.readiness');
+    expect(text).toContain('gcDriven');
+    expect(text).toContain('network-not-ready');
+    expect(text).toContain('status-flapping');
+  });
+
   it('documents every list filter as a query parameter with a description', () => {
     const params = doc.paths['/api/v1/calls']!.get!.parameters ?? [];
     expect(params.map((p) => p.name).sort()).toEqual(
-      ['namespace', 'pod', 'podUid', 'containerId', 'command', 'plugin', 'failed', 'minDurationMs', 'since', 'until', 'includeVersion', 'status', 'limit', 'cursor'].sort(),
+      ['namespace', 'pod', 'podUid', 'containerId', 'command', 'plugin', 'network', 'failed', 'minDurationMs', 'since', 'until', 'includeVersion', 'status', 'limit', 'cursor'].sort(),
     );
     expect(params.every((p) => p.in === 'query')).toBe(true);
     expect(params.find((p) => p.name === 'since')?.description).toMatch(/ISO 8601.*epoch milliseconds/);

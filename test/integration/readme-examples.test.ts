@@ -95,6 +95,7 @@ describe("the README's metrics table", () => {
       storeStatus: () => STORE_STATUS,
       store,
       subscribe: () => () => undefined,
+      readiness: { networks: () => [], subscribe: () => () => undefined },
       retentionStatus: () => retention.status(),
       writeTiming: writeTimingFor(db),
       cache: {

@@ -54,6 +54,8 @@ describe('list queries', () => {
     ['since', { sinceUs: 1 }, 'SEARCH calls USING INDEX calls_by_started (started_at_us>?)'],
     ['until', { untilUs: 1 }, 'SEARCH calls USING INDEX calls_by_started (started_at_us<?)'],
     ['running', { status: 'running' }, 'SCAN calls USING INDEX calls_running'],
+    ['network', { network: 'podnet' }, 'SEARCH calls USING INDEX calls_by_network (network=?)'],
+    ['STATUS heartbeats', { command: 'STATUS' }, 'SEARCH calls USING INDEX calls_by_command (command=?)'],
   ])('%s walks its index in list order', (_name, filter, expected) => {
     expect(listPlan(filter)).toBe(expected);
   });

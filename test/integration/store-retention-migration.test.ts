@@ -43,6 +43,8 @@ function writeOldDatabase(trees: number): string[] {
     'stderr_after_exit_offset INTEGER',
     'stdio_shared INTEGER NOT NULL DEFAULT 0',
     'uncaptured_io INTEGER NOT NULL DEFAULT 0',
+    'gc_driven INTEGER NOT NULL DEFAULT 0',
+    'network TEXT',
   ];
   for (const t of later) db.exec(`ALTER TABLE ${t} ADD COLUMN redactions_json TEXT`);
   for (const c of laterCallColumns) db.exec(`ALTER TABLE calls ADD COLUMN ${c}`);

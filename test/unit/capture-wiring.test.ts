@@ -67,6 +67,30 @@ describe('the capture wiring switches the tracer as the policy says', () => {
     expect(seen.at(-1)).toBe('light');
   });
 
+  it('a failing STATUS heartbeat turns payloads on; healthy heartbeats after it do not keep them on', async () => {
+    let now = 0;
+    const tracer = fakeTracer();
+    const w = createCaptureWiring({ policy: { configured: 'auto', quietMs: 60_000, slowMs: 3000 }, ...tracer, openLoops: () => 0, log, now: () => now });
+    // libcni's STATUS: no container, no pod.
+    const heartbeat = (exitCode: number) => ({ type: 'call.finished' as const, call: finished({ command: 'STATUS', plugin: 'cilium-cni', pod: null, containerId: '', outcome: { exitCode, signal: null, coreDumped: false } }) });
+    w.callListener.onEvents([heartbeat(0)]);
+    expect(w.status().mode).toBe('light');
+    w.callListener.onEvents([heartbeat(50)]);
+    expect(w.status()).toMatchObject({ mode: 'full', reason: 'auto: STATUS of cilium-cni failed (exit 50)' });
+    await new Promise((r) => setTimeout(r, 20));
+    // Healthy heartbeats every 5 s after it: the window is not extended, it ends a minute after the failure.
+    for (let at = 5_000; at < 60_000; at += 5_000) {
+      now = at;
+      w.callListener.onEvents([heartbeat(0)]);
+    }
+    expect(w.status().until).toBe(new Date(60_000).toISOString());
+    now = 60_000;
+    w.callListener.onEvents([heartbeat(0)]);
+    await w.request({ setting: 'auto', forMs: null, scope: null });
+    expect(w.status().mode).toBe('light');
+    expect(tracer.switches).toEqual(['full', 'light']);
+  });
+
   it('an operator request resolves once the tracer runs its mode; a refused switch is an error and on status', async () => {
     const ok = fakeTracer();
     const w = createCaptureWiring({ policy: { configured: 'auto', quietMs: 60_000, slowMs: 3000 }, ...ok, openLoops: () => 0, log });

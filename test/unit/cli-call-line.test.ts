@@ -19,6 +19,12 @@ describe('a call line', () => {
     expect(line).toContain('containerd    c0ffee012345');
   });
 
+  it('names the network of a call about no pod and no container (STATUS, GC), as libcni runs them', () => {
+    const status = callView({ command: 'STATUS', plugin: 'cilium-cni', pod: null, containerId: '', network: 'podnet' });
+    expect(plain(callLine(status, { time: 'age', nowMs: NOW_MS }))).toContain('STATUS   cilium-cni    exit 0         40.5ms  net podnet ');
+    expect(plain(callLine({ ...status, network: null }, { time: 'age', nowMs: NOW_MS }))).toContain('40.5ms  -  ');
+  });
+
   it('shows how long a running call has run so far: a hung plugin stands out', () => {
     const running = callView({ status: 'running', endedAt: null, durationMs: null, exitCode: null, ok: null });
     expect(plain(callLine(running, { time: 'age', nowMs: NOW_MS }))).toContain('running       42.00s+');
@@ -28,6 +34,7 @@ describe('a call line', () => {
     const failed = callView({ exitCode: 1, ok: false, error: 'failed to set bridge addr: could not add IP address to "cni0": permission denied' });
     expect(plain(callLine(failed, { time: 'age', nowMs: NOW_MS }))).toMatch(/exit 1 .* error: failed to set bridge addr: could not add IP address to "cni0": permission denied$/);
     expect(plain(callLine(callView({ exitCode: 2, ok: false }), { time: 'age', nowMs: NOW_MS }))).toMatch(/failed without an error message$/);
+    expect(plain(callLine(callView({ exitCode: 50, ok: false, captureMode: 'light' }), { time: 'age', nowMs: NOW_MS }))).toMatch(/failed; its output was not captured \(light capture\)$/);
   });
 
   it('says why a call is incomplete and marks one the tracer lost records of', () => {

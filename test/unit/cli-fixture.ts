@@ -14,6 +14,8 @@ export const callView = (over: Partial<CallSummary> = {}): CallSummary => ({
   parentProcess: null,
   containerId: 'c0ffee0123456789',
   netns: null,
+  network: null,
+  gcDriven: false,
   ifname: 'eth0',
   pod: { namespace: 'shop', name: 'cart-0', uid: 'u1' },
   podInfraContainerId: null,

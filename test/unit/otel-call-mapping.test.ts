@@ -29,6 +29,12 @@ const traceOf = (c: StoredCall) =>
 const CONFIG = Buffer.from(JSON.stringify({ cniVersion: '1.0.0', name: 'podnet', type: 'bridge', password: '[redacted]' }));
 
 describe('a call as spans', () => {
+  it('names the network the store named a call by when its stdin was not captured (a STATUS in light mode)', () => {
+    const call = stored({ id: 'net-light-1', command: 'STATUS', captureMode: 'light', network: 'kindnet', stdin: { bytes: Buffer.alloc(0), totalBytes: 0, truncated: false }, helpers: [] });
+    const [span] = callSpans(call, traceOf(call), 'capped', identity);
+    expect(span!.attributes['cni.network.name']).toBe('kindnet');
+  });
+
   it('is one span named after command and plugin, with the recorded times to the microsecond', () => {
     const call = stored({ stdin: { bytes: CONFIG, totalBytes: CONFIG.length, truncated: false }, helpers: [] });
     const [span, ...rest] = callSpans(call, traceOf(call), 'capped', identity);

@@ -13,6 +13,8 @@ export type {
   Health,
   Helper,
   HelperSummary,
+  NetworkReadinessView,
+  ReadinessList,
   Payload,
   PodStory,
   Sandbox,

@@ -8,7 +8,7 @@ export const CNI_COMMANDS = ['ADD', 'DEL', 'CHECK', 'VERSION', 'GC', 'STATUS'] a
 /** The tail's filter fields (the same as its websocket query). */
 export const TAIL_FIELDS = ['namespace', 'pod', 'command', 'plugin', 'failed'] as const;
 /** The calls page's filter fields (GET /api/v1/calls). */
-export const CALL_FIELDS = ['namespace', 'pod', 'podUid', 'containerId', 'command', 'plugin', 'failed', 'minDurationMs', 'since', 'until', 'status', 'cursor'] as const;
+export const CALL_FIELDS = ['namespace', 'pod', 'podUid', 'containerId', 'command', 'plugin', 'network', 'failed', 'minDurationMs', 'since', 'until', 'status', 'cursor'] as const;
 /** The findings page's (GET /api/v1/findings). */
 export const FINDING_FIELDS = ['severity', 'kind', 'pod', 'includeResolved', 'cursor'] as const;
 

@@ -34,6 +34,8 @@ export function CallDetailPage() {
             ['Container', <ShortId id={c.containerId} />],
             ['Interface', c.ifname ?? '—'],
             ['Netns', c.netns ?? '—'],
+            ['Network', c.network ?? '—'],
+            c.gcDriven && ['GC', 'a DEL that libcni’s GC ran first: the attachment was missing from the GC’s valid attachments'],
             ['Plugin path', <code>{c.path}</code>],
             ['Started', <Time iso={c.startedAt} />],
             ['Ended', <Time iso={c.endedAt} />],

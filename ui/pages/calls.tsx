@@ -26,6 +26,7 @@ export function CallsPage() {
         value={filter}
         specs={[
           ...CALL_FILTER_SPECS,
+          { name: 'network', label: 'Network' },
           { name: 'minDurationMs', label: 'Slower than (ms)', placeholder: '100' },
           { name: 'since', label: 'Since', placeholder: '2026-11-26T10:00:00Z or 1h' },
           { name: 'until', label: 'Until', placeholder: 'ISO time' },

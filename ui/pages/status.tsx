@@ -1,8 +1,9 @@
 /** The node's recorder: tracer state and capture mode (switchable), losses and gaps, the database, retention and export. */
 
 import { useEffect, useState } from 'preact/hooks';
-import { getJson, putJson } from '../client/client.js';
-import type { Health, TracerStatus } from '../client/types.js';
+import { ApiRequestError, getJson, putJson } from '../client/client.js';
+import type { Health, ReadinessList, TracerStatus } from '../client/types.js';
+import { ReadinessTable } from '../components/readiness.js';
 import { ErrorNote, Facts, Loading, Section, Time } from '../components/bits.js';
 import { useLoad } from '../components/hooks.js';
 import { formatBytes, formatMs } from '../model/format.js';
@@ -16,18 +17,26 @@ export function StatusPage() {
     return () => clearInterval(timer);
   }, []);
   const loaded = useLoad(String(round), async (signal) => {
-    const [health, tracer] = await Promise.all([getJson<Health>('/healthz', signal), getJson<TracerStatus>('/api/v1/tracer', signal)]);
-    return { health, tracer };
+    const [health, tracer, readiness] = await Promise.all([
+      getJson<Health>('/healthz', signal),
+      getJson<TracerStatus>('/api/v1/tracer', signal),
+      // A daemon that does not follow CNI STATUS answers 501: the section says so.
+      getJson<ReadinessList>('/api/v1/node/cni/status', signal).catch((err: unknown) => {
+        if (err instanceof ApiRequestError && err.status === 501) return null;
+        throw err;
+      }),
+    ]);
+    return { health, tracer, readiness };
   });
   const [switching, setSwitching] = useState<string | null>(null);
-  const [data, setData] = useState<{ health: Health; tracer: TracerStatus } | null>(null);
+  const [data, setData] = useState<{ health: Health; tracer: TracerStatus; readiness: ReadinessList | null } | null>(null);
   // Keep the last answer on screen while the next loads.
   useEffect(() => {
     if (loaded.data) setData(loaded.data);
   }, [loaded.data]);
 
   if (!data) return loaded.error ? <ErrorNote error={loaded.error} /> : <Loading />;
-  const { health, tracer } = data;
+  const { health, tracer, readiness } = data;
   const capture = tracer.capture;
   const setting = capture?.setting ?? tracer.mode;
   const switchMode = async (mode: 'auto' | 'full' | 'light') => {
@@ -99,6 +108,9 @@ export function StatusPage() {
             tracer.lastError !== null && ['Last error', <span class="error-text">{tracer.lastError}</span>],
           ]}
         />
+      </Section>
+      <Section title="CNI networks (STATUS)">
+        {readiness ? <ReadinessTable items={readiness.items} /> : <p class="muted">This daemon does not follow CNI STATUS.</p>}
       </Section>
       <Section title="Calls">
         <Facts
