@@ -103,6 +103,8 @@ interface EarlyRecords {
 
 /** How long records may wait for the exec or fork of their process. */
 const EARLY_RECORDS_TTL_MS = 10_000;
+/** Reads and writes kept per forked process for an exec that may still come (a bound: a fork that never execs). */
+const BEFORE_EXEC_MAX = 256;
 /**
  * How long an exec or a read/write may wait for chunks it has not got. They
  * are printed right after their header, so one still incomplete by then lost
@@ -201,6 +203,15 @@ export class CallAssembler {
    * its exec. They wait here, per pid, for a while.
    */
   private readonly early = new Map<number, EarlyRecords>();
+  /**
+   * Reads and writes of a forked process whose exec has not come (yet) that
+   * no stream of its call took (its own pipes), per pid: its exec may still
+   * come through a CPU buffer read later, and what the process read and
+   * wrote after that exec is then the new call's (a delegate's stdin) or
+   * helper's. Counted in the io tally already; kept up to
+   * EARLY_RECORDS_TTL_MS, at most BEFORE_EXEC_MAX per process.
+   */
+  private readonly beforeExec = new Map<number, { since: number; ios: IoInFlight[]; overflow: boolean }>();
   private mode: CaptureMode;
   private readonly graceMs: number;
   private readonly maxStreamBytes: number;
@@ -375,6 +386,8 @@ export class CallAssembler {
     }
     for (const [pid, at] of this.lostBeforeExec) if (nowMs - at >= EARLY_RECORDS_TTL_MS) this.lostBeforeExec.delete(pid);
     for (const id of this.publishable(nowMs)) events.push(this.finalize(id, this.calls.get(id)!));
+    // After publishing: what its last reads and writes left here is as old as they are.
+    for (const [pid, kept] of this.beforeExec) if (nowMs - kept.since >= EARLY_RECORDS_TTL_MS) this.beforeExec.delete(pid);
     return this.withRepublished(events);
   }
 
@@ -484,6 +497,7 @@ export class CallAssembler {
     this.procs.clear();
     this.outlived.clear();
     this.ioByTid.clear();
+    this.beforeExec.clear();
     this.ioTally.clear();
     return this.withRepublished(events);
   }
@@ -505,6 +519,7 @@ export class CallAssembler {
   heldState(): AssemblerHeldState {
     let earlyRecords = 0;
     for (const e of this.early.values()) earlyRecords += e.ios.length + e.forks.length + (e.exit ? 1 : 0);
+    for (const kept of this.beforeExec.values()) earlyRecords += kept.ios.length;
     return {
       procs: this.procs.size,
       calls: this.calls.size,
@@ -662,7 +677,27 @@ export class CallAssembler {
       // A descendant of a call published and let go long ago: still no call of its own, nothing to add to.
       proc.callId = parentCallId;
     }
+    this.replayBeforeExec(rec.pid, rec.ts);
     this.replayEarly(rec.pid, rec.ts, rec.start);
+  }
+
+  private keepBeforeExec(io: IoInFlight): void {
+    let kept = this.beforeExec.get(io.pid);
+    if (!kept) {
+      kept = { since: io.since, ios: [], overflow: false };
+      this.beforeExec.set(io.pid, kept);
+    }
+    if (kept.ios.length < BEFORE_EXEC_MAX) kept.ios.push(io);
+    else kept.overflow = true;
+  }
+
+  /** A forked process exec'd: its reads and writes kept since, dated after the exec, go to what it is now. */
+  private replayBeforeExec(pid: number, execTs: number): void {
+    const kept = this.beforeExec.get(pid);
+    if (!kept) return;
+    this.beforeExec.delete(pid);
+    if (kept.overflow) this.markLostRecords(pid);
+    for (const io of kept.ios) if (io.ts >= execTs) this.fileIo(io, true);
   }
 
   /**
@@ -880,7 +915,8 @@ export class CallAssembler {
     this.fileIo(io);
   }
 
-  private fileIo(io: IoInFlight): void {
+  /** `counted`: already in the io tally (kept for an exec that came later). */
+  private fileIo(io: IoInFlight, counted = false): void {
     if (this.canaryPids.has(io.pid)) {
       this.checkCanaryPayload(io);
       return;
@@ -891,7 +927,7 @@ export class CallAssembler {
       return;
     }
     // Counted once it is the known process's: a record never attributed cannot stand in for a later process's.
-    this.ioTally.record(io.pid, this.now);
+    if (!counted) this.ioTally.record(io.pid, this.now);
     const call = proc.callId ? this.callFor(proc.callId) : undefined;
     if (!call) {
       this.counters.orphanChunks++;
@@ -900,6 +936,11 @@ export class CallAssembler {
     this.touchLingering(call.base.id);
     const isMain = proc.role === 'plugin' && call.base.pid === proc.pid;
     const stream = this.streamFor(call, proc, io, isMain);
+    if (stream === null && proc.role === 'fork' && proc.start === null && !counted) {
+      // Not the call's: maybe the bytes of what this fork exec'd, its exec still in a CPU buffer read later.
+      this.keepBeforeExec(io);
+      return;
+    }
     if (stream && io.uncaptured) call.uncapturedIo++;
     stream?.add(io.ts, this.seq++, io.buf.bytes(), io.buf.length, io.buf.complete());
   }

@@ -207,3 +207,32 @@ describe('a delegate exec’d by a relative path, or from a long one', () => {
     expect(r.finished[0]!.path.length).toBe(199);
   });
 });
+
+describe('a delegate whose exec comes after its own reads and writes (its CPU buffer read late)', () => {
+  // Found by the busy-node simulation (record-flow-simulation.test.ts): the fork came through one CPU's
+  // buffer, the delegate's read and write through another, its exec through a third read past the reorder
+  // window. Its bytes went to no stream of the plugin's call (they are on the delegate's own pipes) and
+  // counted for its exit's io_records: the delegate was published finished, unmarked, with no bytes.
+  const D_STDIO = [601, 602, 603] as const;
+  const lines = [
+    ...execLines({ ts: 10 * ms, pid: 100, ppid: 1, start: 9 * ms, path: `${CNI_PATH}/bridge`, env: CNI_ENV, stdio: STDIO }),
+    ...readLines({ ts: 11 * ms, pid: 100, file: STDIO[0] }, '{"type":"bridge"}'),
+    forkLine(12 * ms, 100, 101),
+    ...readLines({ ts: 14 * ms, pid: 101, file: D_STDIO[0] }, '{"type":"host-local"}'),
+    ...writeLines({ ts: 15 * ms, pid: 101, fd: 1, file: D_STDIO[1] }, '{"ips":["10.0.0.2/24"]}'),
+    ...execLines({ ts: 13 * ms, pid: 101, ppid: 100, start: 12 * ms, path: `${CNI_PATH}/host-local`, env: CNI_ENV, stdio: D_STDIO }),
+    exitLine({ ts: 16 * ms, pid: 101, start: 12 * ms, ioRecords: 2 }),
+    exitLine({ ts: 17 * ms, pid: 100, start: 9 * ms, ioRecords: 1 }),
+  ];
+
+  it('has the bytes it read and wrote after its exec', () => {
+    const r = replay(lines);
+    const delegate = r.finished.find((c) => c.plugin === 'host-local');
+    const bridge = r.finished.find((c) => c.plugin === 'bridge');
+    expect(delegate).toMatchObject({ status: 'finished', parentId: bridge?.id, lostRecords: false });
+    expect(delegate!.stdin.bytes.toString()).toBe('{"type":"host-local"}');
+    expect(delegate!.stdout.bytes.toString()).toBe('{"ips":["10.0.0.2/24"]}');
+    expect(bridge!.stdin.bytes.toString()).toBe('{"type":"bridge"}');
+    expect(bridge!.stdout.bytes.length).toBe(0);
+  });
+});
