@@ -275,7 +275,7 @@ export class CallAssembler {
         break;
       case 'fork':
         this.flushPendingExec(rec.ppid, events);
-        this.onFork(rec.ppid, rec.pid);
+        this.onFork(rec.ppid, rec.pid, rec.ts);
         break;
       case 'read':
       case 'write': {
@@ -793,15 +793,16 @@ export class CallAssembler {
     if (early.exit && (start === null || early.exit.start === start)) this.onExit(early.exit, this.now);
   }
 
-  private onFork(ppid: number, pid: number): void {
+  private onFork(ppid: number, pid: number, ts?: number): void {
     const parent = this.procs.get(ppid);
     if (!parent) {
       this.earlyFor(ppid).forks.push(pid);
       return;
     }
     const existing = this.procs.get(pid);
-    // The child's exec may have been delivered first (another CPU's buffer); keep what it said.
-    if (existing && !existing.exited) return;
+    // The child's exec may have been delivered first (another CPU's buffer); keep what it said. Its exit too:
+    // a fork dated before the exit of the process it names is that process's own fork, not a new process's.
+    if (existing && (!existing.exited || (ts !== undefined && existing.ppid === ppid && existing.exitTs !== undefined && ts < existing.exitTs))) return;
     // A new process under this pid: nothing counted for an earlier one counts for it.
     this.ioTally.forget(pid);
     this.procs.set(pid, { pid, ppid, start: null, callId: parent.callId, role: 'fork', helper: null, exited: false });
@@ -838,6 +839,7 @@ export class CallAssembler {
     if (proc.start !== null && proc.start !== rec.start) return;
     proc.start = rec.start;
     proc.exited = true;
+    proc.exitTs = rec.ts;
     const endedAtUs = this.opts.monoToEpochUs(rec.ts);
     const outcome = decodeWaitStatus(rec.exitCode, rec.groupExitCode, rec.signalFlags);
     if (proc.role === 'helper' && proc.helper) {

@@ -236,3 +236,28 @@ describe('a delegate whose exec comes after its own reads and writes (its CPU bu
     expect(bridge!.stdout.bytes.length).toBe(0);
   });
 });
+
+describe('a delegate whose fork comes after its exit (its parent’s CPU buffer read late)', () => {
+  // Found by the busy-node simulation: the delegate's exec and exit came through one CPU's buffer, the
+  // plugin's fork of it and the delegate's read and write through another, read past the reorder window.
+  // The late fork was taken for a new process under the delegate's pid: the count of payload records its
+  // exit announced was forgotten, the delegate published finished, unmarked, with no bytes.
+  const D_STDIO = [601, 602, 603] as const;
+  const lines = [
+    ...execLines({ ts: 10 * ms, pid: 100, ppid: 1, start: 9 * ms, path: `${CNI_PATH}/bridge`, env: CNI_ENV, stdio: STDIO }),
+    ...execLines({ ts: 13 * ms, pid: 101, ppid: 100, start: 12 * ms, path: `${CNI_PATH}/host-local`, env: CNI_ENV, stdio: D_STDIO }),
+    exitLine({ ts: 16 * ms, pid: 101, start: 12 * ms, ioRecords: 2 }),
+    forkLine(12 * ms, 100, 101),
+    ...readLines({ ts: 14 * ms, pid: 101, file: D_STDIO[0] }, '{"type":"host-local"}'),
+    ...writeLines({ ts: 15 * ms, pid: 101, fd: 1, file: D_STDIO[1] }, '{"ips":["10.0.0.2/24"]}'),
+    exitLine({ ts: 17 * ms, pid: 100, start: 9 * ms, ioRecords: 0 }),
+  ];
+
+  it('waits for the reads and writes its exit announced, and has their bytes', () => {
+    const r = replay(lines);
+    const delegate = r.finished.find((c) => c.plugin === 'host-local');
+    expect(delegate).toMatchObject({ status: 'finished', lostRecords: false });
+    expect(delegate!.stdin.bytes.toString()).toBe('{"type":"host-local"}');
+    expect(delegate!.stdout.bytes.toString()).toBe('{"ips":["10.0.0.2/24"]}');
+  });
+});
