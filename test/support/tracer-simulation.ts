@@ -33,6 +33,7 @@
 
 import fc from 'fast-check';
 import { parseTracerBytes } from '../../bpf/tracer-protocol.js';
+import { CANARY_COMMAND, CANARY_OUTPUT } from '../../collector/assemble/assembler.js';
 import { callId } from '../../collector/assemble/call-state.js';
 import { RecordFlow } from '../../collector/record-flow.js';
 import { REORDER_WINDOW, type ReorderWindowOptions } from '../../collector/tracer/reorder-window.js';
@@ -133,10 +134,16 @@ const HELPERS = ['/usr/sbin/iptables', '/usr/sbin/ip', '/usr/sbin/tc'];
 /** Kernel monotonic ns when the simulation starts (some hours of uptime). */
 const T0_NS = 10_000_000_000_000;
 const FIRST_PID = 2000;
-/** The runtime that execs top-level plugins: never traced. */
+/** The runtime that execs top-level plugins, and the daemon that execs its canary: never traced. */
 const RUNTIME_PID = 900;
+const DAEMON_PID = 901;
 const PUBLISH_EVERY_US = 25_000;
 const QUIET_US = 40_000;
+/** The daemon's liveness sweep (collector.ts): running calls whose process is gone. */
+const LIVENESS_EVERY_US = 5_000_000;
+const LIVENESS_MIN_AGE_US = 2_000_000;
+/** How long past the last action the daemon's liveness sweep may take to end calls whose exit was lost. */
+const WIND_DOWN_US = 30_000_000;
 const SRC = 1;
 
 /** mulberry32: small, fast, good enough to shuffle a simulation. */
@@ -187,6 +194,8 @@ class Node {
   readonly actions: Action[] = [];
   readonly truth: TrueCall[] = [];
   readonly stats: SimStats = { lines: 0, lostLines: 0, lostNotices: 0, maxLagUs: 0 };
+  /** Processes alive now, as `pid:start` (what /proc would say to the liveness sweep). */
+  readonly alive = new Set<string>();
   private seq = 0;
   private readonly free: number[] = [];
   private nextPid = FIRST_PID;
@@ -294,6 +303,8 @@ function execAction(node: Node, task: Task, parent: Task | null, path: string, e
     if (parent === null) {
       node.allocate(task);
       task.start = ts - node.int(20_000, 200_000);
+      task.cpu = node.int(0, node.plan.cpus - 1);
+      node.alive.add(`${task.id}:${task.start}`);
     }
     if (truth) {
       truth.pid = task.id;
@@ -312,7 +323,10 @@ function execAction(node: Node, task: Task, parent: Task | null, path: string, e
 function forkAction(node: Node, parent: Task, child: Task): (ts: number) => void {
   return (ts) => {
     node.allocate(child);
-    if (child.leader === null) child.start = ts;
+    if (child.leader === null) {
+      child.start = ts;
+      node.alive.add(`${child.id}:${child.start}`);
+    }
     child.cpu = node.int(0, node.plan.cpus - 1);
     node.print(node.cpuOf(parent), ts, [forkLine(ts, procOf(parent).id, child.id)], parent.owner);
   };
@@ -345,8 +359,27 @@ function exitAction(node: Node, proc: Task, exitCode: number): (ts: number) => v
     // Two threads printing at once may bump @io once for two: the count is a lower bound.
     const io = proc.io > 0 && node.rng() < node.plan.drain.undercountChance ? proc.io - 1 : proc.io;
     node.print(node.cpuOf(proc), ts, [exitLine({ ts, pid: proc.id, start: proc.start, code: exitCode, ioRecords: io })], proc.owner);
+    node.alive.delete(`${proc.id}:${proc.start}`);
     node.release(proc);
   };
+}
+
+/**
+ * The daemon's canary (collector/tracer/canary.ts), run when the liveness
+ * sweep waits for the stream to move on: `echo` with CNI_COMMAND set to the
+ * canary's, one write of the known payload, its exit. A process of the node
+ * like any other: a pid from the pool, a CPU buffer that may lag or be full.
+ */
+function printCanary(node: Node, ts: number): void {
+  const task = newTask(null, newTruth('canary', '/usr/bin/echo', '', 0));
+  node.allocate(task);
+  const cpu = node.int(0, node.plan.cpus - 1);
+  const lines = execLines({ ts, pid: task.id, ppid: DAEMON_PID, start: ts - 50_000, path: '/usr/bin/echo', argv: ['echo', CANARY_OUTPUT.trimEnd()], env: { PATH: '/usr/bin:/bin', CNI_COMMAND: CANARY_COMMAND } });
+  lines.splice(1, 0, `P ${task.id} node`);
+  node.print(cpu, ts, lines, null);
+  node.print(cpu, ts + 20_000, writeLines({ ts: ts + 20_000, pid: task.id, fd: 1, file: node.file(), cpu }, CANARY_OUTPUT), null);
+  node.print(cpu, ts + 40_000, [exitLine({ ts: ts + 40_000, pid: task.id, start: ts - 50_000, ioRecords: 1 })], null);
+  node.release(task);
 }
 
 function newTask(leader: Task | null, owner: TrueCall): Task {
@@ -449,7 +482,16 @@ function scheduleCall(node: Node, plan: CallPlan, index: number, startNs: number
 }
 
 /** Runs the plan: the kernel prints, bpftrace reads, the daemon's record flow assembles. */
-export function simulate(plan: NodePlan, window: ReorderWindowOptions = REORDER_WINDOW): SimResult {
+export interface SimOptions {
+  /** The daemon's reorder window (default REORDER_WINDOW). */
+  readonly window?: ReorderWindowOptions;
+  /** Sees every line as bpftrace hands it over, and every event: to look into a failing case. */
+  readonly trace?: (what: string) => void;
+}
+
+export function simulate(plan: NodePlan, opts: SimOptions = {}): SimResult {
+  const window = opts.window ?? REORDER_WINDOW;
+  const trace = opts.trace;
   const node = new Node(plan);
   let start = T0_NS + 1_000_000;
   for (const [i, call] of plan.calls.entries()) {
@@ -461,7 +503,10 @@ export function simulate(plan: NodePlan, window: ReorderWindowOptions = REORDER_
   const flow = new RecordFlow({ monoToEpochUs }, { src: SRC, mode: 'full' }, window);
   const events: CollectorEvent[] = [];
   const take = (evs: readonly CollectorEvent[]) => {
-    for (const e of evs) events.push(e);
+    for (const e of evs) {
+      events.push(e);
+      if (trace) trace(`  -> ${e.type} ${e.call.id} ${e.call.plugin} pid ${e.call.pid} ${e.call.status} lost=${e.call.lostRecords} in/out/err ${e.call.stdin.bytes.length}/${e.call.stdout.bytes.length}/${e.call.stderr.bytes.length}`);
+    }
   };
   let nowUs = T0_NS / 1000;
   const ms = (us: number) => us / 1000;
@@ -469,23 +514,52 @@ export function simulate(plan: NodePlan, window: ReorderWindowOptions = REORDER_
   let nextPublishUs = nowUs + PUBLISH_EVERY_US;
   let clockDueUs: number | null = null;
   const push = (line: string, arrivalUs: number) => {
+    if (trace) trace(`${arrivalUs.toFixed(0)} ${line.length > 60 ? `${line.slice(0, 60)}…` : line}`);
     const parsed = parseTracerBytes(Buffer.from(line));
     if (!parsed.ok) throw new Error(`the simulation printed a malformed line: ${parsed.error.message}`);
     take(flow.push(parsed.record, SRC, arrivalUs, ms(arrivalUs)));
     lastArrivalUs = arrivalUs;
+  };
+  let nextLivenessUs = nowUs + LIVENESS_EVERY_US;
+  const goneSince = new Map<string, number>();
+  /** collector.ts's checkLiveness: a call whose process is gone ends once the stream has passed that moment. */
+  const liveness = (t: number) => {
+    let waiting = false;
+    const open = new Set<string>();
+    for (const call of flow.assembler.runningCalls()) {
+      const key = `${call.pid}:${call.start}`;
+      open.add(key);
+      if (monoToEpochUs(t) - call.startedAtUs < LIVENESS_MIN_AGE_US || node.alive.has(key)) continue;
+      const since = goneSince.get(key);
+      if (since === undefined) {
+        goneSince.set(key, t);
+        waiting = true;
+      } else if (flow.releasedTs > since) {
+        goneSince.delete(key);
+        take(flow.assembler.processGone(call.pid, call.start, 'the plugin process is gone but its exit was not recorded'));
+      } else {
+        waiting = true;
+      }
+    }
+    for (const key of goneSince.keys()) if (!open.has(key)) goneSince.delete(key);
+    if (waiting) printCanary(node, t * 1000);
   };
   const armClock = (atUs: number) => {
     if (clockDueUs !== null || flow.heldCount === 0) return;
     const due = flow.clockDueUs(atUs);
     if (due !== null) clockDueUs = atUs + Math.max(1, Math.ceil((due - atUs) / 1000)) * 1000;
   };
-  /** The daemon's timers up to `untilUs`, in time order: the publish tick and the clock release. */
+  const nextTimerUs = () => Math.min(nextPublishUs, clockDueUs ?? Infinity, nextLivenessUs);
+  /** The daemon's timers up to `untilUs`, in time order: the publish tick, the clock release, the liveness sweep. */
   const timersUntil = (untilUs: number) => {
     for (;;) {
       const clockAt = clockDueUs ?? Infinity;
-      const t = Math.min(nextPublishUs, clockAt);
+      const t = nextTimerUs();
       if (t > untilUs) return;
-      if (t === clockAt) {
+      if (t === nextLivenessUs) {
+        nextLivenessUs += LIVENESS_EVERY_US;
+        liveness(t);
+      } else if (t === clockAt) {
         clockDueUs = null;
         take(flow.releaseByClock(t, ms(t)));
         take(flow.tick(ms(t)));
@@ -506,8 +580,14 @@ export function simulate(plan: NodePlan, window: ReorderWindowOptions = REORDER_
   let a = 0;
   let globalStallUntilUs = 0;
   const pendingLines = () => node.buffers.some((b) => b.pending > 0);
-  while (a < actions.length || pendingLines()) {
-    nowUs += node.int(50, 1_500);
+  const lastActionUs = actions.length > 0 ? actions[actions.length - 1]!.ts / 1000 : nowUs;
+  for (;;) {
+    const idle = !pendingLines();
+    // Done when nothing is left to print, read or hold, and no call waits for the liveness sweep (or for too long).
+    if (idle && a >= actions.length && flow.heldCount === 0 && (flow.assembler.runningCalls().length === 0 || nowUs > lastActionUs + WIND_DOWN_US)) break;
+    // Nothing printed and unread: on to the next thing that happens.
+    const nextActionUs = a < actions.length ? Math.ceil(actions[a]!.ts / 1000) : Infinity;
+    nowUs = idle ? Math.max(nowUs + 1, Math.min(nextActionUs, nextTimerUs())) : nowUs + node.int(50, 1_500);
     timersUntil(nowUs);
     while (a < actions.length && actions[a]!.ts <= nowUs * 1000) {
       const act = actions[a++]!;
@@ -527,8 +607,11 @@ export function simulate(plan: NodePlan, window: ReorderWindowOptions = REORDER_
         buf.stalledUntilUs = nowUs + node.int(1, plan.drain.cpuStallMaxUs);
         continue;
       }
-      if (buf.pending === 0) continue;
-      const n = node.rng() < 0.6 ? buf.pending : node.int(1, buf.pending);
+      // What has been printed by now (the canary's later records are in already).
+      let ready = 0;
+      while (ready < buf.pending && buf.entries[buf.head + ready]!.ts <= nowUs * 1000) ready++;
+      if (ready === 0) continue;
+      const n = node.rng() < 0.6 ? ready : node.int(1, ready);
       for (let i = 0; i < n; i++) {
         const e = buf.entries[buf.head++]!;
         node.stats.maxLagUs = Math.max(node.stats.maxLagUs, nowUs - e.ts / 1000);
@@ -547,9 +630,7 @@ export function simulate(plan: NodePlan, window: ReorderWindowOptions = REORDER_
     }
     armClock(nowUs);
   }
-  // The node goes quiet: the daemon's timers run on, then it stops and everything held goes on.
-  timersUntil(nowUs + 200_000);
-  nowUs += 200_000;
+  // The daemon stops: everything held goes on, and every wait is over.
   take(flow.flush(ms(nowUs)));
   for (const later of [3_000_000, 15_000_000, 70_000_000, 140_000_000]) {
     take(flow.releaseDue(nowUs + later, ms(nowUs + later)));
