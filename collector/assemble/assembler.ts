@@ -604,9 +604,10 @@ export class CallAssembler {
       return;
     }
     let existing = this.procs.get(rec.pid);
-    if (existing && existing.start === null && existing.ppid !== rec.ppid && this.parentLives(existing)) {
+    if (existing && existing.start === null && ((existing.ppid !== rec.ppid && this.parentLives(existing)) || forkedBefore(existing, rec.start))) {
       // A stale fork entry (a thread's clone whose end was not seen) under a pid now used by another process.
-      // (A child whose parent is gone was re-parented: its fork entry is right.)
+      // (A child whose parent is gone was re-parented: its fork entry is right, unless it is dated before
+      // the process started: a process's fork comes after its start time.)
       this.procs.delete(rec.pid);
       existing = undefined;
     }
@@ -802,10 +803,14 @@ export class CallAssembler {
     const existing = this.procs.get(pid);
     // The child's exec may have been delivered first (another CPU's buffer); keep what it said. Its exit too:
     // a fork dated before the exit of the process it names is that process's own fork, not a new process's.
-    if (existing && (!existing.exited || (ts !== undefined && existing.ppid === ppid && existing.exitTs !== undefined && ts < existing.exitTs))) return;
+    if (existing && (!existing.exited || (ts !== undefined && existing.ppid === ppid && existing.exitTs !== undefined && ts < existing.exitTs))) {
+      // Unless it is a fork entry whose end was not seen (a thread's), and this a later fork of a new task.
+      const stale = existing.start === null && existing.forkTs !== undefined && ts !== undefined && ts > existing.forkTs;
+      if (!stale) return;
+    }
     // A new process under this pid: nothing counted for an earlier one counts for it.
     this.ioTally.forget(pid);
-    this.procs.set(pid, { pid, ppid, start: null, callId: parent.callId, role: 'fork', helper: null, exited: false });
+    this.procs.set(pid, { pid, ppid, start: null, callId: parent.callId, role: 'fork', helper: null, exited: false, ...(ts !== undefined ? { forkTs: ts } : {}) });
     if (parent.callId) this.callFor(parent.callId)?.pids.add(pid);
     this.replayEarly(pid, null, null);
   }
@@ -1018,6 +1023,12 @@ export interface LossWindow {
 /** Whether the call was alive (its exec to its exit; open-ended while it or its descendants run) at some moment of the window. */
 function overlaps(call: CallState, w: LossWindow): boolean {
   return call.execTimes[0]! <= w.toTs && (call.exitTs === null || call.exitTs >= w.fromTs);
+}
+
+/** Whether a fork entry was made by a fork dated before the process `start` (kernel ns) began: another task's. */
+function forkedBefore(proc: Proc, start: string): boolean {
+  // 1 µs of slack for the float conversions; a task's fork record is dated after its start time.
+  return proc.forkTs !== undefined && proc.forkTs < Number(start) / 1000 - 1;
 }
 
 /** A read or write in flight, by thread and by the CPU buffer its chunks come through. */

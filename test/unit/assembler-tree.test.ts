@@ -261,3 +261,31 @@ describe('a delegate whose fork comes after its exit (its parent’s CPU buffer 
     expect(delegate!.stdout.bytes.toString()).toBe('{"ips":["10.0.0.2/24"]}');
   });
 });
+
+describe('a pid that was a thread whose end was lost, reused by a delegate', () => {
+  // Found by the busy-node simulation: bridge's worker thread 105 ended unseen (its T line lost), then a
+  // delegate of another call got pid 105. The stale thread entry was kept as the delegate's own fork (its
+  // recorded parent gone, as for a re-parented child): the delegate was published under bridge's call.
+  const D_STDIO = [601, 602, 603] as const;
+  const P_STDIO = [701, 702, 703] as const;
+  const before = [
+    ...execLines({ ts: 10 * ms, pid: 100, ppid: 1, start: 9 * ms, path: `${CNI_PATH}/bridge`, env: { ...CNI_ENV, CNI_CONTAINERID: 'a' }, stdio: STDIO }),
+    forkLine(11 * ms, 100, 105),
+    exitLine({ ts: 12 * ms, pid: 100, start: 9 * ms }),
+    ...execLines({ ts: 20 * ms, pid: 200, ppid: 1, start: 19 * ms, path: `${CNI_PATH}/ptp`, env: { ...CNI_ENV, CNI_CONTAINERID: 'b' }, stdio: P_STDIO }),
+  ];
+  const fork = forkLine(21 * ms, 200, 105);
+  const delegate = execLines({ ts: 22 * ms, pid: 105, ppid: 200, start: 21 * ms, path: `${CNI_PATH}/host-local`, env: { ...CNI_ENV, CNI_CONTAINERID: 'b' }, stdio: D_STDIO });
+  const after = [exitLine({ ts: 23 * ms, pid: 105, start: 21 * ms }), exitLine({ ts: 24 * ms, pid: 200, start: 19 * ms })];
+
+  it.each([
+    ['its fork before its exec', [fork, ...delegate]],
+    ['its fork after its exec (another CPU buffer)', [...delegate, fork]],
+  ])('is the delegate of the call that ran it: %s', (_, middle) => {
+    const r = replay([...before, ...middle, ...after], { msPerLine: 500 });
+    const ptp = r.finished.find((c) => c.plugin === 'ptp');
+    const hostLocal = r.finished.filter((c) => c.plugin === 'host-local');
+    expect(hostLocal).toHaveLength(1);
+    expect(hostLocal[0]!.parentId).toBe(ptp!.id);
+  });
+});
