@@ -7,11 +7,13 @@
 // stream truncated, status incomplete). Never a silently wrong call.
 // Seeded (test/support/fuzz.ts: FC_SEED, FC_RUNS).
 //
-// The lagging and starved nodes still find silently wrong calls (a parent
-// found by a reused pid, io_records' lower bound, a late exec's bytes already
-// filed elsewhere): those two properties run with CNIREC_SIM_BUSY=1 until the
-// collector passes them (their shrinking may take minutes); the one of a
-// tracer that keeps up always runs.
+// The lagging and starved nodes still find silently wrong calls: two execs
+// of one pid (reused) whose B lines come apart across CPU buffers (B lines
+// carry no CPU, so the sequencer's exec group of the first is replaced by the
+// second's: a delegate recorded as a helper, missing), a helper whose exec
+// comes before its plugin's taken for a call of its own. Those two properties
+// run with CNIREC_SIM_BUSY=1 until the collector passes them (shrinking may
+// take minutes); the one of a tracer that keeps up always runs.
 
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
