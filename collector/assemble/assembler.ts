@@ -103,6 +103,8 @@ interface EarlyRecords {
 
 /** How long records may wait for the exec or fork of their process. */
 const EARLY_RECORDS_TTL_MS = 10_000;
+/** Reads and writes kept per forked process for an exec that may still come (a bound: a fork that never execs). */
+const BEFORE_EXEC_MAX = 256;
 /**
  * How long an exec or a read/write may wait for chunks it has not got. They
  * are printed right after their header, so one still incomplete by then lost
@@ -190,6 +192,15 @@ export class CallAssembler {
    * its exec. They wait here, per pid, for a while.
    */
   private readonly early = new Map<number, EarlyRecords>();
+  /**
+   * Reads and writes of a forked process whose exec has not come (yet) that
+   * no stream of its call took (its own pipes), per pid: its exec may still
+   * come through a CPU buffer read later, and what the process read and
+   * wrote after that exec is then the new call's (a delegate's stdin) or
+   * helper's. Counted in the io tally already; kept up to
+   * EARLY_RECORDS_TTL_MS, at most BEFORE_EXEC_MAX per process.
+   */
+  private readonly beforeExec = new Map<number, { since: number; ios: IoInFlight[]; overflow: boolean }>();
   private mode: CaptureMode;
   private readonly graceMs: number;
   private readonly maxStreamBytes: number;
@@ -239,7 +250,7 @@ export class CallAssembler {
         break;
       case 'fork':
         this.flushPendingExec(rec.ppid, events);
-        this.onFork(rec.ppid, rec.pid);
+        this.onFork(rec.ppid, rec.pid, rec.ts);
         break;
       case 'read':
       case 'write': {
@@ -362,6 +373,8 @@ export class CallAssembler {
     for (const [pid, at] of this.lostBeforeExec) if (nowMs - at >= EARLY_RECORDS_TTL_MS) this.lostBeforeExec.delete(pid);
     const waits = { missingIo: (c: CallState) => this.missingIo(c), hasLiveDescendant: (id: string, c: CallState) => this.hasLiveDescendant(id, c) };
     for (const id of publicationOrder(this.calls, nowMs, waits)) events.push(this.finalize(id, this.calls.get(id)!));
+    // After publishing: what its last reads and writes left here is as old as they are.
+    for (const [pid, kept] of this.beforeExec) if (nowMs - kept.since >= EARLY_RECORDS_TTL_MS) this.beforeExec.delete(pid);
     return this.withRepublished(events);
   }
 
@@ -400,6 +413,7 @@ export class CallAssembler {
     this.procs.clear();
     this.outlived.clear();
     this.ioByTid.clear();
+    this.beforeExec.clear();
     this.ioTally.clear();
     return this.withRepublished(events);
   }
@@ -421,6 +435,7 @@ export class CallAssembler {
   heldState(): AssemblerHeldState {
     let earlyRecords = 0;
     for (const e of this.early.values()) earlyRecords += e.ios.length + e.forks.length + (e.exit ? 1 : 0);
+    for (const kept of this.beforeExec.values()) earlyRecords += kept.ios.length;
     return {
       procs: this.procs.size,
       calls: this.calls.size,
@@ -499,9 +514,10 @@ export class CallAssembler {
       return;
     }
     let existing = this.procs.get(rec.pid);
-    if (existing && existing.start === null && existing.ppid !== rec.ppid && this.parentLives(existing)) {
+    if (existing && existing.start === null && ((existing.ppid !== rec.ppid && this.parentLives(existing)) || forkedBefore(existing, rec.start))) {
       // A stale fork entry (a thread's clone whose end was not seen) under a pid now used by another process.
-      // (A child whose parent is gone was re-parented: its fork entry is right.)
+      // (A child whose parent is gone was re-parented: its fork entry is right, unless it is dated before
+      // the process started: a process's fork comes after its start time.)
       this.procs.delete(rec.pid);
       existing = undefined;
     }
@@ -572,7 +588,27 @@ export class CallAssembler {
       // A descendant of a call published and let go long ago: still no call of its own, nothing to add to.
       proc.callId = parentCallId;
     }
+    this.replayBeforeExec(rec.pid, rec.ts);
     this.replayEarly(rec.pid, rec.ts, rec.start);
+  }
+
+  private keepBeforeExec(io: IoInFlight): void {
+    let kept = this.beforeExec.get(io.pid);
+    if (!kept) {
+      kept = { since: io.since, ios: [], overflow: false };
+      this.beforeExec.set(io.pid, kept);
+    }
+    if (kept.ios.length < BEFORE_EXEC_MAX) kept.ios.push(io);
+    else kept.overflow = true;
+  }
+
+  /** A forked process exec'd: its reads and writes kept since, dated after the exec, go to what it is now. */
+  private replayBeforeExec(pid: number, execTs: number): void {
+    const kept = this.beforeExec.get(pid);
+    if (!kept) return;
+    this.beforeExec.delete(pid);
+    if (kept.overflow) this.markLostRecords(pid);
+    for (const io of kept.ios) if (io.ts >= execTs) this.fileIo(io, true);
   }
 
   /**
@@ -668,18 +704,23 @@ export class CallAssembler {
     if (early.exit && (start === null || early.exit.start === start)) this.onExit(early.exit, this.now);
   }
 
-  private onFork(ppid: number, pid: number): void {
+  private onFork(ppid: number, pid: number, ts?: number): void {
     const parent = this.procs.get(ppid);
     if (!parent) {
       this.earlyFor(ppid).forks.push(pid);
       return;
     }
     const existing = this.procs.get(pid);
-    // The child's exec may have been delivered first (another CPU's buffer); keep what it said.
-    if (existing && !existing.exited) return;
+    // The child's exec may have been delivered first (another CPU's buffer); keep what it said. Its exit too:
+    // a fork dated before the exit of the process it names is that process's own fork, not a new process's.
+    if (existing && (!existing.exited || (ts !== undefined && existing.ppid === ppid && existing.exitTs !== undefined && ts < existing.exitTs))) {
+      // Unless it is a fork entry whose end was not seen (a thread's), and this a later fork of a new task.
+      const stale = existing.start === null && existing.forkTs !== undefined && ts !== undefined && ts > existing.forkTs;
+      if (!stale) return;
+    }
     // A new process under this pid: nothing counted for an earlier one counts for it.
     this.ioTally.forget(pid);
-    this.procs.set(pid, { pid, ppid, start: null, callId: parent.callId, role: 'fork', helper: null, exited: false, ...(parent.fds ? { fds: new Map(parent.fds) } : {}) });
+    this.procs.set(pid, { pid, ppid, start: null, callId: parent.callId, role: 'fork', helper: null, exited: false, ...(ts !== undefined ? { forkTs: ts } : {}), ...(parent.fds ? { fds: new Map(parent.fds) } : {}) });
     if (parent.callId) this.callFor(parent.callId)?.pids.add(pid);
     this.replayEarly(pid, null, null);
   }
@@ -713,6 +754,7 @@ export class CallAssembler {
     if (proc.start !== null && proc.start !== rec.start) return;
     proc.start = rec.start;
     proc.exited = true;
+    proc.exitTs = rec.ts;
     const endedAtUs = this.opts.monoToEpochUs(rec.ts);
     const outcome = decodeWaitStatus(rec.exitCode, rec.groupExitCode, rec.signalFlags);
     if (proc.role === 'helper' && proc.helper) {
@@ -790,7 +832,8 @@ export class CallAssembler {
     this.fileIo(io);
   }
 
-  private fileIo(io: IoInFlight): void {
+  /** `counted`: already in the io tally (kept for an exec that came later). */
+  private fileIo(io: IoInFlight, counted = false): void {
     if (this.canaryPids.has(io.pid)) {
       this.checkCanaryPayload(io);
       return;
@@ -801,7 +844,7 @@ export class CallAssembler {
       return;
     }
     // Counted once it is the known process's: a record never attributed cannot stand in for a later process's.
-    this.ioTally.record(io.pid, this.now);
+    if (!counted) this.ioTally.record(io.pid, this.now);
     const call = proc.callId ? this.callFor(proc.callId) : undefined;
     if (!call) {
       this.counters.orphanChunks++;
@@ -810,6 +853,11 @@ export class CallAssembler {
     this.touchLingering(call.base.id);
     const isMain = proc.role === 'plugin' && call.base.pid === proc.pid;
     const stream = streamFor(call, proc, io, isMain);
+    if (stream === null && proc.role === 'fork' && proc.start === null && !counted) {
+      // Not the call's: maybe the bytes of what this fork exec'd, its exec still in a CPU buffer read later.
+      this.keepBeforeExec(io);
+      return;
+    }
     if (stream && io.uncaptured) call.uncapturedIo++;
     stream?.add(io.ts, this.seq++, io.buf.bytes(), io.buf.length, io.buf.complete());
   }
@@ -848,6 +896,12 @@ export class CallAssembler {
     this.counters.callsFinished++;
     return { type: 'call.finished', call: snapshotCall(call) };
   }
+}
+
+/** Whether a fork entry was made by a fork dated before the process `start` (kernel ns) began: another task's. */
+function forkedBefore(proc: Proc, start: string): boolean {
+  // 1 µs of slack for the float conversions; a task's fork record is dated after its start time.
+  return proc.forkTs !== undefined && proc.forkTs < Number(start) / 1000 - 1;
 }
 
 /** A read or write in flight, by thread and by the CPU buffer its chunks come through. */

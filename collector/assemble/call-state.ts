@@ -29,6 +29,10 @@ export interface Proc {
   role: Role;
   helper: HelperState | null;
   exited: boolean;
+  /** When its fork record was dated (kernel µs), for an entry a fork made. */
+  forkTs?: number;
+  /** When it exited (kernel µs): a fork of this pid dated before is its own fork record, come late. */
+  exitTs?: number;
 }
 
 export interface HelperState {

@@ -207,3 +207,85 @@ describe('a delegate exec’d by a relative path, or from a long one', () => {
     expect(r.finished[0]!.path.length).toBe(199);
   });
 });
+
+describe('a delegate whose exec comes after its own reads and writes (its CPU buffer read late)', () => {
+  // Found by the busy-node simulation (record-flow-simulation.test.ts): the fork came through one CPU's
+  // buffer, the delegate's read and write through another, its exec through a third read past the reorder
+  // window. Its bytes went to no stream of the plugin's call (they are on the delegate's own pipes) and
+  // counted for its exit's io_records: the delegate was published finished, unmarked, with no bytes.
+  const D_STDIO = [601, 602, 603] as const;
+  const lines = [
+    ...execLines({ ts: 10 * ms, pid: 100, ppid: 1, start: 9 * ms, path: `${CNI_PATH}/bridge`, env: CNI_ENV, stdio: STDIO }),
+    ...readLines({ ts: 11 * ms, pid: 100, file: STDIO[0] }, '{"type":"bridge"}'),
+    forkLine(12 * ms, 100, 101),
+    ...readLines({ ts: 14 * ms, pid: 101, file: D_STDIO[0] }, '{"type":"host-local"}'),
+    ...writeLines({ ts: 15 * ms, pid: 101, fd: 1, file: D_STDIO[1] }, '{"ips":["10.0.0.2/24"]}'),
+    ...execLines({ ts: 13 * ms, pid: 101, ppid: 100, start: 12 * ms, path: `${CNI_PATH}/host-local`, env: CNI_ENV, stdio: D_STDIO }),
+    exitLine({ ts: 16 * ms, pid: 101, start: 12 * ms, ioRecords: 2 }),
+    exitLine({ ts: 17 * ms, pid: 100, start: 9 * ms, ioRecords: 1 }),
+  ];
+
+  it('has the bytes it read and wrote after its exec', () => {
+    const r = replay(lines);
+    const delegate = r.finished.find((c) => c.plugin === 'host-local');
+    const bridge = r.finished.find((c) => c.plugin === 'bridge');
+    expect(delegate).toMatchObject({ status: 'finished', parentId: bridge?.id, lostRecords: false });
+    expect(delegate!.stdin.bytes.toString()).toBe('{"type":"host-local"}');
+    expect(delegate!.stdout.bytes.toString()).toBe('{"ips":["10.0.0.2/24"]}');
+    expect(bridge!.stdin.bytes.toString()).toBe('{"type":"bridge"}');
+    expect(bridge!.stdout.bytes.length).toBe(0);
+  });
+});
+
+describe('a delegate whose fork comes after its exit (its parent’s CPU buffer read late)', () => {
+  // Found by the busy-node simulation: the delegate's exec and exit came through one CPU's buffer, the
+  // plugin's fork of it and the delegate's read and write through another, read past the reorder window.
+  // The late fork was taken for a new process under the delegate's pid: the count of payload records its
+  // exit announced was forgotten, the delegate published finished, unmarked, with no bytes.
+  const D_STDIO = [601, 602, 603] as const;
+  const lines = [
+    ...execLines({ ts: 10 * ms, pid: 100, ppid: 1, start: 9 * ms, path: `${CNI_PATH}/bridge`, env: CNI_ENV, stdio: STDIO }),
+    ...execLines({ ts: 13 * ms, pid: 101, ppid: 100, start: 12 * ms, path: `${CNI_PATH}/host-local`, env: CNI_ENV, stdio: D_STDIO }),
+    exitLine({ ts: 16 * ms, pid: 101, start: 12 * ms, ioRecords: 2 }),
+    forkLine(12 * ms, 100, 101),
+    ...readLines({ ts: 14 * ms, pid: 101, file: D_STDIO[0] }, '{"type":"host-local"}'),
+    ...writeLines({ ts: 15 * ms, pid: 101, fd: 1, file: D_STDIO[1] }, '{"ips":["10.0.0.2/24"]}'),
+    exitLine({ ts: 17 * ms, pid: 100, start: 9 * ms, ioRecords: 0 }),
+  ];
+
+  it('waits for the reads and writes its exit announced, and has their bytes', () => {
+    const r = replay(lines);
+    const delegate = r.finished.find((c) => c.plugin === 'host-local');
+    expect(delegate).toMatchObject({ status: 'finished', lostRecords: false });
+    expect(delegate!.stdin.bytes.toString()).toBe('{"type":"host-local"}');
+    expect(delegate!.stdout.bytes.toString()).toBe('{"ips":["10.0.0.2/24"]}');
+  });
+});
+
+describe('a pid that was a thread whose end was lost, reused by a delegate', () => {
+  // Found by the busy-node simulation: bridge's worker thread 105 ended unseen (its T line lost), then a
+  // delegate of another call got pid 105. The stale thread entry was kept as the delegate's own fork (its
+  // recorded parent gone, as for a re-parented child): the delegate was published under bridge's call.
+  const D_STDIO = [601, 602, 603] as const;
+  const P_STDIO = [701, 702, 703] as const;
+  const before = [
+    ...execLines({ ts: 10 * ms, pid: 100, ppid: 1, start: 9 * ms, path: `${CNI_PATH}/bridge`, env: { ...CNI_ENV, CNI_CONTAINERID: 'a' }, stdio: STDIO }),
+    forkLine(11 * ms, 100, 105),
+    exitLine({ ts: 12 * ms, pid: 100, start: 9 * ms }),
+    ...execLines({ ts: 20 * ms, pid: 200, ppid: 1, start: 19 * ms, path: `${CNI_PATH}/ptp`, env: { ...CNI_ENV, CNI_CONTAINERID: 'b' }, stdio: P_STDIO }),
+  ];
+  const fork = forkLine(21 * ms, 200, 105);
+  const delegate = execLines({ ts: 22 * ms, pid: 105, ppid: 200, start: 21 * ms, path: `${CNI_PATH}/host-local`, env: { ...CNI_ENV, CNI_CONTAINERID: 'b' }, stdio: D_STDIO });
+  const after = [exitLine({ ts: 23 * ms, pid: 105, start: 21 * ms }), exitLine({ ts: 24 * ms, pid: 200, start: 19 * ms })];
+
+  it.each([
+    ['its fork before its exec', [fork, ...delegate]],
+    ['its fork after its exec (another CPU buffer)', [...delegate, fork]],
+  ])('is the delegate of the call that ran it: %s', (_, middle) => {
+    const r = replay([...before, ...middle, ...after], { msPerLine: 500 });
+    const ptp = r.finished.find((c) => c.plugin === 'ptp');
+    const hostLocal = r.finished.filter((c) => c.plugin === 'host-local');
+    expect(hostLocal).toHaveLength(1);
+    expect(hostLocal[0]!.parentId).toBe(ptp!.id);
+  });
+});

@@ -1,0 +1,715 @@
+/**
+ * A deterministic model of a busy node as bpf/cnirec.bt reports it, with the
+ * ground truth of every call, to drive the collector's record flow
+ * (collector/record-flow.ts) where it is cheap to be thorough.
+ *
+ * The kernel: CNI calls over time (top-level plugins exec'd by an untraced
+ * runtime, some with Go-like worker threads that read and write on any CPU,
+ * some with a delegate plugin of their own — fork, exec, its own stdin pipe
+ * and stdout — and helpers outside CNI_PATH writing to the call's stderr),
+ * pids and tids drawn from a small pool so they are reused across calls (a
+ * busy node's pid_max wraps). Each record is printed as the .bt program
+ * prints it (test/support/tracer-lines.ts) into the buffer of the CPU the
+ * task runs on, in kernel time order: X P B… at exec, F for forks and thread
+ * clones, R/W and their D lines (cpu×2^22+tid), T `<tid> <ts>` for a worker
+ * thread's end, Q with io_records, the R/W headers the process printed.
+ *
+ * bpftrace: its buffers are read one CPU at a time, in a random order, each
+ * for some or all of what it holds (a header and its D lines may come apart);
+ * a CPU's buffer may not be read for a while (lags), or none is (bpftrace not
+ * scheduled). A buffer that holds `capacity` lines is full: what is printed
+ * into it then is dropped (whole records, or the tail of one that did not
+ * fit), still counted in io_records as the probe's @io++ comes before its
+ * printf, and the next read of that buffer says `Lost N events` there.
+ *
+ * The daemon: lines are parsed (parseTracerBytes) and pushed as they arrive,
+ * the publish tick runs every 25 ms (releaseDue, tick, the quiet flush after
+ * 40 ms without a line), the clock release when the oldest held record is due
+ * (releaseByClock), as collector/record-pipeline.ts does with real clocks.
+ *
+ * Deterministic: every choice comes from the plan (fast-check generates it)
+ * and a PRNG seeded by it.
+ */
+
+import fc from 'fast-check';
+import { parseTracerBytes } from '../../bpf/tracer-protocol.js';
+import { CANARY_COMMAND, CANARY_OUTPUT } from '../../collector/assemble/assembler.js';
+import { callId } from '../../collector/assemble/call-state.js';
+import { RecordFlow } from '../../collector/record-flow.js';
+import { REORDER_WINDOW, type ReorderWindowOptions } from '../../collector/tracer/reorder-window.js';
+import type { CniCall, CollectorEvent } from '../../collector/types.js';
+import { monoToEpochUs } from './replay.js';
+import { execLines, exitLine, forkLine, readLines, writeLines } from './tracer-lines.js';
+
+/** One process of a call that reads the call's stdin and writes its stdout and stderr. */
+export interface ProcPlan {
+  /** Go-like worker threads, cloned after the exec: any of them does any read or write; ended before the process. */
+  readonly threads: number;
+  /** Sizes of the reads of its stdin, in order (above 200 bytes: several D lines). */
+  readonly stdinReads: readonly number[];
+  readonly stdoutWrites: readonly number[];
+  readonly stderrWrites: readonly number[];
+  readonly exitCode: number;
+}
+
+/** A program outside CNI_PATH the plugin runs (iptables, ip): writes to its own stdout pipe and to the call's stderr. */
+export interface HelperPlan {
+  readonly stdoutWrites: readonly number[];
+  readonly stderrWrites: readonly number[];
+}
+
+export interface CallPlan {
+  /** µs after the previous call's start. */
+  readonly gapUs: number;
+  readonly command: 'ADD' | 'DEL' | 'CHECK';
+  readonly plugin: ProcPlan;
+  readonly helpers: readonly HelperPlan[];
+  /** A plugin it delegates to (host-local for bridge): its own call, with the plugin's call as parent. */
+  readonly delegate: ProcPlan | null;
+}
+
+export interface DrainPlan {
+  /** Chance, at each read round, that a CPU's buffer is not read for a while, up to `cpuStallMaxUs`. */
+  readonly cpuStallChance: number;
+  readonly cpuStallMaxUs: number;
+  /** Chance, at each read round, that bpftrace reads nothing for a while (not scheduled), up to `globalStallMaxUs`. */
+  readonly globalStallChance: number;
+  readonly globalStallMaxUs: number;
+  /** Lines a CPU buffer holds; what is printed into a full one is lost. null: never full. */
+  readonly capacity: number | null;
+  /** Chance that a process's io_records counts one header less (two threads bumped @io at once: a lower bound). */
+  readonly undercountChance: number;
+}
+
+export interface NodePlan {
+  readonly seed: number;
+  readonly cpus: number;
+  /** Pids and tids handed out (the pool grows only when all are taken). */
+  readonly pidPool: number;
+  /** A process's consecutive records lie up to this many µs apart. */
+  readonly stepUs: number;
+  readonly calls: readonly CallPlan[];
+  readonly drain: DrainPlan;
+}
+
+/** What a call really was: what a record of it must show, byte for byte. */
+export interface TrueCall {
+  /** The id the collector gives it (its exec's time and pid). */
+  id: string;
+  readonly index: string;
+  pid: number;
+  readonly path: string;
+  readonly containerId: string;
+  parentId: string | null;
+  readonly stdin: Buffer[];
+  readonly stdout: Buffer[];
+  readonly stderr: Buffer[];
+  readonly exitCode: number;
+  /** A line of its exec record (X, P, B) was dropped: the collector may not know it at all. */
+  execLost: boolean;
+  /** Lines of its own processes' records that were dropped. */
+  linesLost: number;
+}
+
+export interface SimStats {
+  lines: number;
+  lostLines: number;
+  lostNotices: number;
+  /** The largest arrival lag (µs) of a line: how far behind the kernel bpftrace read. */
+  maxLagUs: number;
+}
+
+export interface SimResult {
+  readonly truth: readonly TrueCall[];
+  /** The last event per call id: the record. */
+  readonly finals: ReadonlyMap<string, CniCall>;
+  readonly events: readonly CollectorEvent[];
+  readonly stats: SimStats;
+}
+
+const CNI_PATH = '/opt/cni/bin';
+const PLUGINS = ['bridge', 'macvlan', 'ptp', 'ipvlan'];
+const DELEGATES = ['host-local', 'static'];
+const HELPERS = ['/usr/sbin/iptables', '/usr/sbin/ip', '/usr/sbin/tc'];
+/** Kernel monotonic ns when the simulation starts (some hours of uptime). */
+const T0_NS = 10_000_000_000_000;
+const FIRST_PID = 2000;
+/** The runtime that execs top-level plugins, and the daemon that execs its canary: never traced. */
+const RUNTIME_PID = 900;
+const DAEMON_PID = 901;
+const PUBLISH_EVERY_US = 25_000;
+const QUIET_US = 40_000;
+/** The daemon's liveness sweep (collector.ts): running calls whose process is gone. */
+const LIVENESS_EVERY_US = 5_000_000;
+const LIVENESS_MIN_AGE_US = 2_000_000;
+/** How long past the last action the daemon's liveness sweep may take to end calls whose exit was lost. */
+const WIND_DOWN_US = 30_000_000;
+const SRC = 1;
+
+/** mulberry32: small, fast, good enough to shuffle a simulation. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+interface Task {
+  /** Pid of a process's leader, tid of a thread; 0 until allocated. */
+  id: number;
+  readonly leader: Task | null;
+  /** The leader's start time (ns), its io_records count. */
+  start: number;
+  io: number;
+  cpu: number;
+  /** The call whose process tree it belongs to, for the loss tally. */
+  readonly owner: TrueCall;
+}
+
+interface Action {
+  readonly ts: number;
+  readonly seq: number;
+  readonly run: (ts: number) => void;
+}
+
+type Entry = { ts: number; line: string; lost?: undefined } | { ts: number; lost: number; line?: undefined };
+
+class CpuBuffer {
+  entries: Entry[] = [];
+  head = 0;
+  stalledUntilUs = 0;
+  get pending(): number {
+    return this.entries.length - this.head;
+  }
+}
+
+/** The kernel and bpftrace: prints records into CPU buffers and hands them over as bpftrace reads them. */
+class Node {
+  readonly rng: () => number;
+  readonly buffers: CpuBuffer[];
+  readonly actions: Action[] = [];
+  readonly truth: TrueCall[] = [];
+  readonly stats: SimStats = { lines: 0, lostLines: 0, lostNotices: 0, maxLagUs: 0 };
+  /** Processes alive now, as `pid:start` (what /proc would say to the liveness sweep). */
+  readonly alive = new Set<string>();
+  private seq = 0;
+  private readonly free: number[] = [];
+  private nextPid = FIRST_PID;
+  private nextFile = 1_000_001;
+
+  constructor(readonly plan: NodePlan) {
+    this.rng = prng(plan.seed);
+    this.buffers = Array.from({ length: plan.cpus }, () => new CpuBuffer());
+    for (let i = 0; i < plan.pidPool; i++) this.free.push(this.nextPid++);
+  }
+
+  int(lo: number, hi: number): number {
+    return lo + Math.floor(this.rng() * (hi - lo + 1));
+  }
+
+  bytes(n: number): Buffer {
+    const b = Buffer.allocUnsafe(n);
+    for (let i = 0; i < n; i++) b[i] = Math.floor(this.rng() * 256);
+    return b;
+  }
+
+  file(): number {
+    return this.nextFile++;
+  }
+
+  at(ts: number, run: (ts: number) => void): void {
+    this.actions.push({ ts, seq: this.seq++, run });
+  }
+
+  /** A free pid from the pool, at random: ids come back soon after they are freed. */
+  allocate(task: Task): void {
+    if (this.free.length === 0) this.free.push(this.nextPid++);
+    const i = Math.floor(this.rng() * this.free.length);
+    task.id = this.free[i]!;
+    this.free.splice(i, 1);
+  }
+
+  release(task: Task): void {
+    this.free.push(task.id);
+  }
+
+  /** The CPU a task runs on for its next record: mostly where it ran, sometimes another. */
+  cpuOf(task: Task): number {
+    if (this.rng() < 0.4) task.cpu = Math.floor(this.rng() * this.plan.cpus);
+    return task.cpu;
+  }
+
+  /**
+   * One probe run's lines into a CPU's buffer; what does not fit in a full
+   * buffer is dropped and counted for the `Lost N events` line. Answers the
+   * lines dropped.
+   */
+  print(cpu: number, ts: number, lines: readonly string[], owner: TrueCall | null): number {
+    const buf = this.buffers[cpu]!;
+    const cap = this.plan.drain.capacity;
+    const room = cap === null ? lines.length : Math.max(0, cap - buf.pending);
+    const kept = Math.min(room, lines.length);
+    for (let i = 0; i < kept; i++) buf.entries.push({ ts, line: lines[i]! });
+    const dropped = lines.length - kept;
+    if (dropped > 0) {
+      const last = buf.entries[buf.entries.length - 1];
+      if (last?.lost !== undefined && buf.entries.length > buf.head) last.lost += dropped;
+      else buf.entries.push({ ts, lost: dropped });
+      this.stats.lostLines += dropped;
+      if (owner) owner.linesLost += dropped;
+    }
+    return dropped;
+  }
+}
+
+/** Advances a process's clock: its next record is 1 µs to `stepUs` later, with ns of its own. */
+function clock(node: Node, startNs: number): () => number {
+  let t = startNs;
+  return () => {
+    t += node.int(1_000, node.plan.stepUs * 1_000) + node.int(0, 999);
+    return t;
+  };
+}
+
+interface Files {
+  readonly stdin: number;
+  readonly stdout: number;
+  readonly stderr: number;
+}
+
+function newTruth(index: string, path: string, containerId: string, exitCode: number): TrueCall {
+  return { id: '', index, pid: 0, path, containerId, parentId: null, stdin: [], stdout: [], stderr: [], exitCode, execLost: false, linesLost: 0 };
+}
+
+function cniEnv(command: string, containerId: string): Record<string, string> {
+  return {
+    PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+    CNI_COMMAND: command,
+    CNI_CONTAINERID: containerId,
+    CNI_NETNS: `/var/run/netns/cni-${containerId}`,
+    CNI_IFNAME: 'eth0',
+    CNI_ARGS: `K8S_POD_NAMESPACE=sim;K8S_POD_NAME=${containerId}`,
+    CNI_PATH,
+  };
+}
+
+/** The exec of `task` (its pid allocated here for a top-level plugin, at its fork otherwise). */
+function execAction(node: Node, task: Task, parent: Task | null, path: string, env: Record<string, string>, files: Files, truth: TrueCall | null): (ts: number) => void {
+  return (ts) => {
+    if (parent === null) {
+      node.allocate(task);
+      task.start = ts - node.int(20_000, 200_000);
+      task.cpu = node.int(0, node.plan.cpus - 1);
+      node.alive.add(`${task.id}:${task.start}`);
+    }
+    if (truth) {
+      truth.pid = task.id;
+      // As the parser and the assembler compute it (µs with the ns as a fraction, then the epoch: float rounding included).
+      truth.id = callId(monoToEpochUs(Math.floor(ts / 1000) + (ts % 1000) / 1000), task.id);
+    }
+    const lines = execLines({ ts, pid: task.id, ppid: parent?.id ?? RUNTIME_PID, start: task.start, path, argv: [path], env, stdio: [files.stdin, files.stdout, files.stderr] });
+    const comm = parent === null ? 'containerd' : (parent.owner.path.split('/').pop() ?? 'plugin').slice(0, 15);
+    lines.splice(1, 0, `P ${task.id} ${comm}`);
+    const dropped = node.print(node.cpuOf(task), ts, lines, task.owner);
+    if (dropped > 0 && truth) truth.execLost = true;
+  };
+}
+
+/** A fork of a new process, or a clone of a thread, by `parent` (printed with its process's pid). */
+function forkAction(node: Node, parent: Task, child: Task): (ts: number) => void {
+  return (ts) => {
+    node.allocate(child);
+    if (child.leader === null) {
+      child.start = ts;
+      node.alive.add(`${child.id}:${child.start}`);
+    }
+    child.cpu = node.int(0, node.plan.cpus - 1);
+    node.print(node.cpuOf(parent), ts, [forkLine(ts, procOf(parent).id, child.id)], parent.owner);
+  };
+}
+
+function procOf(task: Task): Task {
+  return task.leader ?? task;
+}
+
+/** A read or write by `thread`: the header is counted in its process's io_records even when its lines are dropped. */
+function ioAction(node: Node, thread: Task, kind: 'read' | 'write', fd: number, file: number, data: Buffer): (ts: number) => void {
+  return (ts) => {
+    const proc = procOf(thread);
+    proc.io++;
+    const cpu = node.cpuOf(thread);
+    const spec = { ts, pid: proc.id, tid: thread.id, fd, file, cpu };
+    node.print(cpu, ts, kind === 'read' ? readLines(spec, data) : writeLines(spec, data), thread.owner);
+  };
+}
+
+function threadExitAction(node: Node, thread: Task): (ts: number) => void {
+  return (ts) => {
+    node.print(node.cpuOf(thread), ts, [`T ${thread.id} ${ts}`], thread.owner);
+    node.release(thread);
+  };
+}
+
+function exitAction(node: Node, proc: Task, exitCode: number): (ts: number) => void {
+  return (ts) => {
+    // Two threads printing at once may bump @io once for two: the count is a lower bound.
+    const io = proc.io > 0 && node.rng() < node.plan.drain.undercountChance ? proc.io - 1 : proc.io;
+    node.print(node.cpuOf(proc), ts, [exitLine({ ts, pid: proc.id, start: proc.start, code: exitCode, ioRecords: io })], proc.owner);
+    node.alive.delete(`${proc.id}:${proc.start}`);
+    node.release(proc);
+  };
+}
+
+/**
+ * The daemon's canary (collector/tracer/canary.ts), run when the liveness
+ * sweep waits for the stream to move on: `echo` with CNI_COMMAND set to the
+ * canary's, one write of the known payload, its exit. A process of the node
+ * like any other: a pid from the pool, a CPU buffer that may lag or be full.
+ */
+function printCanary(node: Node, ts: number): void {
+  const task = newTask(null, newTruth('canary', '/usr/bin/echo', '', 0));
+  node.allocate(task);
+  const cpu = node.int(0, node.plan.cpus - 1);
+  const lines = execLines({ ts, pid: task.id, ppid: DAEMON_PID, start: ts - 50_000, path: '/usr/bin/echo', argv: ['echo', CANARY_OUTPUT.trimEnd()], env: { PATH: '/usr/bin:/bin', CNI_COMMAND: CANARY_COMMAND } });
+  lines.splice(1, 0, `P ${task.id} node`);
+  node.print(cpu, ts, lines, null);
+  node.print(cpu, ts + 20_000, writeLines({ ts: ts + 20_000, pid: task.id, fd: 1, file: node.file(), cpu }, CANARY_OUTPUT), null);
+  node.print(cpu, ts + 40_000, [exitLine({ ts: ts + 40_000, pid: task.id, start: ts - 50_000, ioRecords: 1 })], null);
+  node.release(task);
+}
+
+function newTask(leader: Task | null, owner: TrueCall): Task {
+  return { id: 0, leader, start: 0, io: 0, cpu: 0, owner };
+}
+
+/**
+ * One plugin process of a call: exec, worker threads, stdin reads, stderr
+ * logging, `between` (its helpers and delegate, run while it waits), stdout
+ * writes, threads' ends, exit. Answers when it exited.
+ */
+function pluginProcess(
+  node: Node,
+  plan: ProcPlan,
+  task: Task,
+  parent: Task | null,
+  path: string,
+  env: Record<string, string>,
+  files: Files,
+  truth: TrueCall,
+  startNs: number,
+  between: (proc: Task, next: () => number) => void,
+): number {
+  const next = clock(node, startNs);
+  node.at(startNs, execAction(node, task, parent, path, env, files, truth));
+  const threads = Array.from({ length: plan.threads }, () => newTask(task, truth));
+  for (const th of threads) node.at(next(), forkAction(node, task, th));
+  const anyThread = () => [task, ...threads][node.int(0, threads.length)]!;
+  const logs = [...plan.stderrWrites];
+  const logNow = () => {
+    if (logs.length === 0 || node.rng() < 0.5) return;
+    const data = node.bytes(logs.shift()!);
+    truth.stderr.push(data);
+    node.at(next(), ioAction(node, anyThread(), 'write', 2, files.stderr, data));
+  };
+  for (const size of plan.stdinReads) {
+    const data = node.bytes(size);
+    truth.stdin.push(data);
+    node.at(next(), ioAction(node, anyThread(), 'read', 0, files.stdin, data));
+    logNow();
+  }
+  between(task, next);
+  for (const size of plan.stdoutWrites) {
+    const data = node.bytes(size);
+    truth.stdout.push(data);
+    node.at(next(), ioAction(node, anyThread(), 'write', 1, files.stdout, data));
+    logNow();
+  }
+  while (logs.length > 0) {
+    const data = node.bytes(logs.shift()!);
+    truth.stderr.push(data);
+    node.at(next(), ioAction(node, anyThread(), 'write', 2, files.stderr, data));
+  }
+  for (const th of threads) node.at(next(), threadExitAction(node, th));
+  const exitTs = next();
+  node.at(exitTs, exitAction(node, task, plan.exitCode));
+  return exitTs;
+}
+
+/** The actions of one call (its plugin, helpers and delegate) from `startNs`. */
+function scheduleCall(node: Node, plan: CallPlan, index: number, startNs: number): void {
+  const containerId = `sim${index}`;
+  const path = `${CNI_PATH}/${PLUGINS[index % PLUGINS.length]}`;
+  const truth = newTruth(String(index), path, containerId, plan.plugin.exitCode);
+  node.truth.push(truth);
+  const files: Files = { stdin: node.file(), stdout: node.file(), stderr: node.file() };
+  const plugin = newTask(null, truth);
+  const env = cniEnv(plan.command, containerId);
+  pluginProcess(node, plan.plugin, plugin, null, path, env, files, truth, startNs, (proc, next) => {
+    for (const [h, helper] of plan.helpers.entries()) {
+      const task = newTask(null, truth);
+      const helperPath = HELPERS[(index + h) % HELPERS.length]!;
+      const own = node.file();
+      node.at(next(), forkAction(node, proc, task));
+      node.at(next(), execAction(node, task, proc, helperPath, env, { stdin: node.file(), stdout: own, stderr: files.stderr }, null));
+      for (const size of helper.stdoutWrites) node.at(next(), ioAction(node, task, 'write', 1, own, node.bytes(size)));
+      for (const size of helper.stderrWrites) {
+        const data = node.bytes(size);
+        truth.stderr.push(data);
+        node.at(next(), ioAction(node, task, 'write', 2, files.stderr, data));
+      }
+      node.at(next(), exitAction(node, task, 0));
+    }
+    if (plan.delegate) {
+      const delegatePath = `${CNI_PATH}/${DELEGATES[index % DELEGATES.length]}`;
+      const dTruth = newTruth(`${index}d`, delegatePath, `${containerId}-d`, plan.delegate.exitCode);
+      node.truth.push(dTruth);
+      const dTask = newTask(null, dTruth);
+      const forkTs = next();
+      node.at(forkTs, (ts) => {
+        forkAction(node, proc, dTask)(ts);
+        dTruth.parentId = truth.id;
+      });
+      const dFiles: Files = { stdin: node.file(), stdout: node.file(), stderr: node.file() };
+      const exited = pluginProcess(node, plan.delegate, dTask, proc, delegatePath, cniEnv(plan.command, `${containerId}-d`), dFiles, dTruth, next(), () => {});
+      // The plugin waits for its delegate's result.
+      while (next() <= exited);
+    }
+  });
+}
+
+/** Runs the plan: the kernel prints, bpftrace reads, the daemon's record flow assembles. */
+export interface SimOptions {
+  /** The daemon's reorder window (default REORDER_WINDOW). */
+  readonly window?: ReorderWindowOptions;
+  /** Sees every line as bpftrace hands it over, and every event: to look into a failing case. */
+  readonly trace?: (what: string) => void;
+}
+
+export function simulate(plan: NodePlan, opts: SimOptions = {}): SimResult {
+  const window = opts.window ?? REORDER_WINDOW;
+  const trace = opts.trace;
+  const node = new Node(plan);
+  let start = T0_NS + 1_000_000;
+  for (const [i, call] of plan.calls.entries()) {
+    start += call.gapUs * 1000 + node.int(0, 999);
+    scheduleCall(node, call, i, start);
+  }
+  const actions = node.actions.sort((a, b) => a.ts - b.ts || a.seq - b.seq);
+
+  const flow = new RecordFlow({ monoToEpochUs }, { src: SRC, mode: 'full' }, window);
+  const events: CollectorEvent[] = [];
+  const take = (evs: readonly CollectorEvent[]) => {
+    for (const e of evs) {
+      events.push(e);
+      if (trace) trace(`  -> ${e.type} ${e.call.id} ${e.call.plugin} pid ${e.call.pid} ${e.call.status} lost=${e.call.lostRecords} in/out/err ${e.call.stdin.bytes.length}/${e.call.stdout.bytes.length}/${e.call.stderr.bytes.length}`);
+    }
+  };
+  let nowUs = T0_NS / 1000;
+  const ms = (us: number) => us / 1000;
+  let lastArrivalUs: number | null = null;
+  let nextPublishUs = nowUs + PUBLISH_EVERY_US;
+  let clockDueUs: number | null = null;
+  const push = (line: string, arrivalUs: number) => {
+    if (trace) trace(`${arrivalUs.toFixed(0)} ${line.length > 60 ? `${line.slice(0, 60)}…` : line}`);
+    const parsed = parseTracerBytes(Buffer.from(line));
+    if (!parsed.ok) throw new Error(`the simulation printed a malformed line: ${parsed.error.message}`);
+    take(flow.push(parsed.record, SRC, arrivalUs, ms(arrivalUs)));
+    lastArrivalUs = arrivalUs;
+  };
+  let nextLivenessUs = nowUs + LIVENESS_EVERY_US;
+  const goneSince = new Map<string, number>();
+  /** collector.ts's checkLiveness: a call whose process is gone ends once the stream has passed that moment. */
+  const liveness = (t: number) => {
+    let waiting = false;
+    const open = new Set<string>();
+    for (const call of flow.assembler.runningCalls()) {
+      const key = `${call.pid}:${call.start}`;
+      open.add(key);
+      if (monoToEpochUs(t) - call.startedAtUs < LIVENESS_MIN_AGE_US || node.alive.has(key)) continue;
+      const since = goneSince.get(key);
+      if (since === undefined) {
+        goneSince.set(key, t);
+        waiting = true;
+      } else if (flow.releasedTs > since) {
+        goneSince.delete(key);
+        take(flow.assembler.processGone(call.pid, call.start, 'the plugin process is gone but its exit was not recorded'));
+      } else {
+        waiting = true;
+      }
+    }
+    for (const key of goneSince.keys()) if (!open.has(key)) goneSince.delete(key);
+    if (waiting) printCanary(node, t * 1000);
+  };
+  const armClock = (atUs: number) => {
+    if (clockDueUs !== null || flow.heldCount === 0) return;
+    const due = flow.clockDueUs(atUs);
+    if (due !== null) clockDueUs = atUs + Math.max(1, Math.ceil((due - atUs) / 1000)) * 1000;
+  };
+  const nextTimerUs = () => Math.min(nextPublishUs, clockDueUs ?? Infinity, nextLivenessUs);
+  /** The daemon's timers up to `untilUs`, in time order: the publish tick, the clock release, the liveness sweep. */
+  const timersUntil = (untilUs: number) => {
+    for (;;) {
+      const clockAt = clockDueUs ?? Infinity;
+      const t = nextTimerUs();
+      if (t > untilUs) return;
+      if (t === nextLivenessUs) {
+        nextLivenessUs += LIVENESS_EVERY_US;
+        liveness(t);
+      } else if (t === clockAt) {
+        clockDueUs = null;
+        take(flow.releaseByClock(t, ms(t)));
+        take(flow.tick(ms(t)));
+        armClock(t);
+      } else {
+        nextPublishUs += PUBLISH_EVERY_US;
+        take(flow.releaseDue(t, ms(t)));
+        take(flow.tick(ms(t)));
+        if (flow.heldCount > 0 && lastArrivalUs !== null && t - lastArrivalUs >= QUIET_US) {
+          take(flow.flush(ms(t)));
+          take(flow.tick(ms(t)));
+        }
+      }
+    }
+  };
+
+  push(`H 1 full ${T0_NS}`, nowUs);
+  let a = 0;
+  let globalStallUntilUs = 0;
+  const pendingLines = () => node.buffers.some((b) => b.pending > 0);
+  const lastActionUs = actions.length > 0 ? actions[actions.length - 1]!.ts / 1000 : nowUs;
+  for (;;) {
+    const idle = !pendingLines();
+    // Done when nothing is left to print, read or hold, and no call waits for the liveness sweep (or for too long).
+    if (idle && a >= actions.length && flow.heldCount === 0 && (flow.assembler.runningCalls().length === 0 || nowUs > lastActionUs + WIND_DOWN_US)) break;
+    // Nothing printed and unread: on to the next thing that happens.
+    const nextActionUs = a < actions.length ? Math.ceil(actions[a]!.ts / 1000) : Infinity;
+    nowUs = idle ? Math.max(nowUs + 1, Math.min(nextActionUs, nextTimerUs())) : nowUs + node.int(50, 1_500);
+    timersUntil(nowUs);
+    while (a < actions.length && actions[a]!.ts <= nowUs * 1000) {
+      const act = actions[a++]!;
+      act.run(act.ts);
+    }
+    if (nowUs < globalStallUntilUs) continue;
+    if (node.rng() < plan.drain.globalStallChance) {
+      globalStallUntilUs = nowUs + node.int(1, plan.drain.globalStallMaxUs);
+      continue;
+    }
+    // One read round: every CPU buffer in turn, in a random order, some or all of what each holds.
+    const order = node.buffers.map((_, i) => i).sort(() => node.rng() - 0.5);
+    for (const cpu of order) {
+      const buf = node.buffers[cpu]!;
+      if (buf.stalledUntilUs > nowUs) continue;
+      if (node.rng() < plan.drain.cpuStallChance) {
+        buf.stalledUntilUs = nowUs + node.int(1, plan.drain.cpuStallMaxUs);
+        continue;
+      }
+      // What has been printed by now (the canary's later records are in already).
+      let ready = 0;
+      while (ready < buf.pending && buf.entries[buf.head + ready]!.ts <= nowUs * 1000) ready++;
+      if (ready === 0) continue;
+      const n = node.rng() < 0.6 ? ready : node.int(1, ready);
+      for (let i = 0; i < n; i++) {
+        const e = buf.entries[buf.head++]!;
+        node.stats.maxLagUs = Math.max(node.stats.maxLagUs, nowUs - e.ts / 1000);
+        if (e.lost !== undefined) {
+          node.stats.lostNotices++;
+          push(`Lost ${e.lost} events`, nowUs);
+        } else {
+          node.stats.lines++;
+          push(e.line, nowUs);
+        }
+      }
+      if (buf.head > 4096) {
+        buf.entries = buf.entries.slice(buf.head);
+        buf.head = 0;
+      }
+    }
+    armClock(nowUs);
+  }
+  // The daemon stops: everything held goes on, and every wait is over.
+  take(flow.flush(ms(nowUs)));
+  for (const later of [3_000_000, 15_000_000, 70_000_000, 140_000_000]) {
+    take(flow.releaseDue(nowUs + later, ms(nowUs + later)));
+    take(flow.tick(ms(nowUs + later)));
+  }
+  const finals = new Map<string, CniCall>();
+  for (const e of events) finals.set(e.call.id, e.call);
+  return { truth: node.truth, finals, events, stats: node.stats };
+}
+
+/** How bpftrace keeps up: within the reorder window, lagging by seconds, or starved (full buffers). */
+export type Load = 'keeps-up' | 'lags' | 'starved';
+
+const sizes = (maxCount: number, maxSize: number, minCount = 0) => fc.array(fc.integer({ min: 1, max: maxSize }), { minLength: minCount, maxLength: maxCount });
+
+const procPlan = (): fc.Arbitrary<ProcPlan> =>
+  fc.record({
+    threads: fc.integer({ min: 0, max: 3 }),
+    // Up to a few KB of config, in reads of any size (Go's ReadAll: 512, then more).
+    stdinReads: sizes(5, 1_500, 1),
+    stdoutWrites: sizes(3, 700),
+    stderrWrites: sizes(2, 300),
+    exitCode: fc.constantFrom(0, 0, 0, 1),
+  });
+
+export const callPlan = (): fc.Arbitrary<CallPlan> =>
+  fc.record({
+    gapUs: fc.integer({ min: 0, max: 40_000 }),
+    command: fc.constantFrom('ADD', 'DEL', 'CHECK'),
+    plugin: procPlan(),
+    helpers: fc.array(fc.record({ stdoutWrites: sizes(2, 400), stderrWrites: sizes(2, 300) }), { maxLength: 2 }),
+    delegate: fc.option(procPlan(), { freq: 2 }),
+  });
+
+/**
+ * `keeps-up`: every line arrives within the daemon's smallest reorder window
+ * (REORDER_WINDOW.minUs, 30 ms) of its print, no buffer is ever full. `lags`:
+ * a CPU buffer, or all of them, may go unread for seconds; nothing lost.
+ * `starved`: that, and buffers that fill up and drop records.
+ */
+export function drainPlan(load: Load): fc.Arbitrary<DrainPlan> {
+  switch (load) {
+    case 'keeps-up':
+      return fc.record({
+        cpuStallChance: fc.constantFrom(0, 0.01, 0.05),
+        cpuStallMaxUs: fc.integer({ min: 1, max: 12_000 }),
+        globalStallChance: fc.constantFrom(0, 0.01),
+        globalStallMaxUs: fc.integer({ min: 1, max: 8_000 }),
+        capacity: fc.constant(null),
+        undercountChance: fc.constant(0),
+      });
+    case 'lags':
+      return fc.record({
+        cpuStallChance: fc.constantFrom(0.001, 0.005, 0.02),
+        cpuStallMaxUs: fc.integer({ min: 10_000, max: 3_000_000 }),
+        globalStallChance: fc.constantFrom(0, 0.002, 0.01),
+        globalStallMaxUs: fc.integer({ min: 1, max: 500_000 }),
+        capacity: fc.constant(null),
+        undercountChance: fc.constantFrom(0, 0.05),
+      });
+    case 'starved':
+      return fc.record({
+        cpuStallChance: fc.constantFrom(0.001, 0.005, 0.02),
+        cpuStallMaxUs: fc.integer({ min: 10_000, max: 3_000_000 }),
+        globalStallChance: fc.constantFrom(0, 0.002, 0.01),
+        globalStallMaxUs: fc.integer({ min: 1, max: 500_000 }),
+        capacity: fc.integer({ min: 20, max: 400 }),
+        undercountChance: fc.constantFrom(0, 0.05),
+      });
+  }
+}
+
+export function nodePlan(load: Load, maxCalls = 12): fc.Arbitrary<NodePlan> {
+  return fc.record({
+    seed: fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+    cpus: fc.integer({ min: 2, max: 4 }),
+    pidPool: fc.integer({ min: 6, max: 24 }),
+    stepUs: fc.integer({ min: 5, max: 3_000 }),
+    calls: fc.array(callPlan(), { minLength: 1, maxLength: maxCalls }),
+    drain: drainPlan(load),
+  });
+}
