@@ -824,7 +824,7 @@ export class CallAssembler {
     const l = this.lingering.get(id);
     if (!l) return;
     this.lingering.delete(id);
-    if (l.changed) this.republished.push({ type: 'call.finished', call: snapshotCall(l.call) });
+    if (l.changed) this.republished.push({ type: 'call.updated', call: snapshotCall(l.call) });
   }
 
   /** Moves a finished read/write (by its ioKey) into the stream it belongs to. */
