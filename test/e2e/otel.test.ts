@@ -139,7 +139,7 @@ describe.runIf(canRun)('OpenTelemetry export with the real daemon, tracer and pl
   });
 
   it('sends output a background child wrote after the plugin exited as call.updated on the tail and as a log record linked to the span', async () => {
-    const containerId = `late${run}`;
+    const containerId = `bgc${run}`;
     const tail: { type: string; call?: { id: string; containerId: string | null; status: string; payload: { stderr: { bytes: number } }; outputAfterExit: { stdout: number | null; stderr: number | null } } }[] = [];
     const ws = new WebSocket(`${daemon.url.replace('http', 'ws')}/api/v1/tail`);
     try {
@@ -195,7 +195,9 @@ describe.runIf(canRun)('OpenTelemetry export with the real daemon, tracer and pl
       expect(String(update!.body)).toContain('stderr after exit (5 bytes): late\n');
       expect(update!.attributes).toMatchObject({ 'cni.stderr.after_exit_bytes': 5 });
       const first = logs.find((l) => l !== update)!;
-      expect(String(first.body)).not.toContain('late');
+      // The span's own log record was built before the child wrote: the early bytes only.
+      expect(String(first.body)).toContain(`stderr (${late} bytes): early: 39 bytes of config\n`);
+      expect(String(first.body)).not.toContain('late\n');
     } finally {
       ws.close();
     }
