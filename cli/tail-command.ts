@@ -12,6 +12,8 @@
 
 import WebSocket from 'ws';
 import type { CallSummary, TailCacheEntry, TailGap, TailServerMessage } from '../api/index.js';
+
+type TailCallMessage = Extract<TailServerMessage, { call: CallSummary }>;
 import { headers, type ClientOptions } from './api-client.js';
 import { CALL_FILTER_FLAGS, callFilterQuery } from './calls-command.js';
 import { ClientError } from './errors.js';
@@ -46,6 +48,7 @@ export async function tailCommand(args: string[], client: ClientOptions): Promis
       switch (msg.type) {
         case 'call.started':
         case 'call.finished':
+        case 'call.updated':
           printer.call(msg.type, msg.call);
           break;
         case 'cache.added':
@@ -83,7 +86,7 @@ export async function tailCommand(args: string[], client: ClientOptions): Promis
 }
 
 export interface TailPrinter {
-  call(type: 'call.started' | 'call.finished', call: CallSummary): void;
+  call(type: TailCallMessage['type'], call: CallSummary): void;
   /** Prints what is held (the socket closed). */
   flush(): void;
 }
@@ -91,7 +94,8 @@ export interface TailPrinter {
 /**
  * Orders the tail's call lines into trees. Pure but for its timer; `print` gets whole lines. Starts are
  * printed at once (dim, indented under a parent that is running); an ended delegated call waits for
- * its parent's end, to be printed under it.
+ * its parent's end, to be printed under it. An update of a call still held replaces it there; of one
+ * printed already, it is one more line, marked, saying what came after the plugin exited.
  */
 export function createTailPrinter(print: (lines: string[]) => void, holdMs = HOLD_MS): TailPrinter {
   const line = (c: CallSummary, depth: number) => callLine(c, { time: 'absolute', indent: depth === 0 ? '' : `${'  '.repeat(depth - 1)}└ ` });
@@ -111,6 +115,27 @@ export function createTailPrinter(print: (lines: string[]) => void, holdMs = HOL
   };
   /** Ended delegated calls waiting for their parent's end, by parent id. */
   const held = new Map<string, { subtree: Subtree; timer: NodeJS.Timeout }[]>();
+  /** Swaps an updated call into the held subtree that has it; false when none has. */
+  const replaceHeld = (c: CallSummary): boolean => {
+    const swap = (t: Subtree): Subtree | null => {
+      if (t.call.id === c.id) return { call: c, children: t.children };
+      for (const [i, child] of t.children.entries()) {
+        const swapped = swap(child);
+        if (swapped) return { call: t.call, children: t.children.map((x, j) => (j === i ? swapped : x)) };
+      }
+      return null;
+    };
+    for (const entries of held.values()) {
+      for (const entry of entries) {
+        const swapped = swap(entry.subtree);
+        if (swapped) {
+          entry.subtree = swapped;
+          return true;
+        }
+      }
+    }
+    return false;
+  };
 
   const render = (t: Subtree, depth: number, note = ''): string[] => [
     `${line(t.call, depth)}${note}`,
@@ -128,6 +153,11 @@ export function createTailPrinter(print: (lines: string[]) => void, holdMs = HOL
 
   return {
     call(type, c) {
+      if (type === 'call.updated') {
+        if (replaceHeld(c)) return;
+        const depth = printed.get(c.id) ?? 0;
+        return print([`${line(c, depth)}  ${yellow(`(updated: ${updateNote(c)})`)}`]);
+      }
       if (type === 'call.started') {
         const depth = c.parentId !== null && running.has(c.parentId) ? running.get(c.parentId)! + 1 : 0;
         running.set(c.id, depth);
@@ -152,7 +182,7 @@ export function createTailPrinter(print: (lines: string[]) => void, holdMs = HOL
         subtree,
         timer: setTimeout(() => {
           held.set(parentId, (held.get(parentId) ?? []).filter((e) => e !== entry));
-          print(render(subtree, 1, whose(parentId, true)));
+          print(render(entry.subtree, 1, whose(parentId, true)));
         }, holdMs).unref(),
       };
       held.set(parentId, [...(held.get(parentId) ?? []), entry]);
@@ -161,6 +191,15 @@ export function createTailPrinter(print: (lines: string[]) => void, holdMs = HOL
       for (const parentId of [...held.keys()]) for (const t of take(parentId)) print(render(t, 1, whose(parentId, false)));
     },
   };
+}
+
+/** What an update of an ended call brought: `2 bytes of stderr written after the plugin exited`. */
+export function updateNote(c: CallSummary): string {
+  const late = (['stdout', 'stderr'] as const).flatMap((s) => {
+    const from = c.outputAfterExit[s];
+    return from === null ? [] : [`${Math.max(0, c.payload[s].totalBytes - from)} bytes of ${s}`];
+  });
+  return late.length > 0 ? `${late.join(' and ')} written after the plugin exited` : 'its descendants ended after it';
 }
 
 function cacheLine(type: 'cache.added' | 'cache.removed', e: TailCacheEntry): string {

@@ -149,9 +149,16 @@ export interface CniCall {
   readonly gcDriven?: boolean;
 }
 
+/**
+ * What happened to a call. `call.updated` is a call already sent as
+ * `call.finished` that changed afterwards (descendants that outlived the
+ * plugin wrote more, or ended later): the whole call again, never a
+ * second finish, so no client has to tell a repeat from a first finish.
+ */
 export type CollectorEvent =
   | { readonly type: 'call.started'; readonly call: CniCall }
-  | { readonly type: 'call.finished'; readonly call: CniCall };
+  | { readonly type: 'call.finished'; readonly call: CniCall }
+  | { readonly type: 'call.updated'; readonly call: CniCall };
 
 /** The port through which store and live tail receive calls (see collector.ts). */
 export interface CallListener {

@@ -145,6 +145,8 @@ export function createNodeSetupWiring(
   const callListener: CallListener = {
     onEvents(events: readonly CollectorEvent[]) {
       for (const { type, call } of events) {
+        // An update is a call linked already when it ended.
+        if (type === 'call.updated') continue;
         if (type === 'call.started') {
           if (running.has(call.id)) continue;
           running.add(call.id);

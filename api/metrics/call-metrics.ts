@@ -1,7 +1,8 @@
 /**
  * Counts finished calls and their durations, fed by the collector like the
  * store and the tail. Only `call.finished` counts: a call is counted once,
- * when its outcome is known.
+ * when its outcome is known; a later `call.updated` (output or helpers after
+ * the plugin exited) is counted apart.
  */
 
 import { Counter, Histogram, type Registry } from 'prom-client';
@@ -43,11 +44,18 @@ export function createCallMetrics(registry: Registry): CallListener {
     labelNames: ['stream'] as const,
     registers: [registry],
   });
+  const updated = new Counter({
+    name: 'cnirec_calls_updated_total',
+    help: 'Ended calls that changed afterwards (descendants that outlived the plugin wrote to its stdout/stderr, or ended, later), by command',
+    labelNames: ['command'] as const,
+    registers: [registry],
+  });
   const pluginLabel = createPluginLabeler();
 
   return {
     onEvents(events) {
       for (const event of events) {
+        if (event.type === 'call.updated') updated.inc({ command: commandLabel(event.call.command) });
         if (event.type !== 'call.finished') continue;
         const call = event.call;
         const labels = { command: commandLabel(call.command), plugin: pluginLabel(isPluginCall(call) ? call.plugin : OTHER) };

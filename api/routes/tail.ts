@@ -31,7 +31,7 @@ export const TAIL_PATH = '/api/v1/tail';
 /** What the OpenAPI document says of the tail (it cannot describe a websocket's messages itself). */
 export const TAIL_DESCRIPTION = [
   'A websocket (a plain GET answers 426). Server messages, one JSON object per text frame (TailServerMessage): hello, ',
-  'call.started, call.finished, cache.added, cache.removed, tracer.gap, capture.changed (the capture mode changed, and why), network.readiness (a network became ready or not ready: CNI STATUS), config.changed (a CNI conf dir file added, rewritten or ',
+  'call.started, call.finished (once per call), call.updated (a call already sent finished changed afterwards: late output or helpers of descendants that outlived the plugin; the whole call again), cache.added, cache.removed, tracer.gap, capture.changed (the capture mode changed, and why), network.readiness (a network became ready or not ready: CNI STATUS), config.changed (a CNI conf dir file added, rewritten or ',
   'removed; sent to every client), replay.done, filter.updated, pong, error. Query (and later {"type":"filter",...} messages): ',
   'namespace, pod, command, plugin, failed, includeVersion, and since (replay recent calls first, then replay.done marks where ',
   'the live calls begin). An unknown or invalid parameter is answered, after the upgrade, by an error message naming it and ',

@@ -101,7 +101,7 @@ export const tailErrorSchema = z.object({
   issues: z.array(issueSchema).optional(),
 });
 
-const CALL_EVENT_TYPES = ['call.started', 'call.finished'] as const;
+const CALL_EVENT_TYPES = ['call.started', 'call.finished', 'call.updated'] as const;
 const CACHE_EVENT_TYPES = ['cache.added', 'cache.removed'] as const;
 
 export const tailServerMessageSchema = component(
@@ -114,7 +114,11 @@ export const tailServerMessageSchema = component(
         filter: tailFilterSchema,
         replay: z.object({ since: z.string(), limit: z.number().int() }).nullable().describe('What ?since= replays first; null: live only'),
       }),
-      z.object({ type: z.enum(CALL_EVENT_TYPES), call: callSummarySchema }),
+      z
+        .object({ type: z.enum(CALL_EVENT_TYPES), call: callSummarySchema })
+        .describe(
+          'call.started when a plugin starts, call.finished once when it ended; call.updated when a call already sent as finished changed afterwards (descendants that outlived the plugin wrote to its stdout/stderr, or ended, later): the whole call again, to replace the one shown; a client that never saw the call may show it as finished',
+        ),
       z.object({ type: z.enum(CACHE_EVENT_TYPES), entry: tailCacheEntrySchema }),
       z.object({ type: z.literal('tracer.gap'), gap: tailGapSchema }),
       z.object({ type: z.literal('config.changed'), change: tailConfChangeSchema }),

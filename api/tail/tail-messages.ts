@@ -6,6 +6,7 @@
  */
 
 import type { RawData } from 'ws';
+import type { CollectorEvent } from '../../collector/index.js';
 import type { z } from 'zod';
 import type { Issue } from '../schemas/error.js';
 import { tailClientMessageSchema, type TailConfChange, type TailError, type TailGap, type TailServerMessage } from '../schemas/tail.js';
@@ -17,7 +18,7 @@ export const TAIL_PROTOCOL_VERSION = 1;
 export type TailIssue = Issue;
 export type { TailConfChange, TailError, TailGap };
 
-export type CallEventType = 'call.started' | 'call.finished';
+export type CallEventType = CollectorEvent['type'];
 
 /** What the server sends (api/schemas/tail.ts). */
 export type ServerMessage = TailServerMessage;

@@ -477,7 +477,7 @@ export class CallAssembler {
     for (const [id, p] of this.recentlyPublished) {
       if (p.call.lostRecords || this.lingering.has(id) || !overlaps(p.call, window)) continue;
       p.call.lostRecords = true;
-      this.republished.push({ type: 'call.finished', call: snapshotCall(p.call) });
+      this.republished.push({ type: 'call.updated', call: snapshotCall(p.call) });
     }
     return this.withRepublished([]);
   }
@@ -821,7 +821,7 @@ export class CallAssembler {
     const l = this.lingering.get(id);
     if (!l) return;
     this.lingering.delete(id);
-    if (l.changed) this.republished.push({ type: 'call.finished', call: snapshotCall(l.call) });
+    if (l.changed) this.republished.push({ type: 'call.updated', call: snapshotCall(l.call) });
   }
 
   /** Moves a finished read/write (by its ioKey) into the stream it belongs to. */

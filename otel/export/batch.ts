@@ -10,10 +10,10 @@
 
 import type { ReadableLogRecord } from '@opentelemetry/sdk-logs';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
-import type { ExportReads, OutboxEntry, Watermarks } from '../../store/index.js';
+import type { ExportReads, OutboxEntry, StoredCall, Watermarks } from '../../store/index.js';
 import type { PayloadMode } from '../config/otlp-config.js';
 import { callFacts } from '../map/call-facts.js';
-import { callLogRecord } from '../map/call-log.js';
+import { callLogRecord, callUpdateLogRecord, lateOutput } from '../map/call-log.js';
 import { callSpans } from '../map/call-spans.js';
 import { findingLogRecord, tracerEventLogRecord } from '../map/event-logs.js';
 import type { ExportIdentity } from '../map/identity.js';
@@ -80,14 +80,7 @@ export function buildBatch(entries: readonly OutboxEntry[], marks: Watermarks, r
         missing++;
         continue;
       }
-      const trace = traceOf({
-        id: call.id,
-        parentId: call.parentId,
-        traceParent: call.traceParent,
-        traceState: call.env.TRACESTATE ?? null,
-        containerId: call.containerId,
-        ifname: call.ifname,
-      });
+      const trace = traceOf(traceKeyOf(call));
       const facts = callFacts(call);
       if (wantSpans) spans.push(...callSpans(call, trace, opts.payloads, opts.identity, facts));
       if (wantLogs) logs.push(callLogRecord(call, trace, opts.payloads, opts.identity, facts));
@@ -95,6 +88,15 @@ export function buildBatch(entries: readonly OutboxEntry[], marks: Watermarks, r
       bytes += payloadBytes(call, opts.payloads) * (wantSpans && wantLogs ? 2 : 1);
     } else if (!wantLogs) {
       continue;
+    } else if (entry.kind === 'call-updated') {
+      // Its span went out with the first entry and cannot change: the change is a log record linked to it.
+      const call = reads.call(entry.ref);
+      if (call === null) {
+        missing++;
+        continue;
+      }
+      logs.push(callUpdateLogRecord(call, traceOf(traceKeyOf(call)), opts.payloads, opts.identity, entry.queuedUs));
+      bytes += lateOutput(call).reduce((n, [, s]) => n + Math.min(s.bytes.length, opts.payloads === 'none' ? 0 : opts.payloads === 'capped' ? CAPPED_PAYLOAD_BYTES : Infinity), 0);
     } else if (entry.kind === 'tracer-event') {
       const event = reads.tracerEvent(Number(entry.ref));
       if (event === null) missing++;
@@ -111,6 +113,10 @@ export function buildBatch(entries: readonly OutboxEntry[], marks: Watermarks, r
     }
   }
   return { spans, logs, lastSeq, missing, callEndsUs };
+}
+
+function traceKeyOf(call: StoredCall): TraceKey {
+  return { id: call.id, parentId: call.parentId, traceParent: call.traceParent, traceState: call.env.TRACESTATE ?? null, containerId: call.containerId, ifname: call.ifname };
 }
 
 /** What a call's payloads add to a request, as sent (helpers' output included). */

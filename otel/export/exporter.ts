@@ -45,7 +45,7 @@ export interface ExporterOptions {
 }
 
 export interface OtelExporter {
-  /** Subscribe to the collector after the store's listener: a finished call schedules a pass. */
+  /** Subscribe to the collector after the store's listener: a finished (or updated) call schedules a pass. */
   readonly listener: CallListener;
   start(): void;
   /** Schedules a pass soon (coalesced). */
@@ -244,7 +244,7 @@ export function createOtelExporter(opts: ExporterOptions): OtelExporter {
     listener: {
       onEvents(events) {
         for (const e of events) {
-          if (e.type === 'call.finished') {
+          if (e.type === 'call.finished' || e.type === 'call.updated') {
             notify();
             return;
           }

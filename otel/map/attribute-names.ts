@@ -61,6 +61,9 @@ export const CNI = {
   callerExecutablePath: 'cni.caller.executable.path',
   traceparent: 'cni.traceparent',
   helperSeq: 'cni.helper.seq',
+  helperCount: 'cni.helper.count',
+  /** `cni.stdout.after_exit_bytes`: stored bytes of the stream written after the plugin exited (on `cni.call.updated`). */
+  afterExitBytes: (stream: string) => `cni.${stream}.after_exit_bytes`,
   /** `cni.stdin.bytes`…: bytes the process moved through the stream in all. */
   streamBytes: (stream: string) => `cni.${stream}.bytes`,
   // On the payload span events (cni.stdin, cni.stdout, cni.stderr) and log records:
@@ -87,6 +90,7 @@ export const CNIREC = {
 /** Log records' event names (OTLP LogRecord.event_name). */
 export const EVENT_NAMES = {
   call: 'cni.call',
+  callUpdated: 'cni.call.updated',
   tracer: (kind: string) => `cnirec.tracer.${kind}`,
   finding: (state: 'opened' | 'resolved') => `cnirec.finding.${state}`,
 } as const;

@@ -6,12 +6,13 @@
  * trace.
  */
 
-import { TraceFlags } from '@opentelemetry/api';
+import { TraceFlags, type Attributes } from '@opentelemetry/api';
 import { SeverityNumber } from '@opentelemetry/api-logs';
 import type { ReadableLogRecord } from '@opentelemetry/sdk-logs';
+import type { CapturedStream } from '../../collector/index.js';
 import type { StoredCall } from '../../store/index.js';
 import type { PayloadMode } from '../config/otlp-config.js';
-import { EVENT_NAMES } from './attribute-names.js';
+import { CNI, EVENT_NAMES } from './attribute-names.js';
 import { callFacts, type CallFacts } from './call-facts.js';
 import type { ExportIdentity } from './identity.js';
 import { payloadView, type PayloadView } from './payload.js';
@@ -48,12 +49,69 @@ export function callLogRecord(call: StoredCall, trace: CallTrace, payloads: Payl
   };
 }
 
-/** `CNI ADD bridge default/web-0 eth0 (container 3f2a…): failed after 5012.3 ms: no IP addresses available`. */
-export function callSummary(call: StoredCall, facts: CallFacts): string {
+/**
+ * A call that changed after it was exported (descendants that outlived the
+ * plugin wrote to its stdout or stderr, or ended, later). Its span cannot
+ * change once sent, so the change is a log record with the span's trace and
+ * span ids: what was written after the plugin exited, as stored now (when
+ * the span was built after the change it holds these bytes too), and the
+ * helpers with how they ended. `atUs`: when the change was stored.
+ */
+export function callUpdateLogRecord(call: StoredCall, trace: CallTrace, payloads: PayloadMode, identity: ExportIdentity, atUs: number, facts: CallFacts = callFacts(call)): ReadableLogRecord {
+  const late = lateOutput(call);
+  const wrote = late.map(([name, s]) => `${s.totalBytes} bytes to ${name}`);
+  const lines = [`${callHead(call, facts)}: updated after the plugin exited${wrote.length > 0 ? `: its descendants wrote ${wrote.join(' and ')}` : ''}`];
+  for (const [name, stream] of late) {
+    const view = payloadView(stream, payloads);
+    if (view !== null) lines.push(payloadLine(`${name} after exit`, view));
+  }
+  for (const h of call.helpers) lines.push(`helper ${h.path} (pid ${h.pid}): ${helperEnd(h)}`);
+  const attributes: Attributes = { ...facts.attributes, [CNI.helperCount]: call.helpers.length };
+  for (const [name, s] of late) attributes[CNI.afterExitBytes(name)] = s.totalBytes;
+  const at = hrTimeOfUs(atUs);
+  return {
+    hrTime: at,
+    hrTimeObserved: at,
+    spanContext: { traceId: trace.traceId, spanId: trace.spanId, traceFlags: TraceFlags.SAMPLED },
+    severityNumber: SeverityNumber.INFO,
+    severityText: 'INFO',
+    body: lines.join('\n'),
+    eventName: EVENT_NAMES.callUpdated,
+    resource: identity.resource,
+    instrumentationScope: identity.scope,
+    attributes,
+    droppedAttributesCount: 0,
+  };
+}
+
+/** The stored part of stdout and stderr from where the plugin's exit left them; streams without such a part are left out. */
+export function lateOutput(call: StoredCall): [name: 'stdout' | 'stderr', stream: CapturedStream][] {
+  const out: [name: 'stdout' | 'stderr', stream: CapturedStream][] = [];
+  for (const [name, stream, offset] of [['stdout', call.stdout, call.stdoutAfterExitOffset], ['stderr', call.stderr, call.stderrAfterExitOffset]] as const) {
+    if (offset === null || offset >= stream.bytes.length) continue;
+    const bytes = stream.bytes.subarray(offset);
+    // Redaction pointers name places in the whole stream's JSON: they say nothing about a slice of it.
+    out.push([name, { bytes: Buffer.from(bytes), totalBytes: bytes.length, truncated: stream.truncated }]);
+  }
+  return out;
+}
+
+function helperEnd(h: StoredCall['helpers'][number]): string {
+  if (h.endedAtUs === null) return 'its exit was not seen';
+  const how = h.signal !== null ? `killed by signal ${h.signal}` : `exit ${h.exitCode ?? '?'}`;
+  return `${how} at ${new Date(h.endedAtUs / 1000).toISOString()}`;
+}
+
+function callHead(call: StoredCall, facts: CallFacts): string {
   const who = [call.podNamespace && call.podName ? `${call.podNamespace}/${call.podName}` : null, call.ifname].filter(Boolean).join(' ');
   const container = call.containerId ? ` (container ${call.containerId.slice(0, 12)})` : '';
+  return `${facts.spanName}${who ? ` ${who}` : ''}${container}`;
+}
+
+/** `CNI ADD bridge default/web-0 eth0 (container 3f2a…): failed after 5012.3 ms: no IP addresses available`. */
+export function callSummary(call: StoredCall, facts: CallFacts): string {
   const took = call.durationUs === null ? '' : ` ${formatMs(call.durationUs / 1000)}`;
-  const head = `${facts.spanName}${who ? ` ${who}` : ''}${container}`;
+  const head = callHead(call, facts);
   switch (facts.outcome.kind) {
     case 'ok':
       return `${head}: ok in${took}`;

@@ -39,6 +39,8 @@ const INSERT_FINISHED = `INSERT INTO calls (${names(CALL_COLUMNS)}) VALUES (${pa
 
 const INSERT_HELPER = `INSERT INTO helpers (${names(HELPER_COLUMNS)}) VALUES (${params(HELPER_COLUMNS)})`;
 const DELETE_HELPERS = 'DELETE FROM helpers WHERE call_id = ?';
+const STATUS_OF = 'SELECT status FROM calls WHERE id = ?';
+const INSERT_UPDATE = 'INSERT INTO call_updates (call_id, at_us) VALUES (?, ?)';
 const MARK_INCOMPLETE = "UPDATE calls SET status = 'incomplete', incomplete_reason = ? WHERE status = 'running'";
 
 /** Ids of the calls whose started event is in `events`. */
@@ -57,6 +59,8 @@ export function createCallWriter(db: Database): CallWriter {
   const insertHelper = db.prepare(INSERT_HELPER);
   const deleteHelpers = db.prepare(DELETE_HELPERS);
   const markIncomplete = db.prepare<[string]>(MARK_INCOMPLETE);
+  const statusOf = db.prepare<[string], { status: string }>(STATUS_OF);
+  const insertUpdate = db.prepare<[string, number]>(INSERT_UPDATE);
 
   const insertHelpers = (call: CniCall) => {
     call.helpers.forEach((h, seq) => insertHelper.run(helperValues(call.id, seq, h)));
@@ -66,6 +70,9 @@ export function createCallWriter(db: Database): CallWriter {
     const startedHere = startedIn(events);
     for (const event of latestEventPerCall(events)) {
       const { call } = event;
+      // A change to a call already stored ended is noted (call_updates), so the export sends it once
+      // more as a log record; a running or missing row takes it as its first finish below.
+      const updatesEnded = event.type === 'call.updated' && (statusOf.get(call.id)?.status ?? 'running') !== 'running';
       if (event.type === 'call.started') {
         // Helpers only if this insert created the row; otherwise the row's own are newer.
         const { changes } = insertStarted.run(callValues(call));
@@ -87,6 +94,7 @@ export function createCallWriter(db: Database): CallWriter {
         // Replace, not append: the finished snapshot has every helper of the call.
         deleteHelpers.run(call.id);
         insertHelpers(call);
+        if (updatesEnded) insertUpdate.run(call.id, Date.now() * 1000);
       }
     }
   });

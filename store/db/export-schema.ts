@@ -22,6 +22,44 @@ CREATE TABLE otel_outbox (
   queued_us INTEGER NOT NULL
 ) STRICT`;
 
+/**
+ * Migration 11: the outbox also takes 'call-updated' (a call that changed
+ * after it was queued: its late output goes as a log record linked to the
+ * span already sent). SQLite cannot change a CHECK in place, so the table is
+ * rebuilt; its AUTOINCREMENT high-water mark (sqlite_sequence) is carried
+ * over even when the table is empty, or new entries would get numbers at or
+ * below the watermarks and never be sent. ALTER TABLE RENAME renames the
+ * sqlite_sequence row with the table.
+ */
+export const REBUILD_EXPORT_OUTBOX_V12 = [
+  `CREATE TABLE otel_outbox_v11 (
+  seq      INTEGER PRIMARY KEY AUTOINCREMENT,
+  -- 'call' / 'call-updated': calls.id; 'tracer-event': tracer_events.id; 'finding-opened' / 'finding-resolved': cache_findings.id.
+  kind     TEXT NOT NULL CHECK (kind IN ('call', 'call-updated', 'tracer-event', 'finding-opened', 'finding-resolved')),
+  ref      TEXT NOT NULL,
+  queued_us INTEGER NOT NULL
+) STRICT`,
+  'INSERT INTO otel_outbox_v11 (seq, kind, ref, queued_us) SELECT seq, kind, ref, queued_us FROM otel_outbox',
+  "DELETE FROM sqlite_sequence WHERE name = 'otel_outbox_v11'",
+  "INSERT INTO sqlite_sequence (name, seq) SELECT 'otel_outbox_v11', seq FROM sqlite_sequence WHERE name = 'otel_outbox'",
+  'DROP TABLE otel_outbox',
+  'ALTER TABLE otel_outbox_v11 RENAME TO otel_outbox',
+];
+
+/**
+ * Migration 11: one row each time a call changed after it was first stored
+ * finished (the collector's `call.updated`: descendants that outlived the
+ * plugin wrote or ended later). The export queues each one while it is on.
+ */
+export const CREATE_CALL_UPDATES = `
+CREATE TABLE call_updates (
+  id      INTEGER PRIMARY KEY,
+  call_id TEXT NOT NULL REFERENCES calls (id) ON DELETE CASCADE,
+  at_us   INTEGER NOT NULL
+) STRICT`;
+// Also serves the FK check behind ON DELETE CASCADE.
+export const CREATE_CALL_UPDATES_INDEX = 'CREATE INDEX call_updates_by_call ON call_updates (call_id)';
+
 /** One row per signal: every outbox row with seq <= watermark was sent (or skipped, and counted). */
 export const CREATE_EXPORT_WATERMARKS = `
 CREATE TABLE otel_watermarks (
@@ -39,7 +77,8 @@ const NOW_US = "CAST(unixepoch('subsec') * 1000000 AS INTEGER)";
  *
  * A call is queued once, when it leaves `running` (finished, or marked
  * incomplete), or when it is first inserted already finished; a later
- * rewrite of a finished row (a retried batch) does not queue it again.
+ * rewrite of a finished row (a retried batch) does not queue it again. A
+ * change after that (a row in call_updates) is queued as 'call-updated'.
  */
 export const EXPORT_TRIGGERS: readonly { readonly name: string; readonly sql: string }[] = [
   {
@@ -53,6 +92,11 @@ export const EXPORT_TRIGGERS: readonly { readonly name: string; readonly sql: st
     sql: `CREATE TEMP TRIGGER IF NOT EXISTS otel_call_inserted_finished AFTER INSERT ON main.calls
       WHEN NEW.status <> 'running'
       BEGIN INSERT INTO otel_outbox (kind, ref, queued_us) VALUES ('call', NEW.id, ${NOW_US}); END`,
+  },
+  {
+    name: 'otel_call_updated',
+    sql: `CREATE TEMP TRIGGER IF NOT EXISTS otel_call_updated AFTER INSERT ON main.call_updates
+      BEGIN INSERT INTO otel_outbox (kind, ref, queued_us) VALUES ('call-updated', NEW.call_id, ${NOW_US}); END`,
   },
   {
     name: 'otel_tracer_event',

@@ -10,7 +10,7 @@ import { CREATE_CACHE_ENTRIES, CREATE_CACHE_FINDINGS, CREATE_CACHE_INDEXES, CREA
 import { StoreError } from './errors.js';
 import { QUERY_INDEXES_V3 } from './query-indexes.js';
 import { CREATE_CALL_BINARIES, CREATE_CONF_VERSIONS, CREATE_NODE_SETUP_INDEXES, CREATE_PLUGIN_BINARIES } from './node-setup-schema.js';
-import { CREATE_EXPORT_OUTBOX, CREATE_EXPORT_WATERMARKS } from './export-schema.js';
+import { CREATE_CALL_UPDATES, CREATE_CALL_UPDATES_INDEX, CREATE_EXPORT_OUTBOX, CREATE_EXPORT_WATERMARKS, REBUILD_EXPORT_OUTBOX_V12 } from './export-schema.js';
 import { CREATE_READINESS, CREATE_READINESS_TRANSITIONS } from './readiness-schema.js';
 
 export interface Migration {
@@ -263,6 +263,15 @@ export const MIGRATIONS: readonly Migration[] = [
       db.exec('CREATE INDEX calls_by_network ON calls (network, started_at_us DESC, id DESC) WHERE network IS NOT NULL');
       db.exec(CREATE_READINESS);
       db.exec(CREATE_READINESS_TRANSITIONS);
+      },
+    },
+    {
+      version: 12,
+    name: 'calls changed after they were stored finished, and their export',
+    up(db) {
+      db.exec(CREATE_CALL_UPDATES);
+      db.exec(CREATE_CALL_UPDATES_INDEX);
+      for (const sql of REBUILD_EXPORT_OUTBOX_V12) db.exec(sql);
     },
   },
 ];

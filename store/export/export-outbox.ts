@@ -12,7 +12,8 @@ import { EXPORT_TRIGGERS } from '../db/index.js';
 
 export const EXPORT_SIGNALS = ['traces', 'logs'] as const;
 export type ExportSignal = (typeof EXPORT_SIGNALS)[number];
-export type OutboxKind = 'call' | 'tracer-event' | 'finding-opened' | 'finding-resolved';
+/** 'call-updated': a call already queued as 'call' changed since (late output, late helpers). */
+export type OutboxKind = 'call' | 'call-updated' | 'tracer-event' | 'finding-opened' | 'finding-resolved';
 
 export interface OutboxEntry {
   readonly seq: number;

@@ -21,6 +21,9 @@ import { requirePrivilegedSuite } from './support/privileged.js';
 
 const canRun = requirePrivilegedSuite();
 const TC_SHAPER = path.resolve(import.meta.dirname, 'fixtures/plugins/tc-shaper.sh');
+const FIXTURE_PLUGINS = path.resolve(import.meta.dirname, 'fixtures/plugins');
+// Answers at once and exits, leaving `( sleep $BG_SLEEP; echo late >&2 ) &` holding its stderr.
+const BG_CHILD = path.join(FIXTURE_PLUGINS, 'bg-child.sh');
 const run = Date.now().toString(36);
 // Short request timeouts and backoff caps keep the outage tests quick; production defaults are 10 s and 30 s.
 const OTEL_ENV = { OTEL_EXPORTER_OTLP_TIMEOUT: '1000', OTEL_RESOURCE_ATTRIBUTES: `k8s.node.name=e2e-node-${run}` };
@@ -132,6 +135,71 @@ describe.runIf(canRun)('OpenTelemetry export with the real daemon, tracer and pl
       expect(log).toMatchObject({ traceId, severityText: 'INFO' });
     } finally {
       await ns.remove();
+    }
+  });
+
+  it('sends output a background child wrote after the plugin exited as call.updated on the tail and as a log record linked to the span', async () => {
+    const containerId = `bgc${run}`;
+    const tail: { type: string; call?: { id: string; containerId: string | null; status: string; payload: { stderr: { bytes: number } }; outputAfterExit: { stdout: number | null; stderr: number | null } } }[] = [];
+    const ws = new WebSocket(`${daemon.url.replace('http', 'ws')}/api/v1/tail`);
+    try {
+      await new Promise((resolve, reject) => {
+        ws.once('open', resolve);
+        ws.once('error', reject);
+      });
+      ws.on('message', (d: Buffer) => {
+        const m = JSON.parse(d.toString('utf8')) as (typeof tail)[number];
+        if (m.call?.containerId === containerId) tail.push(m);
+      });
+      // The child writes 3 s after the plugin exited: well after the call was published finished.
+      const res = await execPlugin({
+        plugin: BG_CHILD,
+        command: 'ADD',
+        containerId,
+        netns: '/var/run/netns/none',
+        ifname: 'eth0',
+        cniPath: `${FIXTURE_PLUGINS}:${CNI_BIN_DIR}`,
+        stdin: '{"cniVersion":"1.0.0","name":"bgchild"}',
+        extraEnv: { BG_SLEEP: '3' },
+        drainTimeoutMs: 15_000,
+      });
+      expect(res.exitCode).toBe(0);
+      const late = res.stderr.indexOf('late\n');
+      expect(late).toBeGreaterThan(0);
+      expect(res.stderr.subarray(late).toString()).toBe('late\n');
+
+      // The tail: started, finished without the late bytes, then updated with them; never a second finish.
+      await until('the update on the tail', () => tail.some((m) => m.type === 'call.updated'));
+      await new Promise((r) => setTimeout(r, 500));
+      expect(tail.map((m) => m.type)).toEqual(['call.started', 'call.finished', 'call.updated']);
+      const [, finishedMsg, updatedMsg] = tail;
+      expect(finishedMsg!.call!.payload.stderr.bytes).toBe(late);
+      expect(finishedMsg!.call!.outputAfterExit.stderr).toBeNull();
+      expect(updatedMsg!.call).toMatchObject({ id: finishedMsg!.call!.id, status: 'finished', payload: { stderr: { bytes: res.stderr.length } }, outputAfterExit: { stdout: null, stderr: late } });
+
+      const [call] = daemon.callsFor(containerId);
+      expect(call!.stderr.bytes.equals(res.stderr)).toBe(true);
+
+      // OTLP: one span (it cannot change once sent), its log record, and the update linked to it with the late bytes.
+      const ids = new Set([call!.id]);
+      const logs = await until('the update log record', () => {
+        const l = logsOf(receiver, ids);
+        return l.length >= 2 ? l : null;
+      });
+      const spans = callSpansOf(receiver, ids);
+      expect(spans).toHaveLength(1);
+      const update = logs.find((l) => String(l.body).includes('updated after the plugin exited'));
+      expect(update, JSON.stringify(logs.map((l) => l.body))).toBeDefined();
+      expect(update!.spanId).toBe(spans[0]!.spanId);
+      expect(update!.traceId).toBe(spans[0]!.traceId);
+      expect(String(update!.body)).toContain('stderr after exit (5 bytes): late\n');
+      expect(update!.attributes).toMatchObject({ 'cni.stderr.after_exit_bytes': 5 });
+      const first = logs.find((l) => l !== update)!;
+      // The span's own log record was built before the child wrote: the early bytes only.
+      expect(String(first.body)).toContain(`stderr (${late} bytes): early: 39 bytes of config\n`);
+      expect(String(first.body)).not.toContain('late\n');
+    } finally {
+      ws.close();
     }
   });
 

@@ -149,6 +149,7 @@ export function asRunning(call: CniCall): CniCall {
 
 export const started = (call: CniCall): CollectorEvent => ({ type: 'call.started', call: asRunning(call) });
 export const finished = (call: CniCall): CollectorEvent => ({ type: 'call.finished', call });
+export const updated = (call: CniCall): CollectorEvent => ({ type: 'call.updated', call });
 
 // ---- the daemon's status -------------------------------------------------------
 

@@ -1,7 +1,7 @@
 // GET /metrics after some calls: the call counters and histogram follow the
 // collector's events, and the daemon's own numbers are read at scrape time.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { finished, makeCall, started, startTestApp, TailClient, type TestApp } from './tail-harness.js';
+import { finished, makeCall, started, startTestApp, TailClient, updated, type TestApp } from './tail-harness.js';
 
 let t: TestApp;
 
@@ -40,6 +40,15 @@ describe('GET /metrics', () => {
     expect(valueOf(text, 'cnirec_calls_total{command="DEL",plugin="bridge",outcome="incomplete"}')).toBe(1);
     // Starts are not counted: only ended calls.
     expect(text.match(/^cnirec_calls_total\{/gm)).toHaveLength(3);
+  });
+
+  it('counts a call updated after its finish apart, and the call itself once', async () => {
+    const call = makeCall({ command: 'ADD', plugin: 'bridge' });
+    t.collector.emit(started(call), finished(call));
+    t.collector.emit(updated(call));
+    const text = await scrape();
+    expect(valueOf(text, 'cnirec_calls_total{command="ADD",plugin="bridge",outcome="ok"}')).toBe(1);
+    expect(valueOf(text, 'cnirec_calls_updated_total{command="ADD"}')).toBe(1);
   });
 
   it('counts payloads whose secrets were redacted, by stream', async () => {

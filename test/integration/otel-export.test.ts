@@ -8,7 +8,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CniCall, CollectorEvent } from '../../collector/types.js';
 import { createOtelExport, resolveOtlpConfig, type ExporterTuning, type OtelExporter } from '../../otel/index.js';
 import { callSpanId } from '../../otel/map/trace-ids.js';
+import BetterSqlite3 from 'better-sqlite3';
 import { createCallStore, createExportOutbox, openDatabase, type CallStore, type Database } from '../../store/index.js';
+import { MIGRATIONS, migrate } from '../../store/db/migrations.js';
 import { createFindingsLog } from '../../store/findings/cache-findings.js';
 import { startOtlpReceiver, type OtlpReceiver } from '../../bench/lib/otlp-receiver.js';
 import { syntheticCall, syntheticTree } from '../support/synthetic-calls.js';
@@ -55,6 +57,9 @@ function exporter(env: Record<string, string> = {}, tuning: Partial<ExporterTuni
 }
 
 const finished = (call: CniCall): CollectorEvent => ({ type: 'call.finished', call });
+const updated = (call: CniCall): CollectorEvent => ({ type: 'call.updated', call });
+/** The call as the collector republishes it once a descendant that outlived the plugin wrote to its stderr. */
+const withLateStderr = (call: CniCall, text: string): CniCall => ({ ...call, stderr: { bytes: Buffer.from(text), totalBytes: text.length, truncated: false }, stderrAfterExitOffset: 0 });
 const nextCall = (over: Partial<CniCall> = {}) => ({ ...syntheticCall({ startedAtUs: (t += 10_000) }), ...over });
 
 async function until<T>(what: string, probe: () => T | null | false | undefined, timeoutMs = 10_000): Promise<T> {
@@ -97,6 +102,45 @@ describe('the export outbox', () => {
     outbox.stopQueueing();
     store.writeEvents([finished(nextCall())]);
     expect(outbox.entriesAfter(0, 100)).toHaveLength(3);
+  });
+
+  it('queues a call changed after it was stored finished as call-updated, and an update folded into its finish as the finish', () => {
+    const outbox = createExportOutbox(db);
+    outbox.startQueueing();
+    const a = nextCall();
+    store.writeEvents([finished(a)]);
+    store.writeEvents([updated(withLateStderr(a, 'late\n'))]);
+    const b = nextCall();
+    store.writeEvents([finished(b), updated(withLateStderr(b, 'late\n'))]);
+    // An update of a row still running (its finish was lost) is its first finish.
+    const c = nextCall();
+    store.writeEvents([{ type: 'call.started', call: { ...c, status: 'running', outcome: null, endedAtUs: null, durationUs: null } }]);
+    store.writeEvents([updated(withLateStderr(c, 'x'))]);
+    expect(outbox.entriesAfter(0, 100).map((e) => [e.kind, e.ref])).toEqual([
+      ['call', a.id],
+      ['call-updated', a.id],
+      ['call', b.id],
+      ['call', c.id],
+    ]);
+    expect(store.getCall(a.id)!.stderr.bytes.toString()).toBe('late\n');
+    expect(store.getCall(b.id)!.stderr.bytes.toString()).toBe('late\n');
+    // Export off: the change is still stored, nothing is queued.
+    outbox.stopQueueing();
+    store.writeEvents([updated(withLateStderr(a, 'later\n'))]);
+    expect(outbox.entriesAfter(0, 100)).toHaveLength(4);
+    expect(store.getCall(a.id)!.stderr.bytes.toString()).toBe('later\n');
+  });
+
+  it('keeps the outbox sequence across migration 12, which rebuilds the table for call-updated', () => {
+    const file = path.join(dir, 'v10.db');
+    const old = new BetterSqlite3(file);
+    migrate(old, file, MIGRATIONS.filter((m) => m.version <= 10));
+    old.exec("INSERT INTO otel_outbox (kind, ref, queued_us) VALUES ('call', 'a', 1), ('call', 'b', 2)");
+    old.exec("UPDATE otel_watermarks SET watermark = 2; DELETE FROM otel_outbox");
+    expect(migrate(old, file)).toEqual([11, 12]);
+    old.exec("INSERT INTO otel_outbox (kind, ref, queued_us) VALUES ('call-updated', 'a', 3)");
+    expect(old.prepare('SELECT seq, kind FROM otel_outbox').all()).toEqual([{ seq: 3, kind: 'call-updated' }]);
+    old.close();
   });
 
   it('keeps its sequence going up after every entry was deleted, so a watermark never sees a number twice', () => {
@@ -145,6 +189,26 @@ describe('the OpenTelemetry exporter', () => {
     expect(receiver.requests.every((r) => r.contentType === 'application/x-protobuf')).toBe(true);
     await until('idle', () => e.status().state === 'idle' && e.status().backlog === 0);
     expect(e.status()).toMatchObject({ traces: { exported: 4, failedExports: 0 }, logs: { exported: 2 }, skipped: { backlogFull: 0, tooOld: 0, pruned: 0, rejected: 0 } });
+  });
+
+  it('sends a call changed after its span went out as a log record linked to that span, and no second span', async () => {
+    const e = exporter();
+    e.start();
+    const call = nextCall();
+    store.writeEvents([finished(call)]);
+    e.notify();
+    await until('the span', () => callSpans().length === 1 && receiver.logs.length === 1);
+    store.writeEvents([updated(withLateStderr(call, 'late output\n'))]);
+    e.listener.onEvents([updated(call)]);
+    // The receiver's protos predate LogRecord.event_name: the body says what it is.
+    const update = await until('the update', () => receiver.logs.find((l) => String(l.body).includes('updated after the plugin exited')));
+    expect(update.spanId).toBe(callSpanId(call.id));
+    expect(update.traceId).toBe(callSpans()[0]!.traceId);
+    expect(update.body).toContain('stderr after exit (12 bytes): late output');
+    expect(update.attributes).toMatchObject({ 'cni.call.id': call.id, 'cni.stderr.after_exit_bytes': 12 });
+    await until('idle', () => e.status().state === 'idle' && e.status().backlog === 0);
+    expect(callSpans()).toHaveLength(1);
+    expect(receiver.logs).toHaveLength(2);
   });
 
   it('keeps calls while the receiver is down, logs the outage once, and sends every call exactly once when it is back', async () => {

@@ -48,11 +48,14 @@ function writeOldDatabase(trees: number): string[] {
   ];
   for (const t of later) db.exec(`ALTER TABLE ${t} ADD COLUMN redactions_json TEXT`);
   for (const c of laterCallColumns) db.exec(`ALTER TABLE calls ADD COLUMN ${c}`);
+  // And the table migration 12 adds (the writer notes calls updated after their finish there).
+  db.exec('CREATE TABLE call_updates (id INTEGER PRIMARY KEY, call_id TEXT NOT NULL, at_us INTEGER NOT NULL)');
   const store = createCallStore(db);
   const all = Array.from({ length: trees }, (_, i) => syntheticTree(NOW_US - (trees - i) * 1_000_000, { payloadBytes: 4096 }));
   store.writeEvents(all.flatMap((t) => t.events));
   for (const t of later) db.exec(`ALTER TABLE ${t} DROP COLUMN redactions_json`);
   for (const c of laterCallColumns) db.exec(`ALTER TABLE calls DROP COLUMN ${c.split(' ')[0]!}`);
+  db.exec('DROP TABLE call_updates');
   expect(db.pragma('auto_vacuum', { simple: true })).toBe(0);
   expect(db.pragma('user_version', { simple: true })).toBe(2);
   db.close();

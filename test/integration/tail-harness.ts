@@ -19,7 +19,7 @@ import type { CallListener, CollectorEvent } from '../../collector/types.js';
 import type { CallStore } from '../../store/index.js';
 import { callFixtures, COLLECTOR_STATS, STORE_STATUS, TRACER_STATUS, tempStore } from './harness.js';
 
-export { asRunning, finished, started, type CallSpec } from './harness.js';
+export { asRunning, finished, started, updated, type CallSpec } from './harness.js';
 
 // ---- calls -----------------------------------------------------------------
 

@@ -2,7 +2,9 @@
 // the collector publishes calls, and how its filter (query or message)
 // narrows that.
 import { describe, expect, it } from 'vitest';
-import { finished, makeCall, started, useTailApp } from './tail-harness.js';
+import { tailServerMessageSchema } from '../../api/schemas/tail.js';
+import { stream } from './harness.js';
+import { finished, makeCall, started, updated, useTailApp } from './tail-harness.js';
 
 const tail = useTailApp();
 const connect = (query = '') => tail.connect(query, 'hello');
@@ -34,6 +36,24 @@ describe('a tail client', () => {
     const end = await client.waitFor((m) => m.type === 'call.finished');
     expect(end.call).toMatchObject({ id: call.id, status: 'finished', exitCode: 0, ok: true, durationMs: 87.5 });
     expect(end.call?.endedAt).toBe(new Date((call.startedAtUs + 87_500) / 1000).toISOString());
+  });
+
+  it('receives a call changed after its finish once more as call.updated (never a second call.finished), in the published contract', async () => {
+    const client = await connect();
+    const other = await connect('?pod=web-1');
+    const call = makeCall({ exit: 0 });
+    const late = { ...call, stderr: stream('late\n'), stderrAfterExitOffset: 0 };
+    tail.app.collector.emit(started(call), finished(call));
+    tail.app.collector.emit(updated(late));
+    const update = await client.waitFor((m) => m.type === 'call.updated');
+    expect(client.callLog()).toEqual([`call.started ${call.id}`, `call.finished ${call.id}`, `call.updated ${call.id}`]);
+    expect(update.call).toMatchObject({ id: call.id, status: 'finished', ok: true, outputAfterExit: { stdout: null, stderr: 0 }, payload: { stderr: { bytes: 5, totalBytes: 5 } } });
+    expect(tailServerMessageSchema.safeParse(update).success).toBe(true);
+    // The filter applies to updates as to the rest: a later call of web-1 is all the other client gets.
+    const marker = makeCall({ podName: 'web-1' });
+    tail.app.collector.emit(finished(marker));
+    await other.waitFor((m) => m.call?.id === marker.id);
+    expect(other.callLog()).toEqual([`call.finished ${marker.id}`]);
   });
 
   it('receives a failed call with its non-zero exit code', async () => {

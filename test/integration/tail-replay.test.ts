@@ -3,7 +3,7 @@
 // while the replay is being read.
 import { describe, expect, it } from 'vitest';
 import type { CniCall, CollectorEvent } from '../../collector/types.js';
-import { finished, makeCall, started, T0, tailTestKit, type TailClient, type TestApp } from './tail-harness.js';
+import { finished, makeCall, started, T0, tailTestKit, updated, type TailClient, type TestApp } from './tail-harness.js';
 
 const tail = tailTestKit();
 const start = tail.start;
@@ -85,6 +85,24 @@ describe('a client connecting with ?since=', () => {
     expect(received(client)).toEqual(
       log(['call.finished', stored], ['call.finished', ending], ['call.started', fresh], ['replay.done', null], ['call.finished', fresh]),
     );
+  });
+
+  it('gets an update that arrives while the store is read after the replay, even of a call the replay sent finished', async () => {
+    const ended = makeCall({ at: 1_000_000 });
+    let arrived = false;
+    const app: TestApp = await start({
+      beforeListCalls: () => {
+        if (arrived) return;
+        arrived = true;
+        const events = [updated(ended)];
+        app.collector.emit(...events);
+        app.store.writeEvents(events);
+      },
+    });
+    app.store.writeEvents([finished(ended)]);
+    const client = await catchUp(`?since=${Math.floor(T0 / 1000)}`);
+    await client.waitFor((m) => m.type === 'call.updated');
+    expect(received(client)).toEqual(log(['call.finished', ended], ['replay.done', null], ['call.updated', ended]));
   });
 
   it('sees each call once when calls arrive while the store is read but are not written yet', async () => {

@@ -44,6 +44,8 @@ export interface Replay {
   readonly events: CollectorEvent[];
   readonly started: CniCall[];
   readonly finished: CniCall[];
+  /** Calls published again after their finish (call.updated). */
+  readonly updated: CniCall[];
   readonly parseErrors: TracerLineError[];
   /** The fake clock after the last line (before the end tick). */
   readonly nowMs: number;
@@ -86,6 +88,9 @@ export function replay(lines: Iterable<string>, opts: ReplayOptions = {}): Repla
     },
     get finished() {
       return events.filter((e) => e.type === 'call.finished').map((e) => e.call);
+    },
+    get updated() {
+      return events.filter((e) => e.type === 'call.updated').map((e) => e.call);
     },
     parseErrors,
     nowMs,

@@ -92,10 +92,11 @@ describe('descendants that outlive the plugin', () => {
     expect(first).toMatchObject({ status: 'finished', endedAtUs: expect.any(Number), stderrAfterExitOffset: null });
     r.feed(late);
     r.tick(r.nowMs + 1_000);
-    // No new call for the late `sleep`; the same call published once more with it.
+    // No new call for the late `sleep`; the same call published once more with it, as an update.
     expect(r.started).toHaveLength(1);
-    expect(r.finished).toHaveLength(2);
-    const again = r.finished[1]!;
+    expect(r.finished).toHaveLength(1);
+    expect(r.updated).toHaveLength(1);
+    const again = r.updated[0]!;
     expect(again.id).toBe(first.id);
     expect(again.endedAtUs).toBe(first.endedAtUs);
     expect(again.durationUs).toBe(first.durationUs);

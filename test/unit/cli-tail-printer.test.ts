@@ -44,4 +44,23 @@ describe('the tail printer', () => {
     p.call('call.finished', ipam);
     expect(printed[1]).toMatch(/└ ADD +host-local .* ipam-1$/);
   });
+
+  it('prints an update of a printed call as one more line, marked with what came after the plugin exited', () => {
+    const p = printer();
+    p.call('call.finished', bridge);
+    p.call('call.updated', { ...bridge, payload: { ...bridge.payload, stderr: { bytes: 5, totalBytes: 5, truncated: false } }, outputAfterExit: { stdout: null, stderr: 0 } });
+    expect(printed).toHaveLength(2);
+    expect(printed[1]).toMatch(/ADD +bridge .*bridge-1 {2}\(updated: 5 bytes of stderr written after the plugin exited\)$/);
+  });
+
+  it('swaps an update of a held delegated call into its place, printing it once', () => {
+    const p = printer();
+    p.call('call.started', { ...bridge, status: 'running' });
+    p.call('call.finished', ipam);
+    p.call('call.updated', { ...ipam, error: 'changed' });
+    expect(printed).toHaveLength(1);
+    p.call('call.finished', bridge);
+    expect(printed.filter((l) => l.includes('ipam-1'))).toHaveLength(1);
+    expect(printed.filter((l) => l.includes('updated'))).toEqual([]);
+  });
 });

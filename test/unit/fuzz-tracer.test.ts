@@ -67,8 +67,10 @@ function expectSoundOutput(p: Pipeline, lost: number | null): void {
       started.add(ev.call.id);
     } else {
       if (!started.has(ev.call.id)) problems.push(`${ev.call.id} finished without starting`);
-      // Published again only when descendants that outlived the plugin added to it: its end stays what it was.
+      // Published again (call.updated) only when descendants that outlived the plugin added to it: its end stays what it was.
       const before = finished.get(ev.call.id);
+      if (ev.type === 'call.finished' && before) problems.push(`${ev.call.id} sent as call.finished twice`);
+      if (ev.type === 'call.updated' && !before) problems.push(`${ev.call.id} updated before it finished`);
       if (before && (before.endedAtUs !== ev.call.endedAtUs || before.status !== ev.call.status)) problems.push(`${ev.call.id} finished twice, differently`);
       if (ev.call.status === 'running') problems.push(`${ev.call.id} finished as running`);
       finished.set(ev.call.id, ev.call);

@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { CniCall } from '../../collector/types.js';
 import { exportIdentity } from '../../otel/index.js';
 import { callFacts } from '../../otel/map/call-facts.js';
-import { callLogRecord } from '../../otel/map/call-log.js';
+import { callLogRecord, callUpdateLogRecord } from '../../otel/map/call-log.js';
 import { callSpans } from '../../otel/map/call-spans.js';
 import { callSpanId, callTrace, helperSpanId } from '../../otel/map/trace-ids.js';
 import { createCallStore, openDatabase, type StoredCall } from '../../store/index.js';
@@ -177,5 +177,31 @@ describe('a call as a log record', () => {
     const lost = stored({ status: 'incomplete', incompleteReason: 'cnirec stopped while the call ran', outcome: null, endedAtUs: null, durationUs: null });
     expect(callLogRecord(lost, traceOf(lost), 'none', identity)).toMatchObject({ severityNumber: SeverityNumber.WARN, body: 'CNI ADD bridge default/web eth0 (container c0ffee): incomplete (cnirec stopped while the call ran)' });
     expect(callFacts(lost).outcome.kind).toBe('incomplete');
+  });
+});
+
+describe('a call updated after it was exported, as a log record', () => {
+  it('is linked to the call span and carries only what was written after the plugin exited, and the helpers', () => {
+    const out = Buffer.from('{"cniVersion":"1.0.0"}');
+    const call = stored({
+      stdout: { bytes: out, totalBytes: out.length, truncated: false },
+      stderr: { bytes: Buffer.from('early\nlate\n'), totalBytes: 11, truncated: false },
+      stderrAfterExitOffset: 6,
+      helpers: [{ pid: 4711, ppid: 1, path: '/usr/bin/sleep', argv: ['sleep', '1'], startedAtUs: T0 + 10, endedAtUs: 1_700_000_001_000_000, outcome: { exitCode: 0, signal: null, coreDumped: false }, stdout: { bytes: Buffer.alloc(0), totalBytes: 0, truncated: false }, stderr: { bytes: Buffer.alloc(0), totalBytes: 0, truncated: false } }],
+    });
+    const trace = traceOf(call);
+    const record = callUpdateLogRecord(call, trace, 'capped', identity, 1_700_000_002_000_000);
+    expect(record.eventName).toBe('cni.call.updated');
+    expect(record.spanContext).toMatchObject({ traceId: trace.traceId, spanId: callSpanId(call.id) });
+    expect(record.hrTime).toEqual([1_700_000_002, 0]);
+    expect(record.severityText).toBe('INFO');
+    expect(String(record.body).split('\n')).toEqual([
+      'CNI ADD bridge default/web eth0 (container c0ffee): updated after the plugin exited: its descendants wrote 5 bytes to stderr',
+      'stderr after exit (5 bytes): late\n',
+      'helper /usr/bin/sleep (pid 4711): exit 0 at 2023-11-14T22:13:21.000Z',
+    ].join('\n').split('\n'));
+    expect(record.attributes).toMatchObject({ 'cni.call.id': call.id, 'cni.stderr.after_exit_bytes': 5, 'cni.helper.count': 1 });
+    expect(record.attributes['cni.stdout.after_exit_bytes']).toBeUndefined();
+    expect(String(callUpdateLogRecord(call, trace, 'none', identity, 1).body)).not.toContain('late');
   });
 });

@@ -30,4 +30,14 @@ describe('the handoff ledger', () => {
     ledger.sent('a', 'call.started');
     expect(ledger.alreadySent('a', 'call.finished')).toBe(true);
   });
+
+  it('never holds back an update (the call as it is now), and counts one sent as a finish', () => {
+    const ledger = createHandoffLedger();
+    ledger.sent('a', 'call.finished');
+    expect(ledger.alreadySent('a', 'call.updated')).toBe(false);
+    ledger.sent('b', 'call.updated');
+    expect(ledger.alreadySent('b', 'call.started')).toBe(true);
+    expect(ledger.alreadySent('b', 'call.finished')).toBe(true);
+    expect(ledger.alreadySent('b', 'call.updated')).toBe(false);
+  });
 });

@@ -6,7 +6,8 @@ import type { CallSummary } from '../../api/schemas/call-summary.js';
 import type { TailFilter } from '../../api/tail/tail-filter.js';
 import { createTailHub, type TailSubscriber } from '../../api/tail/tail-hub.js';
 import type { CallEventType } from '../../api/tail/tail-messages.js';
-import { finished, makeCall, started } from '../integration/tail-harness.js';
+import { stream } from '../integration/harness.js';
+import { finished, makeCall, started, updated } from '../integration/tail-harness.js';
 
 interface Delivery {
   readonly type: CallEventType;
@@ -34,6 +35,24 @@ describe('the tail hub', () => {
     const frame = JSON.parse(all.got[1]?.frame.toString() ?? '');
     expect(frame).toEqual({ type: 'call.finished', call: all.got[1]?.call });
     expect(frame.call).toMatchObject({ id: call.id, exitCode: 3, ok: false });
+  });
+
+  it('sends a call changed after its finish as call.updated, with what came after the plugin exited, filtered like the others', () => {
+    const hub = createTailHub();
+    const all = subscriber();
+    const other = subscriber({ pod: 'web-1' });
+    hub.add(all);
+    hub.add(other);
+    const call = makeCall({ podName: 'web-0' });
+    const late = { ...call, stderr: stream('late\n'), stderrAfterExitOffset: 0 };
+    hub.onEvents([started(call), finished(call)]);
+    hub.onEvents([updated(late)]);
+
+    expect(all.got.map((d) => d.type)).toEqual(['call.started', 'call.finished', 'call.updated']);
+    expect(other.got).toEqual([]);
+    const frame = JSON.parse(all.got[2]!.frame.toString());
+    expect(frame.type).toBe('call.updated');
+    expect(frame.call).toMatchObject({ id: call.id, status: 'finished', outputAfterExit: { stdout: null, stderr: 0 }, payload: { stderr: { bytes: 5 } } });
   });
 
   it('shares one summary and one frame per event among all subscribers', () => {

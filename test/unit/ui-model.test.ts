@@ -175,6 +175,15 @@ describe('the live tail list', () => {
     expect(list.received).toBe(3);
   });
 
+  it('replaces a shown call in place on call.updated, and adds no row for an update of a call not shown', () => {
+    const updated = (id: string): TailServerMessage => ({ type: 'call.updated', call: summary(id, { outputAfterExit: { stdout: null, stderr: 0 } }) });
+    let list = applyTailMessages(EMPTY_TAIL, [finished('a'), started('b')]);
+    list = applyTailMessages(list, [updated('a'), updated('old')]);
+    expect(list.rows.map((r) => r.key)).toEqual(['b', 'a']);
+    expect(list.rows[1]).toMatchObject({ kind: 'call', call: { id: 'a', outputAfterExit: { stderr: 0 } } });
+    expect(list.received).toBe(2);
+  });
+
   it('shows a tracer gap as a row, updated when it ends', () => {
     const gap = { startedAt: iso(0), endedAt: null, durationMs: null, reason: 'bpftrace exited', incompleteCalls: 1 };
     let list = applyTailMessages(EMPTY_TAIL, [{ type: 'tracer.gap', gap }]);

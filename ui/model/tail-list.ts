@@ -1,6 +1,8 @@
 /**
  * The live tail's list: messages from the websocket folded, a batch at a time, into rows newest first.
- * A call's `call.finished` replaces its `call.started` row in place; a tracer gap is a row of its own.
+ * A call's `call.finished` replaces its `call.started` row in place, and a later `call.updated` (late
+ * output or helpers after the plugin exited) replaces it again; an update of a call not shown (it ended
+ * before the page connected, or fell off the list) adds nothing: it is not new. A tracer gap is a row of its own.
  * The list is capped so hundreds of calls a second stay cheap to draw. Pure.
  */
 
@@ -29,13 +31,13 @@ export function applyTailMessages(list: TailList, messages: readonly TailServerM
   const freshIndex = new Map<string, number>();
   let received = list.received;
   for (const message of messages) {
-    if (message.type === 'call.started' || message.type === 'call.finished') {
+    if (message.type === 'call.started' || message.type === 'call.finished' || message.type === 'call.updated') {
       const row: TailRow = { kind: 'call', key: message.call.id, call: message.call };
       const at = index.get(row.key);
       const atFresh = freshIndex.get(row.key);
       if (at !== undefined) rows[at] = row;
       else if (atFresh !== undefined) fresh[atFresh] = row;
-      else {
+      else if (message.type !== 'call.updated') {
         freshIndex.set(row.key, fresh.length);
         fresh.push(row);
         received++;
