@@ -312,6 +312,21 @@ export function formatRecord(rec: TracerRecord): string {
       return `Lost ${rec.count} events`;
     case 'noise':
       return '';
+    case 'extack':
+      return `K ${ns(rec.ts)} ${rec.pid} ${rec.tid} ${hex(Buffer.from(`${rec.message}\0`))}`;
+    case 'netlink-send':
+      return `L ${ns(rec.ts)} ${rec.pid} ${rec.tid} ${rec.netns} ${rec.len}`;
+    case 'netlink-chunk':
+      return `M ${ns(rec.ts)} ${rec.off * 4_194_304 + rec.tid} ${hex(rec.data)}`;
+    case 'netlink-ack':
+      return `A ${ns(rec.ts)} ${rec.pid} ${rec.tid} ${rec.error} ${rec.seq} ${rec.requestType}`;
+    case 'sysctl-open':
+      return `O ${ns(rec.ts)} ${rec.pid} ${rec.tid} ${rec.netns} ${rec.fd} ${rec.path}`;
+    case 'sysctl-write': {
+      const v = Buffer.alloc(16);
+      rec.value.copy(v);
+      return `Y ${ns(rec.ts)} ${rec.pid} ${rec.tid} ${rec.fd} ${rec.len} ${v.readBigUInt64LE(0)} ${v.readBigUInt64LE(8)}`;
+    }
   }
 }
 
