@@ -26,6 +26,7 @@
  * | L    | ts pid tid netns len                                                | a netlink request (NETLINK_ROUTE, sendto) of len bytes on a socket of that netns (inode) |
  * | M    | ts off×2^22+tid hex                                                 | up to 200 bytes of the request with that ts and tid, from off (the first NETLINK_CAP_BYTES) |
  * | A    | ts pid tid error seq type                                           | the kernel's ack (NLMSG_ERROR) of request seq of that type: error 0 or -errno |
+ * | I    | ts pid tid seq index lo hi                                          | the kernel's description of link index (answer to request seq): its name, 16 bytes as two little-endian words |
  * | O    | ts pid tid netns fd path…                                           | a /proc/sys file opened for writing on fd, by a thread in that netns |
  * | Y    | ts pid tid fd len lo hi                                             | len bytes written to a sysctl fd: the first 16 as two little-endian words |
  *
@@ -155,19 +156,21 @@ export type TracerRecord =
   | { kind: 'netlink-chunk'; ts: MonoMicros; tid: number; off: number; data: Buffer }
   /** A: the kernel's answer to request `seq` (of netlink message type `requestType`): 0 or -errno. */
   | { kind: 'netlink-ack'; ts: MonoMicros; pid: number; tid: number; error: number; seq: number; requestType: number }
+  /** I: the kernel told (answering request `seq`) that link `index` is named `name`. */
+  | { kind: 'link-name'; ts: MonoMicros; pid: number; tid: number; seq: number; index: number; name: string }
   /** O: `path` under /proc/sys opened for writing on `fd` by a thread of netns `netns`. */
   | { kind: 'sysctl-open'; ts: MonoMicros; pid: number; tid: number; netns: string; fd: number; path: string }
   /** Y: `len` bytes written to the sysctl open on `fd`; `value` their first SYSCTL_VALUE_BYTES. */
   | { kind: 'sysctl-write'; ts: MonoMicros; pid: number; tid: number; fd: number; len: number; value: Buffer };
 
 /** The records of what a call did to the kernel: the assembler attaches them to the call of their process. */
-export type KernelRecord = Extract<TracerRecord, { kind: 'extack' | 'netlink-send' | 'netlink-chunk' | 'netlink-ack' | 'sysctl-open' | 'sysctl-write' }>;
+export type KernelRecord = Extract<TracerRecord, { kind: 'extack' | 'netlink-send' | 'netlink-chunk' | 'netlink-ack' | 'link-name' | 'sysctl-open' | 'sysctl-write' }>;
 
 export function isKernelRecord(rec: TracerRecord): rec is KernelRecord {
   return KERNEL_KINDS.has(rec.kind);
 }
 
-const KERNEL_KINDS = new Set<TracerRecord['kind']>(['extack', 'netlink-send', 'netlink-chunk', 'netlink-ack', 'sysctl-open', 'sysctl-write']);
+const KERNEL_KINDS = new Set<TracerRecord['kind']>(['extack', 'netlink-send', 'netlink-chunk', 'netlink-ack', 'link-name', 'sysctl-open', 'sysctl-write']);
 
 /**
  * How many chunk lines follow a header in the tracer's output: B lines after
@@ -442,6 +445,14 @@ function parseFields(kind: string, line: string): TracerRecord {
     case 'A': {
       const f = exact(line, 6);
       return { kind: 'netlink-ack', ts: micros(f[0]!), pid: uint(f[1]), tid: uint(f[2]), error: int(f[3]), seq: uint(f[4]), requestType: uint(f[5]) };
+    }
+    case 'I': {
+      const f = exact(line, 7);
+      const name = Buffer.alloc(16);
+      name.writeBigUInt64LE(word(f[5]), 0);
+      name.writeBigUInt64LE(word(f[6]), 8);
+      const nul = name.indexOf(0);
+      return { kind: 'link-name', ts: micros(f[0]!), pid: uint(f[1]), tid: uint(f[2]), seq: uint(f[3]), index: int(f[4]), name: name.subarray(0, nul < 0 ? 16 : nul).toString('latin1') };
     }
     case 'O': {
       const [ts, pid, tid, netns, fd, path] = splitN(line, 6);

@@ -320,6 +320,11 @@ export function formatRecord(rec: TracerRecord): string {
       return `M ${ns(rec.ts)} ${rec.off * 4_194_304 + rec.tid} ${hex(rec.data)}`;
     case 'netlink-ack':
       return `A ${ns(rec.ts)} ${rec.pid} ${rec.tid} ${rec.error} ${rec.seq} ${rec.requestType}`;
+    case 'link-name': {
+      const n = Buffer.alloc(16);
+      n.write(rec.name, 'latin1');
+      return `I ${ns(rec.ts)} ${rec.pid} ${rec.tid} ${rec.seq} ${rec.index} ${n.readBigUInt64LE(0)} ${n.readBigUInt64LE(8)}`;
+    }
     case 'sysctl-open':
       return `O ${ns(rec.ts)} ${rec.pid} ${rec.tid} ${rec.netns} ${rec.fd} ${rec.path}`;
     case 'sysctl-write': {
