@@ -84,6 +84,15 @@ export class RecordSequencer {
       case 'exit':
       case 'uncaptured':
         return this.hold(rec, null, 0);
+      // What a call did to the kernel: ordered by time, after the exec of their process.
+      case 'extack':
+      case 'netlink-send':
+      case 'netlink-chunk':
+      case 'netlink-ack':
+      case 'link-name':
+      case 'sysctl-open':
+      case 'sysctl-write':
+        return this.hold(rec, null, 0);
       case 'exec-parent':
       case 'env-scan':
       case 'exec-path-chunk':

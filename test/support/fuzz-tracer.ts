@@ -210,7 +210,7 @@ const BAD_TOKENS: Readonly<Record<FieldType, readonly string[]>> = {
   rest: [],
 };
 
-const NON_KINDS = ['Z', 'x', '?', '1', '#', 'K', 'h'];
+const NON_KINDS = ['Z', 'x', '?', '1', '#', 'J', 'h'];
 
 /** The ways a valid line is made invalid, each named for the failure message. */
 export function invalidate(valid: ValidLine): fc.Arbitrary<LineCase> {
