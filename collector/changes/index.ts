@@ -2,3 +2,5 @@
 export { callChanges, kernelMessages, netnsLabel, type KernelEntry, type NetnsNames } from './call-changes.js';
 export { errnoName, errnoText } from './errno.js';
 export { NetlinkDecodeError } from './netlink.js';
+export { hostNetnsInode, netnsInodeOf } from './netns-inode.js';
+export { helperChange } from './helpers.js';
