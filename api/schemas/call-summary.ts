@@ -6,6 +6,7 @@
  */
 
 import { z } from 'zod';
+import { kernelMessageSchema } from './kernel.js';
 import { processRunFields, streamSizeSchema } from './process.js';
 
 export const podRefSchema = z
@@ -65,6 +66,7 @@ export const callSummarySchema = z
         stderr: z.number().int().nullable(),
       })
       .describe("Where in stdout / stderr the bytes begin that the plugin's descendants wrote after it exited (the caller still received them); null where none were"),
+    kernelMessages: z.array(kernelMessageSchema).describe("The kernel's own error texts for requests of the call's processes, in every capture mode"),
   })
   .describe('CallSummary');
 

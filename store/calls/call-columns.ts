@@ -13,7 +13,7 @@
  */
 
 import type { CaptureMode } from '../../bpf/index.js';
-import type { CallStatus, CapturedStream, CniCall, HelperProcess, ProcessOutcome } from '../../collector/index.js';
+import type { CallStatus, CapturedStream, CniCall, HelperProcess, KernelChange, KernelMessage, ProcessOutcome } from '../../collector/index.js';
 
 /** What better-sqlite3 can bind (it refuses booleans and undefined). */
 export type SqlValue = string | number | bigint | Buffer | null;
@@ -189,6 +189,9 @@ export const FINISH_TABLE = [
   // Where the bytes a descendant wrote after the plugin exited begin in the stream; NULL when none.
   call.field('stdout_after_exit_offset', intOrNull(), (c) => c.stdoutAfterExitOffset ?? null),
   call.field('stderr_after_exit_offset', intOrNull(), (c) => c.stderrAfterExitOffset ?? null),
+  // What the call's tree changed in the kernel ('null': not captured, light mode) and the kernel's own messages (every mode).
+  call.detailField('changes_json', json<readonly KernelChange[] | null>(), (c) => JSON.stringify(c.changes ?? null)),
+  call.field('kernel_messages_json', json<readonly KernelMessage[]>(), (c) => JSON.stringify(c.kernelMessages ?? [])),
   ...call.stream('stdin', (c) => c.stdin),
   ...call.stream('stdout', (c) => c.stdout),
   ...call.stream('stderr', (c) => c.stderr),

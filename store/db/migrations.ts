@@ -251,6 +251,14 @@ export const MIGRATIONS: readonly Migration[] = [
       db.exec('ALTER TABLE calls ADD COLUMN uncaptured_io INTEGER NOT NULL DEFAULT 0');
     },
   },
+  {
+    version: 11,
+    name: 'calls keep what they changed in the kernel and the kernel messages of their requests',
+    up(db) {
+      db.exec("ALTER TABLE calls ADD COLUMN changes_json TEXT NOT NULL DEFAULT 'null'");
+      db.exec("ALTER TABLE calls ADD COLUMN kernel_messages_json TEXT NOT NULL DEFAULT '[]'");
+    },
+  },
 ];
 
 export function latestVersion(migrations: readonly Migration[] = MIGRATIONS): number {

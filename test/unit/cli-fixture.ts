@@ -38,6 +38,7 @@ export const callView = (over: Partial<CallSummary> = {}): CallSummary => ({
   envTruncated: false,
   pathTruncated: false,
   outputAfterExit: { stdout: null, stderr: null },
+  kernelMessages: [],
   ...over,
 });
 
@@ -65,6 +66,7 @@ export const callDetailView = (over: Partial<CallDetail> = {}, streams: { stdin?
   resultSource: null,
   children: [],
   helpers: [],
+  changes: null,
   cache: null,
   ...over,
 });
