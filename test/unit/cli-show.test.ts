@@ -4,6 +4,7 @@ import { recordCaveats } from '../../cli/call-caveats.js';
 import { createOutput } from '../../cli/output.js';
 import { formatCallDetail } from '../../cli/show-command.js';
 import { callDetailView } from './cli-fixture.js';
+import type { KernelChangeView } from '../../api/schemas/kernel.js';
 
 /** What `cnirec show` writes to a pipe: the output writer's neutralised lines, without colour. */
 function printed(lines: readonly string[]): string {
@@ -92,12 +93,12 @@ describe('the caveats of a record on cnirec show', () => {
 });
 
 describe('the kernel side of a call on cnirec show', () => {
-  const change = (over: Partial<NonNullable<Parameters<typeof callDetailView>[0]>['changes'] & object>[number] = {}) => ({
+  const change = (over: Partial<KernelChangeView> = {}): KernelChangeView => ({
     at: '2026-11-21T18:34:02.104Z',
     pid: 9,
     netns: 'host',
-    object: 'link' as const,
-    action: 'add' as const,
+    object: 'link',
+    action: 'add',
     subject: 'cni0 type bridge',
     ok: true,
     error: null,
