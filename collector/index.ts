@@ -30,4 +30,4 @@ export {
   diagnose,
   readNode,
 } from './node-setup/index.js';
-export { ERRNO_TEXTS } from './changes/errno.js';
+export { withKernelMessage } from './changes/index.js';

@@ -6,7 +6,7 @@
  * else about a call than the REST API later does.
  */
 
-import { ERRNO_TEXTS, type CniCall, type KernelMessage } from '../../collector/index.js';
+import { withKernelMessage, type CniCall } from '../../collector/index.js';
 import { isoFromUs } from '../../lib/index.js';
 import { summaryOfCall, type StoredCallSummary, type StreamSize } from '../../store/index.js';
 import type { CallSummary } from '../schemas/call-summary.js';
@@ -54,19 +54,6 @@ export function summaryFromStored(c: StoredCallSummary, error: string | null): C
     outputAfterExit: { stdout: c.stdoutAfterExitOffset, stderr: c.stderrAfterExitOffset },
     kernelMessages: c.kernelMessages.map((m) => ({ at: isoFromUs(m.atUs), pid: m.pid, process: m.process, message: m.message })),
   };
-}
-
-/**
- * A plugin's error that is (or ends with) an errno's bare text — `could not
- * add "br0": invalid argument` — hides why; the kernel's own message says it.
- */
-export function withKernelMessage(error: string | null, messages: readonly KernelMessage[]): string | null {
-  const kernel = messages.at(-1)?.message;
-  if (kernel === undefined || kernel === '') return error;
-  if (error === null || error === '') return kernel;
-  const bare = ERRNO_TEXTS.find((t) => error.toLowerCase() === t || error.toLowerCase().endsWith(`: ${t}`));
-  if (bare === undefined) return error;
-  return error.length === bare.length ? `${kernel} (${error})` : `${error} (kernel: ${kernel})`;
 }
 
 /** A call as the collector publishes it (the live tail); `error` as for summaryFromStored. */

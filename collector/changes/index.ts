@@ -4,3 +4,4 @@ export { errnoName, errnoText } from './errno.js';
 export { NetlinkDecodeError } from './netlink.js';
 export { hostNetnsInode, netnsInodeOf } from './netns-inode.js';
 export { helperChange } from './helpers.js';
+export { withKernelMessage } from './error-line.js';

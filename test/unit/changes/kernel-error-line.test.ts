@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { withKernelMessage } from '../../../api/present/call-summary.js';
+import { withKernelMessage } from '../../../collector/changes/index.js';
 
 const mtu = [{ atUs: 1, pid: 9, process: 'bridge', message: 'mtu greater than device maximum' }];
 
