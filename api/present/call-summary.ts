@@ -52,6 +52,7 @@ export function summaryFromStored(c: StoredCallSummary, error: string | null): C
     envTruncated: c.envTruncated,
     pathTruncated: c.pathTruncated,
     outputAfterExit: { stdout: c.stdoutAfterExitOffset, stderr: c.stderrAfterExitOffset },
+    changeSummary: c.changeSummary,
     kernelMessages: c.kernelMessages.map((m) => ({ at: isoFromUs(m.atUs), pid: m.pid, process: m.process, message: m.message })),
   };
 }

@@ -5,3 +5,4 @@ export { NetlinkDecodeError } from './netlink.js';
 export { hostNetnsInode, netnsInodeOf } from './netns-inode.js';
 export { helperChange } from './helpers.js';
 export { withKernelMessage } from './error-line.js';
+export { changeSummaryText } from './summary-text.js';

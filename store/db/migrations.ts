@@ -256,6 +256,7 @@ export const MIGRATIONS: readonly Migration[] = [
     name: 'calls keep what they changed in the kernel and the kernel messages of their requests',
     up(db) {
       db.exec("ALTER TABLE calls ADD COLUMN changes_json TEXT NOT NULL DEFAULT 'null'");
+      db.exec('ALTER TABLE calls ADD COLUMN change_summary TEXT');
       db.exec("ALTER TABLE calls ADD COLUMN kernel_messages_json TEXT NOT NULL DEFAULT '[]'");
     },
   },

@@ -38,6 +38,7 @@ export const callView = (over: Partial<CallSummary> = {}): CallSummary => ({
   envTruncated: false,
   pathTruncated: false,
   outputAfterExit: { stdout: null, stderr: null },
+  changeSummary: null,
   kernelMessages: [],
   ...over,
 });
