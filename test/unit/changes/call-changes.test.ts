@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { createRedactor } from '../../../collector/redact/redact-events.js';
+import { defaultRedactionRules } from '../../../collector/redact/redaction-rules.js';
 import { replay, replayFixture, traceLines } from '../../support/replay.js';
 import type { CniCall, KernelChange } from '../../../collector/types.js';
 
@@ -77,5 +79,22 @@ describe('the changes of a recorded Debian bridge ADD (isGateway, ipMasq, defaul
     expect(light).toHaveLength(3);
     expect(light.map((c) => c.changes)).toEqual([null, null, null]);
     expect(light[2]!.kernelMessages!.map((m) => m.message)).toEqual(['mtu greater than device maximum']);
+  });
+});
+
+describe('an iptables change on its way out of the node', () => {
+  it('is said again from the redacted helper argv: a secret in the argv never leaves through the change', () => {
+    const [add] = bridgeCalls();
+    const helper = add!.helpers.find((h) => h.argv.includes('-N'))!;
+    const secretArgv = [...helper.argv, '-m', 'comment', '--comment', '--token=hunter2-s3cr3t'];
+    const call: CniCall = {
+      ...add!,
+      helpers: add!.helpers.map((h) => (h === helper ? { ...h, argv: secretArgv } : h)),
+      changes: add!.changes!.map((c) => (c.pid === helper.pid ? { ...c, subject: secretArgv.slice(1).join(' ') } : c)),
+    };
+    const published = createRedactor(defaultRedactionRules()).call(call);
+    const text = JSON.stringify(published.changes);
+    expect(text).not.toContain('hunter2');
+    expect(text).toContain('-t nat -N CNI-f0063f9e4fe8a31f15d8166f');
   });
 });
