@@ -19,6 +19,8 @@ export const CACHE_FINDING_KINDS = [
   'config-changed-before-failures',
   /** A successful CNI GC left host-local reservations of attachments it was told are gone (store/node-setup/gc-check.ts). */
   'gc-leftover',
+  /** What an ADD created in the kernel (links, iptables chains and rules) that its DEL left and that still exists (store/findings/left-behind.ts). */
+  'left-behind',
 ] as const;
 export type CacheFindingKind = (typeof CACHE_FINDING_KINDS)[number];
 
@@ -49,6 +51,7 @@ export const FINDING_SEVERITY: Readonly<Record<CacheFindingKind, FindingSeverity
   'config-changed-before-failures': 'warning',
   // Addresses leak until someone removes the files.
   'gc-leftover': 'warning',
+  'left-behind': 'warning',
 };
 
 /** 0 for critical, 1 for warning…: the sort key. */
