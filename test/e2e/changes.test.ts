@@ -9,6 +9,7 @@
  */
 
 import { execFileSync } from 'node:child_process';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CallDetail } from '../../api/index.js';
 import { cnirec } from '../integration/cli-harness.js';
@@ -18,6 +19,7 @@ import { CNI_BIN_DIR, execPlugin } from './support/plugin-driver.js';
 import { requirePrivilegedSuite } from './support/privileged.js';
 
 const canRun = requirePrivilegedSuite();
+const FORGETFUL = path.resolve(import.meta.dirname, 'fixtures/plugins/forgetful.sh');
 
 const ipJson = <T>(args: string[]): T => JSON.parse(execFileSync('ip', ['-j', ...args], { encoding: 'utf8' }) || '[]') as T;
 const natRules = (): string => execFileSync('iptables-save', ['-t', 'nat'], { encoding: 'utf8' });
@@ -114,7 +116,41 @@ describe.runIf(canRun)('the kernel changes of a real bridge ADD and DEL (full ca
     expect(c.kernelMessages.map((m) => m.message)).toEqual(['mtu greater than device maximum']);
     expect(c.error).toContain('(kernel: mtu greater than device maximum)');
   });
+  it('raises left-behind for what a DEL forgot (the veth and the chain, naming the ADD), ends it once they are removed by hand; a clean ADD/DEL raises none', { timeout: 180_000 }, async () => {
+    type Finding = { kind: string; containerId: string | null; callId: string | null; message: string };
+    const open = async (): Promise<Finding[]> => ((await (await fetch(`${daemon.url}/api/v1/findings?kind=left-behind`)).json()) as { items: Finding[] }).items;
+    const config = bridgeConfig({ name: `lb-${bridge}`, bridge, subnet, dataDir: makeIpamDataDir(), isGateway: true, ipMasq: true });
+    const containerId = `lb-${bridge}-ctr`;
+    const base = { plugin: FORGETFUL, cniPath: `${CNI_BIN_DIR}:${path.dirname(FORGETFUL)}`, containerId, netns: ns.path, ifname: 'eth2', stdin: configBytes(config) };
+    // The real DEL, whatever happens: what the forgetful one leaves must not outlive the test.
+    undo.push(() => execPlugin({ ...base, plugin: `${CNI_BIN_DIR}/bridge`, command: 'DEL' }));
+    expect((await execPlugin({ ...base, command: 'ADD' })).exitCode).toBe(0);
+    const [hostEnd] = ipJson<Array<{ ifname: string }>>(['link', 'show', 'master', bridge]);
+    expect((await execPlugin({ ...base, command: 'DEL' })).exitCode).toBe(0);
+    const add = await daemon.waitFor('the forgetful ADD', () => daemon.callsFor(containerId).find((c) => c.command === 'ADD'));
+
+    const found = await pollFor(async () => (await open()).find((f) => f.containerId === containerId), 60_000);
+    expect(found.callId).toBe(add.id);
+    expect(found.message).toContain(`link ${hostEnd!.ifname}`);
+    expect(found.message).toMatch(/iptables chain nat\/CNI-[0-9a-f]+/);
+    // The clean bridge ADD/DEL of the first test raised none.
+    expect((await open()).filter((f) => f.containerId?.startsWith('chg-'))).toEqual([]);
+
+    // Removed by hand (the real bridge DEL): the finding ends.
+    expect((await execPlugin({ ...base, plugin: `${CNI_BIN_DIR}/bridge`, command: 'DEL' })).exitCode).toBe(0);
+    await pollFor(async () => ((await open()).some((f) => f.containerId === containerId) ? null : true), 60_000);
+  });
 });
+
+async function pollFor<T>(probe: () => Promise<T | null | undefined>, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== null && v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
 
 describe.runIf(canRun)('the refused bridge in light capture', () => {
   let daemon: RunningDaemon;
