@@ -17,6 +17,8 @@ export interface KernelObjectRef {
   /** Link name, chain name, or the rule's spec (`-t nat -A CNI-x …`). */
   readonly name: string;
   readonly table: string;
+  /** A veth's other end (its name; in whichever netns the plugin moved it to). */
+  readonly peer?: string;
 }
 
 export function leftBehindObjects(add: readonly KernelChange[], del: readonly KernelChange[]): KernelObjectRef[] {
@@ -30,7 +32,8 @@ export function leftBehindObjects(add: readonly KernelChange[], del: readonly Ke
       // A veth pair: the peer end is the one the host keeps (created or moved out): either end's delete removes both.
       const peer = c.attributes?.peer;
       const gone = [...deleted].some((d) => d.endsWith(`|link|${name}`) || (peer !== undefined && d.endsWith(`|link|${peer}`)));
-      if (!gone) out.push({ kind: 'link', netns: c.netns, name: peer ?? name, table: '' });
+      // The end it was created as, in the netns it was created in: it lasts as long as the pair.
+      if (!gone) out.push({ kind: 'link', netns: c.netns, name, table: '', ...(peer !== undefined ? { peer } : {}) });
     } else if (c.object === 'iptables') {
       const args = c.subject.split(' ');
       const table = args[args.indexOf('-t') + 1] && args.includes('-t') ? args[args.indexOf('-t') + 1]! : 'filter';
@@ -53,5 +56,5 @@ export function leftBehindObjects(add: readonly KernelChange[], del: readonly Ke
 }
 
 export function objectText(o: KernelObjectRef): string {
-  return o.kind === 'link' ? `link ${o.name} (${o.netns})` : o.kind === 'iptables-chain' ? `iptables chain ${o.table}/${o.name}` : `iptables rule ${o.name}`;
+  return o.kind === 'link' ? `link ${o.name} (${o.netns})${o.peer ? ` and its veth peer ${o.peer}` : ''}` : o.kind === 'iptables-chain' ? `iptables chain ${o.table}/${o.name}` : `iptables rule ${o.name}`;
 }

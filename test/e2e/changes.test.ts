@@ -131,7 +131,7 @@ describe.runIf(canRun)('the kernel changes of a real bridge ADD and DEL (full ca
 
     const found = await pollFor(async () => (await open()).find((f) => f.containerId === containerId), 60_000);
     expect(found.callId).toBe(add.id);
-    expect(found.message).toContain(`link ${hostEnd!.ifname}`);
+    expect(found.message).toContain(`link eth2 (${ns.path}) and its veth peer ${hostEnd!.ifname}`);
     expect(found.message).toMatch(/iptables chain nat\/CNI-[0-9a-f]+/);
     // The clean bridge ADD/DEL of the first test raised none.
     expect((await open()).filter((f) => f.containerId?.startsWith('chg-'))).toEqual([]);

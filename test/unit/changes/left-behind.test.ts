@@ -15,7 +15,7 @@ describe('what an ADD created that its DEL left', () => {
     const left = leftBehindObjects(add!.changes!, []);
     expect(left).toEqual(
       expect.arrayContaining([
-        { kind: 'link', netns: '/var/run/netns/chgtest1', name: 'vethc738f8b2', table: '' },
+        { kind: 'link', netns: '/var/run/netns/chgtest1', name: 'eth0', peer: 'vethc738f8b2', table: '' },
         { kind: 'iptables-chain', netns: 'host', name: 'CNI-f0063f9e4fe8a31f15d8166f', table: 'nat' },
         expect.objectContaining({ kind: 'iptables-rule', name: expect.stringContaining('-A POSTROUTING -s 10.96.7.2 -j CNI-f0063f9e4fe8a31f15d8166f') }),
       ]),
