@@ -13,6 +13,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CallDetail } from '../../api/index.js';
 import { cnirec } from '../integration/cli-harness.js';
+import { launchChromium, openPage } from './support/browser.js';
 import { startDaemon, type RunningDaemon } from './support/daemon.js';
 import { allocTestSubnet, bridgeConfig, configBytes, makeIpamDataDir, removeLink, uniqueBridgeName, withNetns, type Netns } from './support/netns.js';
 import { CNI_BIN_DIR, execPlugin } from './support/plugin-driver.js';
@@ -164,7 +165,7 @@ describe.runIf(canRun)('the refused bridge in light capture', () => {
     await ns?.remove();
   });
 
-  it('keeps no changes (null, not "none") but the kernel text, on the API and the CLI', { timeout: 60_000 }, async () => {
+  it('keeps no changes (null, not "none") but the kernel text, on the API, the CLI and the web view (Chromium)', { timeout: 60_000 }, async () => {
     const refused = uniqueBridgeName('mtl');
     const config = { ...bridgeConfig({ name: `mtl-${refused}`, bridge: refused, subnet: await allocTestSubnet(), dataDir: makeIpamDataDir() }), mtu: 70000 };
     const containerId = `mtl-${refused}-ctr`;
@@ -177,5 +178,20 @@ describe.runIf(canRun)('the refused bridge in light capture', () => {
     const shown = (await cnirec(['show', c.id], { api: daemon.url })).stdout;
     expect(shown).toContain('changes  (not captured: light capture)');
     expect(shown).toMatch(/kernel {3}bridge\[\d+\]: mtu greater than device maximum/);
+
+    // The web view, in Chromium: the call page says changes were not captured, and what the kernel said.
+    const browser = await launchChromium();
+    try {
+      const watched = await openPage(browser);
+      await watched.page.goto(`${daemon.url}/ui/calls/${c.id}`);
+      await watched.page.locator('.changes-none').waitFor({ timeout: 15_000 });
+      const text = await watched.page.locator('.call-page').innerText();
+      expect(text).toContain('Not captured: this call was recorded in light mode');
+      expect(text).toContain('mtu greater than device maximum');
+      expect(await watched.page.locator('.kernel-messages li').innerText()).toMatch(/bridge \(pid \d+\): mtu greater than device maximum/);
+      expect(watched.problems).toEqual([]);
+    } finally {
+      await browser.close();
+    }
   });
 });
