@@ -21,6 +21,8 @@ export function changeSummaryText(changes: readonly KernelChange[]): string {
   const counts = new Map<string, { object: KernelObject; action: KernelChange['action']; n: number }>();
   for (const c of changes) {
     if (c.ok === false) continue;
+    // A link set up, moved or enslaved is detail for the call's page, not the count.
+    if (c.action === 'change' && c.object !== 'iptables' && c.object !== 'sysctl') continue;
     // iptables chains and rules count together, whatever the verb: "4 rules".
     const action = c.object === 'iptables' ? 'change' : c.action;
     const key = `${action}:${c.object}`;

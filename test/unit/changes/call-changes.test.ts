@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { changeSummaryText } from '../../../collector/changes/index.js';
 import { createRedactor } from '../../../collector/redact/redact-events.js';
 import { defaultRedactionRules } from '../../../collector/redact/redaction-rules.js';
 import { replay, replayFixture, traceLines } from '../../support/replay.js';
@@ -96,5 +97,15 @@ describe('an iptables change on its way out of the node', () => {
     const text = JSON.stringify(published.changes);
     expect(text).not.toContain('hunter2');
     expect(text).toContain('-t nat -N CNI-f0063f9e4fe8a31f15d8166f');
+  });
+});
+
+describe('the short count of a call\'s changes', () => {
+  it('counts what was added and removed, rules and sysctls, and the refusals', () => {
+    const [add, del, mtu] = bridgeCalls();
+    expect(changeSummaryText(add!.changes!)).toBe('+2 links, 4 sysctls, +2 addrs, +1 route, 4 rules');
+    expect(changeSummaryText(del!.changes!)).toBe('-1 link, 4 rules; 2 refused');
+    expect(changeSummaryText(mtu!.changes!)).toBe('1 refused');
+    expect(changeSummaryText([])).toBe('no changes');
   });
 });
