@@ -104,7 +104,7 @@ describe('the short count of a call\'s changes', () => {
   it('counts what was added and removed, rules and sysctls, and the refusals', () => {
     const [add, del, mtu] = bridgeCalls();
     expect(changeSummaryText(add!.changes!)).toBe('+2 links, 4 sysctls, +2 addrs, +1 route, 4 rules');
-    expect(changeSummaryText(del!.changes!)).toBe('-1 link, 4 rules; 2 refused');
+    expect(changeSummaryText(del!.changes!)).toBe('-1 link, 3 rules; 2 refused');
     expect(changeSummaryText(mtu!.changes!)).toBe('1 refused');
     expect(changeSummaryText([])).toBe('no changes');
   });
