@@ -8,7 +8,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { IOV_LIMIT, type CaptureMode, type PayloadPath } from './tracer-protocol.js';
+import { IOV_LIMIT, NETLINK_CAP_BYTES, type CaptureMode, type PayloadPath } from './tracer-protocol.js';
 
 
 /** bpf/cnirec.bt, found from this module whether it runs from source or from dist/. */
@@ -47,7 +47,7 @@ export function programText(
     text = `${text.slice(0, at)}${seeds}\n\t${text.slice(at)}`;
   }
   if (mode === 'full') {
-    const payload = cut(text, payloadPath === 'syscall-exit' ? 'entry' : 'exit');
+    const payload = cut(text, payloadPath === 'syscall-exit' ? 'entry' : 'exit').replaceAll('NL_CAP', String(NETLINK_CAP_BYTES));
     const iovec = section(payload, 'iovec');
     if (!iovec) return payload;
     const repeated = Array.from({ length: IOV_LIMIT }, (_, i) => iovec.body.replaceAll('IOV_INDEX', String(i))).join('');

@@ -18,8 +18,15 @@
  * | T    | tid ts                                                              | a traced non-leader thread exited (ts: since the sequencer orders it behind the thread's fork) |
  * | N    | pid len off hex                                                     | 200 bytes of the exec's path (len bytes in all) from off: only when X's was cut |
  * | C    | pid depth hex                                                       | a name of a relative exec's working directory, depth 0 the innermost; empty: the root |
- * | O    | ts pid tid old_fd new_fd                                            | the process copied old_fd to new_fd (dup, dup2, dup3, fcntl F_DUPFD): counted in io_records |
+ * | G    | ts pid tid old_fd new_fd                                            | the process copied old_fd to new_fd (dup, dup2, dup3, fcntl F_DUPFD): counted in io_records |
  * | Lost N events                                                              || bpftrace dropped N records |
+ * | K    | ts pid tid hex                                                      | the kernel's extack text for a request of this thread (to its NUL), every mode |
+ * | L    | ts pid tid netns len                                                | a netlink request (NETLINK_ROUTE, sendto) of len bytes on a socket of that netns (inode) |
+ * | M    | ts off×2^22+tid hex                                                 | up to 200 bytes of the request with that ts and tid, from off (the first NETLINK_CAP_BYTES) |
+ * | A    | ts pid tid error seq type                                           | the kernel's ack (NLMSG_ERROR) of request seq of that type: error 0 or -errno |
+ * | I    | ts pid tid seq index lo hi                                          | the kernel's description of link index (answer to request seq): its name, 16 bytes as two little-endian words |
+ * | O    | ts pid tid netns fd path…                                           | a /proc/sys file opened for writing on fd, by a thread in that netns |
+ * | Y    | ts pid tid fd len lo hi                                             | len bytes written to a sysctl fd: the first 16 as two little-endian words |
  *
  * file is the open file (the kernel's struct file, an opaque number; 0 when
  * the fd had none): a dup of stdout on fd 3 is the same file, a second
@@ -62,6 +69,12 @@ export const EXEC_BLOCK_CAP_BYTES = 65_536;
 export const EXEC_HEADER_PATH_BYTES = 199;
 /** The longest path an N line series holds: PATH_MAX, all the kernel takes. */
 export const EXEC_PATH_CAP_BYTES = 4096;
+/** Bytes of a netlink request the tracer sends (M lines); a longer one is cut, its `len` the real one. */
+export const NETLINK_CAP_BYTES = 1200;
+/** Bytes of the kernel's extack text read (K lines); the text ends at its NUL. */
+export const EXTACK_BYTES = 160;
+/** Bytes of a sysctl write taken (Y lines: two 64-bit words; the BPF stack holds no more there). */
+export const SYSCTL_VALUE_BYTES = 16;
 /** Steps the working directory walk of a relative exec takes at most (names and mount points). */
 export const CWD_WALK_STEPS = 32;
 
@@ -116,10 +129,33 @@ export type TracerRecord =
   | { kind: 'exec-path-chunk'; pid: number; len: number; off: number; data: Buffer }
   /** C: a name of a relative exec's working directory, `depth` steps below it; empty for the root. */
   | { kind: 'exec-cwd-name'; pid: number; depth: number; name: Buffer }
-  /** O: the process copied `oldFd` to `newFd`: which of the call's streams an fd stands for follows. */
+  /** G: the process copied `oldFd` to `newFd`: which of the call's streams an fd stands for follows. */
   | { kind: 'fd-copy'; ts: MonoMicros; pid: number; tid: number; oldFd: number; newFd: number }
   | { kind: 'lost'; count: number }
-  | { kind: 'noise' };
+  | { kind: 'noise' }
+  /** K: the kernel's extack message for a netlink request of this thread (every mode). */
+  | { kind: 'extack'; ts: MonoMicros; pid: number; tid: number; message: string }
+  /** L: a netlink route request of `len` bytes sent on a socket of netns `netns` (an inode); M lines carry its bytes. */
+  | { kind: 'netlink-send'; ts: MonoMicros; pid: number; tid: number; netns: string; len: number }
+  /** M: bytes of the request sent at `ts` by `tid`, from `off`. */
+  | { kind: 'netlink-chunk'; ts: MonoMicros; tid: number; off: number; data: Buffer }
+  /** A: the kernel's answer to request `seq` (of netlink message type `requestType`): 0 or -errno. */
+  | { kind: 'netlink-ack'; ts: MonoMicros; pid: number; tid: number; error: number; seq: number; requestType: number }
+  /** I: the kernel told (answering request `seq`) that link `index` is named `name`. */
+  | { kind: 'link-name'; ts: MonoMicros; pid: number; tid: number; seq: number; index: number; name: string }
+  /** O: `path` under /proc/sys opened for writing on `fd` by a thread of netns `netns`. */
+  | { kind: 'sysctl-open'; ts: MonoMicros; pid: number; tid: number; netns: string; fd: number; path: string }
+  /** Y: `len` bytes written to the sysctl open on `fd`; `value` their first SYSCTL_VALUE_BYTES. */
+  | { kind: 'sysctl-write'; ts: MonoMicros; pid: number; tid: number; fd: number; len: number; value: Buffer };
+
+/** The records of what a call did to the kernel: the assembler attaches them to the call of their process. */
+export type KernelRecord = Extract<TracerRecord, { kind: 'extack' | 'netlink-send' | 'netlink-chunk' | 'netlink-ack' | 'link-name' | 'sysctl-open' | 'sysctl-write' }>;
+
+export function isKernelRecord(rec: TracerRecord): rec is KernelRecord {
+  return KERNEL_KINDS.has(rec.kind);
+}
+
+const KERNEL_KINDS = new Set<TracerRecord['kind']>(['extack', 'netlink-send', 'netlink-chunk', 'netlink-ack', 'link-name', 'sysctl-open', 'sysctl-write']);
 
 /**
  * How many chunk lines follow a header in the tracer's output: B lines after
@@ -346,7 +382,7 @@ function parseFields(kind: string, line: string): TracerRecord {
       };
       return f.length === 7 ? { ...exit, ioRecords: uint(f[6]) } : exit;
     }
-    case 'O': {
+    case 'G': {
       const f = exact(line, 5);
       return { kind: 'fd-copy', ts: micros(f[0]!), pid: uint(f[1]), tid: uint(f[2]), oldFd: uint(f[3]), newFd: uint(f[4]) };
     }
@@ -361,6 +397,47 @@ function parseFields(kind: string, line: string): TracerRecord {
     case 'C': {
       const [pid, depth, hex] = splitN(line, 3);
       return { kind: 'exec-cwd-name', pid: uint(pid), depth: uint(depth), name: hex === '' ? Buffer.alloc(0) : decodeHex(hex) };
+    }
+    case 'K': {
+      const [ts, pid, tid, hex] = splitN(line, 4);
+      const bytes = decodeHex(hex);
+      const nul = bytes.indexOf(0);
+      return { kind: 'extack', ts: micros(ts!), pid: uint(pid), tid: uint(tid), message: bytes.subarray(0, nul < 0 ? bytes.length : nul).toString('utf8') };
+    }
+    case 'L': {
+      const f = exact(line, 5);
+      return { kind: 'netlink-send', ts: micros(f[0]!), pid: uint(f[1]), tid: uint(f[2]), netns: inode(f[3]), len: uint(f[4]) };
+    }
+    case 'M': {
+      const [ts, offTid, hex] = splitN(line, 3);
+      const packed = uint(offTid);
+      const tid = packed % TID_SPACE;
+      return { kind: 'netlink-chunk', ts: micros(ts!), tid, off: (packed - tid) / TID_SPACE, data: decodeHex(hex) };
+    }
+    case 'A': {
+      const f = exact(line, 6);
+      return { kind: 'netlink-ack', ts: micros(f[0]!), pid: uint(f[1]), tid: uint(f[2]), error: int(f[3]), seq: uint(f[4]), requestType: uint(f[5]) };
+    }
+    case 'I': {
+      const f = exact(line, 7);
+      const name = Buffer.alloc(16);
+      name.writeBigUInt64LE(word(f[5]), 0);
+      name.writeBigUInt64LE(word(f[6]), 8);
+      const nul = name.indexOf(0);
+      return { kind: 'link-name', ts: micros(f[0]!), pid: uint(f[1]), tid: uint(f[2]), seq: uint(f[3]), index: int(f[4]), name: name.subarray(0, nul < 0 ? 16 : nul).toString('latin1') };
+    }
+    case 'O': {
+      const [ts, pid, tid, netns, fd, path] = splitN(line, 6);
+      if (path === undefined || path.length === 0) throw new FieldError('field-count');
+      return { kind: 'sysctl-open', ts: micros(ts!), pid: uint(pid), tid: uint(tid), netns: inode(netns), fd: uint(fd), path };
+    }
+    case 'Y': {
+      const f = exact(line, 7);
+      const value = Buffer.alloc(SYSCTL_VALUE_BYTES);
+      value.writeBigUInt64LE(word(f[5]), 0);
+      value.writeBigUInt64LE(word(f[6]), 8);
+      const len = uint(f[4]);
+      return { kind: 'sysctl-write', ts: micros(f[0]!), pid: uint(f[1]), tid: uint(f[2]), fd: uint(f[3]), len, value: value.subarray(0, Math.min(len, SYSCTL_VALUE_BYTES)) };
     }
     case 'H': {
       const f = exact(line, 3);
@@ -411,6 +488,14 @@ function int(s: string | undefined): number {
   if (s === undefined || !SIGNED.test(s)) throw new FieldError('bad-number');
   const n = Number(s);
   if (!Number.isSafeInteger(n)) throw new FieldError('bad-number');
+  return n;
+}
+
+/** A 64-bit word (bpftrace's %llu) as a bigint. */
+function word(s: string | undefined): bigint {
+  if (s === undefined || !UNSIGNED.test(s)) throw new FieldError('bad-number');
+  const n = BigInt(s);
+  if (n >= 1n << 64n) throw new FieldError('bad-number');
   return n;
 }
 

@@ -36,7 +36,7 @@ commands:
   calls        list recorded calls, newest first
                  [--pod NS/NAME] [--container ID] [--command C] [--plugin P] [--failed]
                  [--slow MS] [--running] [--since T] [--until T] [--limit N | --all] [-o wide|json]
-  show ID      one call in full: its error, env, stdin, stdout, stderr, children, helpers
+  show ID      one call in full: its error, env, stdin, stdout, stderr, kernel changes, children, helpers
                  [-o json] [--raw stdin|stdout|stderr]
   pod NS/NAME  a pod's story: its sandboxes, findings, cache entries and calls as trees
                  [--uid UID] [--since T] [--until T] [-o json]

@@ -1,7 +1,7 @@
 /**
  * `cnirec show ID`: one call in full (what went wrong first, what the record
- * may lack, then argv, env, stdin, stdout, stderr, delegated calls and
- * helpers); `--raw STREAM`
+ * may lack, then argv, env, stdin, stdout, stderr, what it changed in the
+ * kernel and what the kernel said, delegated calls and helpers); `--raw STREAM`
  * writes one payload's exact bytes; `-o json` the API's answer.
  * `cnirec replay ID`: the script that re-runs the call by hand.
  */
@@ -9,6 +9,7 @@
 import type { CallDetail, Payload } from '../api/index.js';
 import { getJson, getText, type ClientOptions } from './api-client.js';
 import { recordCaveatsBlock } from './call-caveats.js';
+import { changesBlock } from './changes-block.js';
 import { UsageError } from './errors.js';
 import { OUTPUT_FLAGS, outputMode, parseCommand } from './flags.js';
 import { callLine, callNotes, durationText, outcomeText } from './format.js';
@@ -58,6 +59,7 @@ export function formatCallDetail(call: CallDetail): string[] {
     ...payloadBlock('stdout', call.stdout, call.id, { light, afterExit: call.outputAfterExit.stdout }),
     ...payloadBlock('stderr', call.stderr, call.id, { light, afterExit: call.outputAfterExit.stderr }),
   );
+  out.push(...changesBlock(call));
   if (call.children.length > 0) {
     out.push(bold('delegated calls'));
     for (const c of call.children) out.push(callLine(c, { time: 'absolute', indent: '' }));

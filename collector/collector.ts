@@ -19,6 +19,7 @@
 import { getPriority, setPriority } from 'node:os';
 import type { Logger } from 'pino';
 import { createTopic } from '../lib/index.js';
+import { hostNetnsInode, netnsInodeOf } from './changes/index.js';
 import type { Redactor } from './redact/redact-events.js';
 import { cniProcessPids, describeProcess, isProcessAlive, processUsage } from './tracer/proc-info.js';
 import { MonoToEpoch } from './tracer/wall-clock.js';
@@ -205,6 +206,8 @@ export function createCollector(opts: CollectorOptions): Collector {
       monoToEpochUs: (mono) => wallClock.toEpochUs(mono),
       describeParent: describeProcess,
       isOwnCanary,
+      hostNetnsInode: hostNetnsInode(),
+      netnsInodeOf,
       ...(opts.finalizeGraceMs !== undefined ? { finalizeGraceMs: opts.finalizeGraceMs } : {}),
       ...(opts.maxStreamBytes !== undefined ? { maxStreamBytes: opts.maxStreamBytes } : {}),
     },

@@ -51,6 +51,39 @@ export interface HelperProcess {
   readonly stderr: CapturedStream;
 }
 
+/** What a kind of kernel object a change touched (others as decoders come). */
+export type KernelObject = 'link' | 'address' | 'route' | 'neighbour' | 'rule' | 'qdisc' | 'filter' | 'sysctl' | 'iptables' | 'nftables';
+
+/**
+ * One change a call's process tree made to the kernel (full capture): a
+ * netlink request, a sysctl write, an iptables helper's argv.
+ */
+export interface KernelChange {
+  /** When it was asked (Unix epoch µs). */
+  readonly atUs: number;
+  readonly pid: number;
+  /** `host`, the call's CNI_NETNS path, or `netns:[<inode>]`: where the change was made. */
+  readonly netns: string;
+  readonly object: KernelObject;
+  readonly action: 'add' | 'delete' | 'change';
+  /** One line as `ip`, `sysctl` or `iptables` would say it: `10.96.7.2/24 dev eth0`. */
+  readonly subject: string;
+  /** The kernel's answer: true, false (refused), null when no answer was seen (not asked for, or not taken). */
+  readonly ok: boolean | null;
+  readonly error: { readonly errno: string; readonly message: string | null } | null;
+  /** Decoded details (interface index, table, kind…), as text. */
+  readonly attributes?: Readonly<Record<string, string>>;
+}
+
+/** A message the kernel raised (netlink extack) for a request of the call's process tree. */
+export interface KernelMessage {
+  readonly atUs: number;
+  readonly pid: number;
+  /** The plugin or helper that asked (its binary's name). */
+  readonly process: string;
+  readonly message: string;
+}
+
 export type CallStatus = 'running' | 'finished' | 'incomplete';
 
 /** The runtime (or other untraced process) that exec'd a top-level plugin. */
@@ -111,6 +144,15 @@ export interface CniCall {
   readonly stdout: CapturedStream;
   readonly stderr: CapturedStream;
   readonly helpers: readonly HelperProcess[];
+  /**
+   * What the call's process tree changed in the kernel, in order (its
+   * delegates' changes are in their own calls, its helpers' in this one);
+   * null when its capture did not take them (light mode), [] when it took
+   * them and nothing changed. Absent: calls of older versions (null).
+   */
+  readonly changes?: readonly KernelChange[] | null;
+  /** The kernel's own error texts for the tree's requests (every mode). Absent: none. */
+  readonly kernelMessages?: readonly KernelMessage[];
   /**
    * Every image the plugin process ran, in order: a wrapper that exec'd the
    * real plugin in place (`exec /opt/cni/bin/real "$@"`), then that plugin.

@@ -6,7 +6,8 @@
 
 import type { Database } from 'better-sqlite3';
 import type { Logger } from 'pino';
-import { createFindingsReader, type FindingsReader, createCallLoopDetector, toStoreError } from '../store/index.js';
+import { createFindingsReader, type FindingsReader, createCallLoopDetector, createLeftBehindCheck, toStoreError } from '../store/index.js';
+import { kernelHas } from './kernel-objects.js';
 
 /** Loops last minutes to forever: a look every few seconds is soon enough and costs nothing between failures. */
 const DETECT_INTERVAL_MS = 5_000;
@@ -19,12 +20,16 @@ export interface FindingsWiring {
 
 export function createFindingsWiring(db: Database, file: string, log: Logger): FindingsWiring {
   const detector = createCallLoopDetector(db);
+  const leftBehind = createLeftBehindCheck(db, kernelHas);
+  let passes = 0;
   let timer: NodeJS.Timeout | null = null;
   // Say a failing pass once per cause (a full disk fails them all), and when it works again.
   let lastError: string | null = null;
   const detect = () => {
     try {
       detector.detect(Date.now());
+      // It asks the kernel (iptables, ip) about what DELs left: every sixth pass, 30 s, is soon enough.
+      if (passes++ % 6 === 0) leftBehind.detect(Date.now());
       if (lastError !== null) log.info('looking for DEL/ADD loops works again');
       lastError = null;
     } catch (err) {

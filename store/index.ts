@@ -5,7 +5,7 @@ export { createCallStore, byStartThenId, summaryOfCall, networkOfStdin, createCa
 export type * from './calls/index.js';
 export { createRetentionWorker, type RetentionOptions, type RetentionRun, type RetentionStatus, type RetentionWorker, type RetentionCounts } from './retention/index.js';
 export { type CacheEntryFields, cacheEntryFields, cacheFileWrittenAtMs, createCacheStoreListener, type CacheReader, createCacheReader, type CacheStore, createCacheStore, type StoredCacheEntry, type StoredIpHolding, type CacheStatus } from './cache/index.js';
-export { CACHE_FINDING_KINDS, type CacheFindingKind, type StoredFinding, createCallLoopDetector, createFindingsReader, type FindingsReader, FINDING_SEVERITIES, FINDING_SEVERITY, type FindingSeverity, type FindingGroupPage, type FindingGroupQuery, type StoredFindingGroup, kindsOfSeverity, severityRankOf, MAX_FINDINGS_PAGE } from './findings/index.js';
+export { CACHE_FINDING_KINDS, type CacheFindingKind, type StoredFinding, createCallLoopDetector, createLeftBehindCheck, type KernelObjectProbe, type KernelObjectRef, createFindingsReader, type FindingsReader, FINDING_SEVERITIES, FINDING_SEVERITY, type FindingSeverity, type FindingGroupPage, type FindingGroupQuery, type StoredFindingGroup, kindsOfSeverity, severityRankOf, MAX_FINDINGS_PAGE } from './findings/index.js';
 export { type StoredTracerEvent, type TracerEventKind, type TracerEventQueue, createTracerEventQueue } from './tracer-events/index.js';
 export {
   createConfHistory,

@@ -4,7 +4,10 @@
  * the same here as in lists and the live tail.
  */
 
+import type { KernelChange } from '../../collector/index.js';
+import { isoFromUs } from '../../lib/index.js';
 import type { StoredCacheEntry, StoredCall, StoredCallSummary } from '../../store/index.js';
+import type { KernelChangeView } from '../schemas/kernel.js';
 import type { CallDetail } from '../schemas/call-detail.js';
 import type { CallSummary } from '../schemas/call-summary.js';
 import { presentCacheEntry } from './cache.js';
@@ -52,6 +55,11 @@ export function presentCallDetail(call: StoredCall, children: readonly CallSumma
     resultSource: result !== null ? 'pipe' : cachedResult !== null ? 'cache' : null,
     children: [...children],
     helpers: call.helpers.map(presentHelper),
+    changes: call.changes === null ? null : call.changes.map(presentChange),
     cache: cacheView,
   };
+}
+
+function presentChange(c: KernelChange): KernelChangeView {
+  return { at: isoFromUs(c.atUs), pid: c.pid, netns: c.netns, object: c.object, action: c.action, subject: c.subject, ok: c.ok, error: c.error, attributes: { ...c.attributes } };
 }

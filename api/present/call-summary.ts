@@ -6,7 +6,7 @@
  * else about a call than the REST API later does.
  */
 
-import type { CniCall } from '../../collector/index.js';
+import { withKernelMessage, type CniCall } from '../../collector/index.js';
 import { isoFromUs } from '../../lib/index.js';
 import { summaryOfCall, type StoredCallSummary, type StreamSize } from '../../store/index.js';
 import type { CallSummary } from '../schemas/call-summary.js';
@@ -44,7 +44,7 @@ export function summaryFromStored(c: StoredCallSummary, error: string | null): C
     status: c.status,
     incomplete: c.status === 'incomplete',
     incompleteReason: c.incompleteReason,
-    error: c.ok === false ? error : null,
+    error: c.ok === false ? withKernelMessage(error, c.kernelMessages) : null,
     isVersionProbe: c.isVersionProbe,
     captureMode: c.captureMode,
     lostRecords: c.lostRecords,
@@ -54,6 +54,8 @@ export function summaryFromStored(c: StoredCallSummary, error: string | null): C
     envTruncated: c.envTruncated,
     pathTruncated: c.pathTruncated,
     outputAfterExit: { stdout: c.stdoutAfterExitOffset, stderr: c.stderrAfterExitOffset },
+    changeSummary: c.changeSummary,
+    kernelMessages: c.kernelMessages.map((m) => ({ at: isoFromUs(m.atUs), pid: m.pid, process: m.process, message: m.message })),
   };
 }
 

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { cacheEntrySchema } from './cache.js';
 import { callSummarySchema } from './call-summary.js';
 import { helperSchema } from './helper.js';
+import { kernelChangeSchema } from './kernel.js';
 import { payloadSchema } from './payload.js';
 import { component } from './registry.js';
 
@@ -33,6 +34,10 @@ export const callDetailSchema = component(
       resultSource: z.enum(PAYLOAD_SOURCES).nullable().describe('pipe: result is what the plugin wrote on stdout; cache: the chain\'s final result from the linked libcni cache entry; null: no result'),
       children: z.array(callSummarySchema).describe('Calls this one delegated to (host-local under bridge…), oldest first'),
       helpers: z.array(helperSchema).describe('Non-plugin programs the call ran, in order'),
+      changes: z
+        .array(kernelChangeSchema)
+        .nullable()
+        .describe("What the call's processes changed in the kernel, in order (links, addresses, routes, sysctls, iptables rules…; reads left out; its delegates' changes are in their own calls); null when its capture did not take them (light mode), [] when nothing changed"),
       cache: cacheEntrySchema
         .nullable()
         .describe(

@@ -6,6 +6,7 @@
  */
 
 import { z } from 'zod';
+import { kernelMessageSchema } from './kernel.js';
 import { processRunFields, streamSizeSchema } from './process.js';
 
 export const podRefSchema = z
@@ -70,6 +71,11 @@ export const callSummarySchema = z
         stderr: z.number().int().nullable(),
       })
       .describe("Where in stdout / stderr the bytes begin that the plugin's descendants wrote after it exited (the caller still received them); null where none were"),
+    changeSummary: z
+      .string()
+      .nullable()
+      .describe("What the call changed in the kernel, in a few words (`+3 links, +2 addrs, +1 route, 4 rules; 1 refused`, `no changes`); null when its capture did not take changes (light mode)"),
+    kernelMessages: z.array(kernelMessageSchema).describe("The kernel's own error texts for requests of the call's processes, in every capture mode"),
   })
   .describe('CallSummary');
 

@@ -16,7 +16,7 @@ import { LossWindows, overlaps, type LossWindow } from './loss-windows.js';
 import { publicationOrder } from './publication.js';
 import { streamFor } from './stream-routing.js';
 import { SOCKET_SHIM_PLUGINS, shimParentFor } from './socket-shims.js';
-import { PAYLOAD_CAP_BYTES, TID_SPACE, type CaptureMode, type TracerRecord } from '../../bpf/index.js';
+import { PAYLOAD_CAP_BYTES, TID_SPACE, type CaptureMode, type KernelRecord, type TracerRecord } from '../../bpf/index.js';
 import type { CollectorEvent, ParentProcess } from '../types.js';
 
 export { callId } from './call-state.js';
@@ -46,6 +46,10 @@ export interface AssemblerOptions {
   /** Per helper stream. */
   maxHelperStreamBytes?: number;
   captureMode?: CaptureMode;
+  /** The node's own netns inode (the daemon's /proc/self/ns/net): changes there read `host`. */
+  hostNetnsInode?: string | null;
+  /** The inode of a netns path (a port: stat in the daemon), so a pod's changes read with its CNI_NETNS. */
+  netnsInodeOf?(path: string): string | null;
   /** Whether an exec is the collector's own canary, known by its pid (a port: see collector/tracer/canary.ts). */
   isOwnCanary?(pid: number, ppid: number): boolean;
 }
@@ -181,6 +185,8 @@ export class CallAssembler {
    */
   private readonly lingering = new Map<string, { call: CallState; since: number; changed: boolean }>();
   private seq = 0;
+  /** The call of each netlink request in flight, by its tid and ts: its M chunks carry no pid. */
+  private readonly netlinkCalls = new Map<string, CallState>();
   private now = 0;
   /** Spans of kernel time (µs) in which a tracer lost records, remembered for a while (see recordsLost). */
   private readonly lossWindows = new LossWindows();
@@ -318,6 +324,15 @@ export class CallAssembler {
         }
         break;
       }
+      case 'extack':
+      case 'netlink-send':
+      case 'netlink-chunk':
+      case 'netlink-ack':
+      case 'link-name':
+      case 'sysctl-open':
+      case 'sysctl-write':
+        this.attachKernel(rec);
+        break;
       case 'lost':
         // Without the time it arrived at, the loss can be anywhere: every call open now may be hit.
         this.counters.lostEvents += rec.count;
@@ -781,6 +796,34 @@ export class CallAssembler {
         this.descendantEnded(proc.callId);
       }
     }
+  }
+
+  /**
+   * A record of what a process did to the kernel goes to its call as it is;
+   * collector/changes decodes it when the call is published. Chunks of a
+   * netlink request go where their request went.
+   */
+  private attachKernel(rec: KernelRecord): void {
+    let call: CallState | undefined;
+    if (rec.kind === 'netlink-chunk') {
+      call = this.netlinkCalls.get(`${rec.tid}:${rec.ts}`);
+    } else {
+      const id = this.procs.get(rec.pid)?.callId;
+      call = id == null ? undefined : this.callFor(id);
+      if (call && rec.kind === 'netlink-send') {
+        if (this.netlinkCalls.size > 4096) this.netlinkCalls.clear();
+        this.netlinkCalls.set(`${rec.tid}:${rec.ts}`, call);
+      }
+    }
+    if (!call) {
+      this.counters.orphanChunks++;
+      return;
+    }
+    if (call.netnsNames === null) {
+      const podPath = call.base.netns;
+      call.netnsNames = { host: this.opts.hostNetnsInode ?? null, pod: podPath ? (this.opts.netnsInodeOf?.(podPath) ?? null) : null, podPath };
+    }
+    call.kernel.push({ atUs: this.opts.monoToEpochUs(rec.ts), rec });
   }
 
   /** The open call, or the published one whose descendants still run. */

@@ -4,6 +4,7 @@
  * decides when.
  */
 
+import { callChanges, kernelMessages, type KernelEntry, type NetnsNames } from '../changes/index.js';
 import path from 'node:path';
 import { podFromCniArgs } from './cni-env.js';
 import { EMPTY_STREAM, StreamCapture } from './stream-capture.js';
@@ -74,6 +75,10 @@ export interface CallState {
   uncapturedIo: number;
   finalizeDueMs: number | null;
   incompleteReason: string | null;
+  /** What its tree did to the kernel, as the tracer told it: decoded when the call is published (collector/changes). */
+  kernel: KernelEntry[];
+  /** Which netns inodes are the node's and the pod's (resolved once, when the first kernel record comes). */
+  netnsNames: NetnsNames | null;
 }
 
 /** What the call's later life sets, not its exec. */
@@ -158,6 +163,8 @@ export function newCallState(c: NewCall): CallState {
     stderr: new StreamCapture(c.maxStreamBytes),
     helpers: [],
     pids: new Set(),
+    kernel: [],
+    netnsNames: null,
     endedAtUs: null,
     outcome: null,
     lostRecords: false,
@@ -226,7 +233,16 @@ export function snapshotCall(call: CallState): CniCall {
     pathTruncated: call.pathTruncated,
     stdoutAfterExitOffset: full && call.exitTs !== null ? call.stdout.offsetOfFirstAfter(call.exitTs) : null,
     stderrAfterExitOffset: full && call.exitTs !== null ? call.stderr.offsetOfFirstAfter(call.exitTs) : null,
+    changes: full ? callChanges(call.kernel, call.helpers.map(helperSnapshot), call.netnsNames ?? { host: null, pod: null, podPath: b.netns }) : null,
+    kernelMessages: kernelMessages(call.kernel, (pid) => processName(call, pid)),
   };
+}
+
+/** The name of the binary a pid of the call ran: a helper's, else the plugin's (its threads, its forks). */
+function processName(call: CallState, pid: number): string {
+  const h = call.helpers.find((x) => x.pid === pid);
+  const path = h ? h.path : call.base.path;
+  return path.slice(path.lastIndexOf('/') + 1);
 }
 
 /**

@@ -6,7 +6,8 @@
  */
 
 import type { CacheEntry } from '../cache/cache-types.js';
-import type { CapturedStream, CniCall, CollectorEvent, HelperProcess } from '../types.js';
+import type { CapturedStream, CniCall, CollectorEvent, HelperProcess, KernelChange } from '../types.js';
+import { helperChange } from '../changes/index.js';
 import { redactArgv, redactCniArgs } from './redact-argv.js';
 import { createBytesRedactor } from './redact-json-bytes.js';
 import { createValueRedactor } from './redact-value.js';
@@ -18,6 +19,11 @@ export interface Redactor {
   callEvents(events: readonly CollectorEvent[]): CollectorEvent[];
   /** Applied by the cache watcher as soon as a file is decoded (see CacheWatcherOptions.redact). */
   cacheEntry(entry: CacheEntry): CacheEntry;
+}
+
+function redoneFromHelper(ch: KernelChange, helpers: readonly HelperProcess[]): KernelChange {
+  const h = helpers.find((x) => x.pid === ch.pid);
+  return (h && helperChange(h, ch.atUs, ch.netns)) ?? ch;
 }
 
 export function createRedactor(rules: RedactionRules): Redactor {
@@ -59,6 +65,8 @@ export function createRedactor(rules: RedactionRules): Redactor {
     if (stdin === c.stdin && stdout === c.stdout && stderr === c.stderr && helpers === c.helpers && args === c.argv && cniArgs === null && envArgs === null) return c;
     return {
       ...c,
+      // An iptables change reads its helper's argv: said again from the redacted one.
+      ...(c.changes && helpers !== c.helpers ? { changes: c.changes.map((ch) => (ch.object === 'iptables' ? redoneFromHelper(ch, helpers) : ch)) } : {}),
       argv: args,
       stdin,
       stdout,

@@ -247,6 +247,22 @@ export class RecordMerger {
       case 'data-chunk':
         if (this.ioPassed.get(`${src}:${rec.tid}:${rec.cpu ?? 0}`) === true) out.push(rec);
         return;
+      // The kernel's words come from every tracer (light ones too): once.
+      case 'extack':
+        if (this.firstSighting(`k${rec.tid}`, src, rec.ts)) out.push(rec);
+        return;
+      // What a call changed (full mode): from the tracer its tree's payloads come from.
+      case 'netlink-send':
+      case 'netlink-ack':
+      case 'link-name':
+      case 'sysctl-open':
+      case 'sysctl-write':
+        if (this.ownerOf(rec.pid, rec.ts) === src) out.push(rec);
+        if (rec.kind === 'netlink-send') this.ioPassed.set(`${src}:nl:${rec.tid}:${rec.ts}`, this.ownerOf(rec.pid, rec.ts) === src);
+        return;
+      case 'netlink-chunk':
+        if (this.ioPassed.get(`${src}:nl:${rec.tid}:${rec.ts}`) === true) out.push(rec);
+        return;
       case 'thread-exit': {
         const owner = this.owners.get(rec.tid);
         if (owner && owner.exitedTs === null) owner.exitedTs = this.maxTs;

@@ -86,6 +86,15 @@ export class RecordSequencer {
       case 'thread-exit':
         // Behind the thread's fork: released ahead of it, the end of a thread would leave it followed for good.
         return rec.ts === undefined ? this.single(rec) : this.hold({ ...rec, ts: rec.ts }, null, 0);
+      // What a call did to the kernel: ordered by time, after the exec of their process.
+      case 'extack':
+      case 'netlink-send':
+      case 'netlink-chunk':
+      case 'netlink-ack':
+      case 'link-name':
+      case 'sysctl-open':
+      case 'sysctl-write':
+        return this.hold(rec, null, 0);
       case 'exec-parent':
       case 'exec-path-chunk':
       case 'exec-cwd-name':

@@ -73,6 +73,17 @@ export const CNI = {
   payloadTruncated: 'cni.payload.truncated',
   payloadCapped: 'cni.payload.capped',
   payloadRedactedPointers: 'cni.payload.redacted_pointers',
+  // On the cni.change span events: one per change the call made in the kernel.
+  changeNetns: 'cni.change.netns',
+  changeObject: 'cni.change.object',
+  changeAction: 'cni.change.action',
+  changeSubject: 'cni.change.subject',
+  changeOk: 'cni.change.ok',
+  changeErrno: 'cni.change.errno',
+  changeMessage: 'cni.change.message',
+  // On the cni.kernel.message span events: the kernel's own text for a request.
+  kernelMessage: 'cni.kernel.message',
+  kernelProcess: 'cni.kernel.process',
 } as const;
 
 /** Attributes of the daemon's own log records (tracer gaps, findings). */

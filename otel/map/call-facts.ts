@@ -7,6 +7,7 @@
 import { constants } from 'node:os';
 import { basename } from 'node:path';
 import type { Attributes } from '@opentelemetry/api';
+import { withKernelMessage } from '../../collector/index.js';
 import type { StoredCall, StoredHelper } from '../../store/index.js';
 import { CNI, SEMCONV } from './attribute-names.js';
 import { cniErrorOf, networkConfigFacts, type CniError } from './cni-json.js';
@@ -51,8 +52,10 @@ function outcomeOf(call: StoredCall, cniError: CniError | null): CallOutcome {
     return { kind: 'failed', message: `killed by ${name}${call.coreDumped ? ' (core dumped)' : ''}`, errorType: name };
   }
   const code = call.exitCode ?? -1;
-  if (cniError?.msg) return { kind: 'failed', message: cniError.msg, errorType: cniError.code === null ? `exit ${code}` : `cni error ${cniError.code}` };
-  return { kind: 'failed', message: `exit code ${code}`, errorType: `exit ${code}` };
+  // A bare errno text from the plugin reads better with the kernel's own words.
+  if (cniError?.msg) return { kind: 'failed', message: withKernelMessage(cniError.msg, call.kernelMessages) ?? cniError.msg, errorType: cniError.code === null ? `exit ${code}` : `cni error ${cniError.code}` };
+  const kernel = call.kernelMessages.at(-1)?.message;
+  return { kind: 'failed', message: kernel ? `exit code ${code} (kernel: ${kernel})` : `exit code ${code}`, errorType: `exit ${code}` };
 }
 
 /** An incomplete call's end was not seen: the latest time anything of it was. */

@@ -7,6 +7,7 @@
 
 import { createTraceState, SpanKind, SpanStatusCode, TraceFlags, type Attributes, type Link, type SpanContext, type SpanStatus } from '@opentelemetry/api';
 import type { ReadableSpan, TimedEvent } from '@opentelemetry/sdk-trace';
+import type { KernelChange } from '../../collector/index.js';
 import type { StoredCall, StoredHelper } from '../../store/index.js';
 import type { PayloadMode } from '../config/otlp-config.js';
 import { CNI, SEMCONV } from './attribute-names.js';
@@ -25,6 +26,12 @@ export function callSpans(call: StoredCall, trace: CallTrace, payloads: PayloadM
   pushPayloadEvent(events, 'cni.stdin', payloadView(call.stdin, payloads), call.startedAtUs);
   pushPayloadEvent(events, 'cni.stdout', payloadView(call.stdout, payloads), facts.endUs);
   pushPayloadEvent(events, 'cni.stderr', payloadView(call.stderr, payloads), facts.endUs);
+  for (const c of call.changes ?? []) events.push({ name: 'cni.change', time: hrTimeOfUs(c.atUs), attributes: changeAttributes(c), droppedAttributesCount: 0 });
+  for (const m of call.kernelMessages) {
+    events.push({ name: 'cni.kernel.message', time: hrTimeOfUs(m.atUs), attributes: { [CNI.kernelMessage]: m.message, [CNI.kernelProcess]: m.process, 'process.pid': m.pid }, droppedAttributesCount: 0 });
+  }
+  // Span events are kept in time order.
+  events.sort((a, b) => a.time[0] - b.time[0] || a.time[1] - b.time[1]);
 
   const links: Link[] = trace.link ? [{ context: { traceId: trace.link.traceId, spanId: trace.link.spanId, traceFlags: TraceFlags.NONE }, attributes: { [CNI.traceparent]: call.traceParent ?? '' } }] : [];
   const callSpan = span({
@@ -74,6 +81,16 @@ function statusOf(facts: CallFacts): SpanStatus {
   if (facts.outcome.kind === 'failed') return { code: SpanStatusCode.ERROR, message: facts.outcome.message };
   // Success is UNSET, as the conventions ask of instrumentation; an incomplete call's attributes say why its end is unknown.
   return { code: SpanStatusCode.UNSET };
+}
+
+function changeAttributes(c: KernelChange): Attributes {
+  const a: Attributes = { [CNI.changeNetns]: c.netns, [CNI.changeObject]: c.object, [CNI.changeAction]: c.action, [CNI.changeSubject]: c.subject, 'process.pid': c.pid };
+  if (c.ok !== null) a[CNI.changeOk] = c.ok;
+  if (c.error) {
+    a[CNI.changeErrno] = c.error.errno;
+    if (c.error.message !== null) a[CNI.changeMessage] = c.error.message;
+  }
+  return a;
 }
 
 function pushPayloadEvent(events: TimedEvent[], name: string, view: PayloadView | null, atUs: number): void {

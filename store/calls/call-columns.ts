@@ -13,7 +13,7 @@
  */
 
 import type { CaptureMode } from '../../bpf/index.js';
-import type { CallStatus, CapturedStream, CniCall, HelperProcess, ProcessOutcome } from '../../collector/index.js';
+import { changeSummaryText, type CallStatus, type CapturedStream, type CniCall, type HelperProcess, type KernelChange, type KernelMessage, type ProcessOutcome } from '../../collector/index.js';
 import { networkOfStdin } from './network-name.js';
 
 /** What better-sqlite3 can bind (it refuses booleans and undefined). */
@@ -197,6 +197,11 @@ export const FINISH_TABLE = [
   // The store's edge names it (stdin, parent, conf by plugin type); a live call not through it: its stdin's name.
   // A finish column: stdin, and so the name, is known only at the end.
   call.field('network', textOrNull(), (c) => (c.network !== undefined ? c.network : networkOfStdin(c.stdin.bytes))),
+  // What the call's tree changed in the kernel ('null': not captured, light mode) and the kernel's own messages (every mode).
+  call.detailField('changes_json', json<readonly KernelChange[] | null>(), (c) => JSON.stringify(c.changes ?? null)),
+  // Those changes in a few words for lists and the pod story (`+3 links, +2 addrs; 1 refused`); NULL when not captured.
+  call.field('change_summary', textOrNull(), (c) => (c.changes == null ? null : changeSummaryText(c.changes))),
+  call.field('kernel_messages_json', json<readonly KernelMessage[]>(), (c) => JSON.stringify(c.kernelMessages ?? [])),
   ...call.stream('stdin', (c) => c.stdin),
   ...call.stream('stdout', (c) => c.stdout),
   ...call.stream('stderr', (c) => c.stderr),

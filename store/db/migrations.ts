@@ -274,6 +274,15 @@ export const MIGRATIONS: readonly Migration[] = [
       for (const sql of REBUILD_EXPORT_OUTBOX_V12) db.exec(sql);
     },
   },
+  {
+    version: 13,
+    name: 'calls keep what they changed in the kernel and the kernel messages of their requests',
+    up(db) {
+      db.exec("ALTER TABLE calls ADD COLUMN changes_json TEXT NOT NULL DEFAULT 'null'");
+      db.exec('ALTER TABLE calls ADD COLUMN change_summary TEXT');
+      db.exec("ALTER TABLE calls ADD COLUMN kernel_messages_json TEXT NOT NULL DEFAULT '[]'");
+    },
+  },
 ];
 
 export function latestVersion(migrations: readonly Migration[] = MIGRATIONS): number {

@@ -2,6 +2,8 @@
 
 export { createFindingsLog, FILE_KINDS_SQL, type FindingFields } from './cache-findings.js';
 export { createCallLoopDetector } from './call-loops.js';
+export { createLeftBehindCheck, type KernelObjectProbe, type LeftBehindCheck } from './left-behind.js';
+export { leftBehindObjects, type KernelObjectRef } from './left-behind-rules.js';
 export { createFindingsReader, type FindingsReader, MAX_FINDINGS_PAGE } from './findings-reader.js';
 export {
   CACHE_FINDING_KINDS,

@@ -23,6 +23,8 @@ export const CACHE_FINDING_KINDS = [
   'network-not-ready',
   /** A network's STATUS went between ready and not ready more than a few times in 10 minutes. */
   'status-flapping',
+  /** What an ADD created in the kernel (links, iptables chains and rules) that its DEL left and that still exists (store/findings/left-behind.ts). */
+  'left-behind',
 ] as const;
 export type CacheFindingKind = (typeof CACHE_FINDING_KINDS)[number];
 
@@ -57,6 +59,7 @@ export const FINDING_SEVERITY: Readonly<Record<CacheFindingKind, FindingSeverity
   'network-not-ready': 'critical',
   // The node flaps between Ready and NotReady, like a DEL loop it goes on by itself.
   'status-flapping': 'critical',
+  'left-behind': 'warning',
 };
 
 /** 0 for critical, 1 for warning…: the sort key. */

@@ -45,6 +45,9 @@ function writeOldDatabase(trees: number): string[] {
     'uncaptured_io INTEGER NOT NULL DEFAULT 0',
     'gc_driven INTEGER NOT NULL DEFAULT 0',
     'network TEXT',
+    "changes_json TEXT NOT NULL DEFAULT 'null'",
+    'change_summary TEXT',
+    "kernel_messages_json TEXT NOT NULL DEFAULT '[]'",
   ];
   for (const t of later) db.exec(`ALTER TABLE ${t} ADD COLUMN redactions_json TEXT`);
   for (const c of laterCallColumns) db.exec(`ALTER TABLE calls ADD COLUMN ${c}`);

@@ -192,7 +192,7 @@ const BAD_TOKENS: Readonly<Record<FieldType, readonly string[]>> = {
   rest: [],
 };
 
-const NON_KINDS = ['Z', 'x', '?', '1', '#', 'K', 'h'];
+const NON_KINDS = ['Z', 'x', '?', '1', '#', 'J', 'h'];
 
 /** The ways a valid line is made invalid, each named for the failure message. */
 export function invalidate(valid: ValidLine): fc.Arbitrary<LineCase> {
@@ -279,7 +279,7 @@ export function formatRecord(rec: TracerRecord): string {
     case 'exit':
       return `Q ${ns(rec.ts)} ${rec.pid} ${rec.start} ${rec.exitCode} ${rec.groupExitCode} ${rec.signalFlags}`;
     case 'fd-copy':
-      return `O ${ns(rec.ts)} ${rec.pid} ${rec.tid} ${rec.oldFd} ${rec.newFd}`;
+      return `G ${ns(rec.ts)} ${rec.pid} ${rec.tid} ${rec.oldFd} ${rec.newFd}`;
     case 'thread-exit':
       return rec.ts === undefined ? `T ${rec.tid}` : `T ${rec.tid} ${ns(rec.ts)}`;
     case 'exec-path-chunk':
@@ -290,6 +290,26 @@ export function formatRecord(rec: TracerRecord): string {
       return `Lost ${rec.count} events`;
     case 'noise':
       return '';
+    case 'extack':
+      return `K ${ns(rec.ts)} ${rec.pid} ${rec.tid} ${hex(Buffer.from(`${rec.message}\0`))}`;
+    case 'netlink-send':
+      return `L ${ns(rec.ts)} ${rec.pid} ${rec.tid} ${rec.netns} ${rec.len}`;
+    case 'netlink-chunk':
+      return `M ${ns(rec.ts)} ${rec.off * 4_194_304 + rec.tid} ${hex(rec.data)}`;
+    case 'netlink-ack':
+      return `A ${ns(rec.ts)} ${rec.pid} ${rec.tid} ${rec.error} ${rec.seq} ${rec.requestType}`;
+    case 'link-name': {
+      const n = Buffer.alloc(16);
+      n.write(rec.name, 'latin1');
+      return `I ${ns(rec.ts)} ${rec.pid} ${rec.tid} ${rec.seq} ${rec.index} ${n.readBigUInt64LE(0)} ${n.readBigUInt64LE(8)}`;
+    }
+    case 'sysctl-open':
+      return `O ${ns(rec.ts)} ${rec.pid} ${rec.tid} ${rec.netns} ${rec.fd} ${rec.path}`;
+    case 'sysctl-write': {
+      const v = Buffer.alloc(16);
+      rec.value.copy(v);
+      return `Y ${ns(rec.ts)} ${rec.pid} ${rec.tid} ${rec.fd} ${rec.len} ${v.readBigUInt64LE(0)} ${v.readBigUInt64LE(8)}`;
+    }
   }
 }
 

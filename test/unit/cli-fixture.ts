@@ -40,6 +40,8 @@ export const callView = (over: Partial<CallSummary> = {}): CallSummary => ({
   envTruncated: false,
   pathTruncated: false,
   outputAfterExit: { stdout: null, stderr: null },
+  changeSummary: null,
+  kernelMessages: [],
   ...over,
 });
 
@@ -67,6 +69,7 @@ export const callDetailView = (over: Partial<CallDetail> = {}, streams: { stdin?
   resultSource: null,
   children: [],
   helpers: [],
+  changes: null,
   cache: null,
   ...over,
 });

@@ -4,6 +4,7 @@ import { recordCaveats } from '../../cli/call-caveats.js';
 import { createOutput } from '../../cli/output.js';
 import { formatCallDetail } from '../../cli/show-command.js';
 import { callDetailView } from './cli-fixture.js';
+import type { KernelChangeView } from '../../api/schemas/kernel.js';
 
 /** What `cnirec show` writes to a pipe: the output writer's neutralised lines, without colour. */
 function printed(lines: readonly string[]): string {
@@ -88,5 +89,53 @@ describe('the caveats of a record on cnirec show', () => {
     expect(text).toContain("exec'd in place: /opt/cni/bin/w\\x1b[2J\\u202e.sh → /opt/cni/bin/bridge");
     // eslint-disable-next-line no-control-regex -- no control character but newlines may survive
     expect(text).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u202e]/);
+  });
+});
+
+describe('the kernel side of a call on cnirec show', () => {
+  const change = (over: Partial<KernelChangeView> = {}): KernelChangeView => ({
+    at: '2026-11-21T18:34:02.104Z',
+    pid: 9,
+    netns: 'host',
+    object: 'link',
+    action: 'add',
+    subject: 'cni0 type bridge',
+    ok: true,
+    error: null,
+    attributes: {},
+    ...over,
+  });
+
+  it('says a light call did not capture changes, and still prints the kernel messages', () => {
+    const text = show({ changes: null, captureMode: 'light', kernelMessages: [{ at: '2026-11-21T18:34:02.104Z', pid: 9, process: 'bridge', message: 'mtu greater than device maximum' }] });
+    expect(text).toContain('changes  (not captured: light capture)');
+    expect(text).toContain('kernel   bridge[9]: mtu greater than device maximum');
+  });
+
+  it('says "none" for a captured call that changed nothing', () => {
+    expect(show({ changes: [] })).toContain('changes  (none: the call changed nothing in the kernel)');
+  });
+
+  it('groups changes by netns, the netns with a refusal first and the refusal at its top', () => {
+    const text = show({
+      changes: [
+        change({ netns: '/var/run/netns/pod', object: 'address', subject: '10.96.7.2/24 dev eth0' }),
+        change({ subject: 'vethab type veth peer eth0' }),
+        change({ subject: 'cni1 type bridge mtu 70000', ok: false, error: { errno: 'EINVAL', message: 'mtu greater than device maximum' } }),
+      ],
+    });
+    const lines = text.split('\n');
+    const at = (s: string) => lines.findIndex((l) => l.includes(s));
+    expect(text).toContain('changes  3, 1 refused');
+    expect(at('  host')).toBeLessThan(at('  /var/run/netns/pod'));
+    expect(at('cni1 type bridge mtu 70000')).toBeLessThan(at('vethab type veth peer eth0'));
+    expect(lines[at('cni1 type bridge')]).toContain('+ link      cni1 type bridge mtu 70000  ✗ EINVAL: mtu greater than device maximum');
+  });
+
+  it('keeps hostile text from the record inert', () => {
+    const text = show({ changes: [change({ subject: 'evil\u001b[2J\nname' })], kernelMessages: [{ at: '2026-11-21T18:34:02.104Z', pid: 9, process: 'x\u001b]0;t\u0007', message: 'm\u001b[31m' }] });
+    expect(text).not.toContain('\u001b[2J');
+    expect(text).not.toContain('\u001b]0');
+    expect(text).not.toContain('\u001b[31m');
   });
 });

@@ -205,3 +205,43 @@ describe('a call updated after it was exported, as a log record', () => {
     expect(String(callUpdateLogRecord(call, trace, 'none', identity, 1).body)).not.toContain('late');
   });
 });
+
+describe('what a call changed in the kernel, as span events', () => {
+  const refused = {
+    atUs: T0 + 500,
+    pid: 4242,
+    netns: 'host',
+    object: 'link' as const,
+    action: 'add' as const,
+    subject: 'cnimtu0 type bridge mtu 70000',
+    ok: false,
+    error: { errno: 'EINVAL', message: 'mtu greater than device maximum' },
+    attributes: {},
+  };
+  const added = { ...refused, atUs: T0 + 300, subject: 'veth1 type veth peer eth0', ok: true, error: null };
+  const message = { atUs: T0 + 510, pid: 4242, process: 'bridge', message: 'mtu greater than device maximum' };
+
+  it('puts each change and each kernel message on the call span, in time order, with cni.change.* attributes', () => {
+    const call = stored({ changes: [added, refused], kernelMessages: [message] });
+    const [span] = callSpans(call, traceOf(call), 'capped', identity);
+    const kernel = span!.events.filter((e) => e.name === 'cni.change' || e.name === 'cni.kernel.message');
+    expect(kernel.map((e) => e.name)).toEqual(['cni.change', 'cni.change', 'cni.kernel.message']);
+    expect(kernel[1]!.attributes).toMatchObject({
+      'cni.change.netns': 'host',
+      'cni.change.object': 'link',
+      'cni.change.action': 'add',
+      'cni.change.subject': 'cnimtu0 type bridge mtu 70000',
+      'cni.change.ok': false,
+      'cni.change.errno': 'EINVAL',
+      'cni.change.message': 'mtu greater than device maximum',
+    });
+    expect(kernel[2]!.attributes).toMatchObject({ 'cni.kernel.message': 'mtu greater than device maximum', 'cni.kernel.process': 'bridge' });
+  });
+
+  it("gives a failed call's status the kernel's words when the plugin's error is a bare errno text", () => {
+    const stdout = Buffer.from(JSON.stringify({ cniVersion: '1.0.0', code: 999, msg: 'could not add "cnimtu0": invalid argument' }));
+    const call = stored({ outcome: { exitCode: 1, signal: null, coreDumped: false }, stdout: { bytes: stdout, totalBytes: stdout.length, truncated: false }, kernelMessages: [message] });
+    const [span] = callSpans(call, traceOf(call), 'capped', identity);
+    expect(span!.status).toEqual({ code: SpanStatusCode.ERROR, message: 'could not add "cnimtu0": invalid argument (kernel: mtu greater than device maximum)' });
+  });
+});

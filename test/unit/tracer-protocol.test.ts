@@ -155,7 +155,7 @@ describe('parseTracerLine: malformed lines', () => {
   const cases: Array<[string, string, ParseErrorReason]> = [
     // unknown kind
     ['unknown one-letter kind', 'Z 1 2 3', 'unknown-kind'],
-    ['a heartbeat line (no longer part of the protocol)', 'K 2171194026282 1', 'unknown-kind'],
+    ['a heartbeat line of old versions (K now carries the kernel extack text)', 'K 2171194026282 1', 'field-count'],
     ['lower-case kind', 'x 1 2 3', 'unknown-kind'],
     ['a word, not a kind', 'Hello world', 'unknown-kind'],
     ['lost without a number', 'Lost events', 'unknown-kind'],
@@ -305,5 +305,60 @@ describe('parseTracerLine on the recorded fixtures', () => {
       const r = parseTracerLine(line);
       if (r.ok && (r.record.kind === 'data-chunk' || r.record.kind === 'exec-chunk')) expect(r.record.data.length).toBe(CHUNK_BYTES);
     }
+  });
+});
+
+describe('parseTracerLine: what a call did to the kernel (K, L, M, A, O, Y)', () => {
+  it('reads the kernel extack text up to its NUL, dropping what lay behind it', () => {
+    const text = Buffer.concat([Buffer.from('mtu greater than device maximum\0'), Buffer.from('bin/junk\0\0')]);
+    expect(parsed(`K 2337901820954 11099 11100 ${hex(text)}`)).toEqual({
+      kind: 'extack',
+      ts: 2337901820.954,
+      pid: 11099,
+      tid: 11100,
+      message: 'mtu greater than device maximum',
+    });
+  });
+
+  it('reads a netlink request header and its chunks, the offset above the tid', () => {
+    expect(parsed('L 2337714500817 11062 11065 4026532177 124')).toEqual({ kind: 'netlink-send', ts: 2337714500.817, pid: 11062, tid: 11065, netns: '4026532177', len: 124 });
+    const data = Buffer.from([1, 2, 3]);
+    expect(parsed(`M 2337714500817 ${200 * 4_194_304 + 11065} ${hex(data)}`)).toEqual({ kind: 'netlink-chunk', ts: 2337714500.817, tid: 11065, off: 200, data });
+  });
+
+  it('reads an ack with a negative errno', () => {
+    expect(parsed('A 2337901956437 11099 11099 -22 1 16')).toEqual({ kind: 'netlink-ack', ts: 2337901956.437, pid: 11099, tid: 11099, error: -22, seq: 1, requestType: 16 });
+  });
+
+  it('reads a sysctl open and the value written, cut to its length', () => {
+    expect(parsed('O 2337745577072 11062 11065 4026532177 9 /proc/sys/net/ipv6/conf/eth0/accept_dad')).toEqual({
+      kind: 'sysctl-open', ts: 2337745577.072, pid: 11062, tid: 11065, netns: '4026532177', fd: 9, path: '/proc/sys/net/ipv6/conf/eth0/accept_dad',
+    });
+    const y = parsed('Y 2337745672290 11062 11065 9 1 48 0');
+    expect(y).toMatchObject({ kind: 'sysctl-write', fd: 9, len: 1 });
+    expect(y.kind === 'sysctl-write' && y.value.toString()).toBe('0');
+    const long = parsed(`Y 1 2 3 4 20 ${Buffer.from('12345678').readBigUInt64LE()} ${Buffer.from('abcdefgh').readBigUInt64LE()}`);
+    expect(long.kind === 'sysctl-write' && long.value.toString()).toBe('12345678abcdefgh');
+  });
+
+  it.each([
+    ['K without text', 'K 1 2 3', 'field-count'],
+    ['K with bad hex', 'K 1 2 3 \\xzz', 'bad-hex'],
+    ['L short', 'L 1 2 3 4', 'field-count'],
+    ['A with a word for errno', 'A 1 2 3 x 1 16', 'bad-number'],
+    ['O without path', 'O 1 2 3 4 5', 'field-count'],
+    ['Y past 64 bits', 'Y 1 2 3 4 1 18446744073709551616 0', 'bad-number'],
+  ])('%s → a typed error', (_name, line, reason) => {
+    expect(failed(line).reason).toBe(reason);
+  });
+
+  it('parses every line of the recorded bridge ADD/DEL and the refused mtu', () => {
+    const kinds = new Set<string>();
+    for (const line of traceLines('changes-bridge-full.trace')) {
+      const r = parseTracerLine(line);
+      expect(r.ok, line.slice(0, 40)).toBe(true);
+      if (r.ok) kinds.add(r.record.kind);
+    }
+    for (const kind of ['extack', 'netlink-send', 'netlink-chunk', 'netlink-ack', 'sysctl-open', 'sysctl-write']) expect(kinds, kind).toContain(kind);
   });
 });

@@ -11,6 +11,7 @@ import { decodeBase64, emptyPayloadNote, splitRedacted, viewPayload } from '../.
 import { filterFromQuery, parsePodSearch, podPath, queryString, TAIL_FIELDS } from '../../ui/model/query.js';
 import { applyTailMessages, EMPTY_TAIL, runningCount } from '../../ui/model/tail-list.js';
 import { axisTicks, layoutWaterfall } from '../../ui/model/waterfall.js';
+import { changesByNetns } from '../../ui/model/changes.js';
 
 const T0 = Date.parse('2026-11-26T10:00:00.000Z');
 const iso = (ms: number) => new Date(T0 + ms).toISOString();
@@ -229,5 +230,25 @@ describe('findings and lists', () => {
     ['x', 1, null],
   ])('%s from row %i goes to %j of 5', (key, from, to) => {
     expect(moveSelection(key, from, 5)).toBe(to);
+  });
+});
+
+describe('a call\'s kernel changes in the web view', () => {
+  const change = (netns: string, subject: string, ok: boolean | null = true) => ({ at: iso(0), pid: 1, netns, object: 'link' as const, action: 'add' as const, subject, ok, error: ok === false ? { errno: 'EINVAL', message: 'mtu greater than device maximum' } : null, attributes: {} });
+
+  it('groups them by netns, the netns with a refusal first and its refusals at the top', () => {
+    const groups = changesByNetns([change('/var/run/netns/p', 'eth0 up'), change('host', 'veth1 up'), change('host', 'br0 type bridge mtu 70000', false)]);
+    expect(groups.map((g) => [g.netns, g.refused, g.changes.map((c) => c.subject)])).toEqual([
+      ['host', 1, ['br0 type bridge mtu 70000', 'veth1 up']],
+      ['/var/run/netns/p', 0, ['eth0 up']],
+    ]);
+  });
+
+  it('puts the short count of a call on its pod story row, none for a call that changed nothing or a helper', () => {
+    const story: PodStory = { pod: { namespace: 'demo', name: 'web-0', uid: null, uids: [] }, calls: [], sandboxes: [], totals: {}, truncated: false };
+    const add = tree('add', { changeSummary: '+3 links, +2 addrs, +1 route, 4 rules; 1 refused' });
+    const del = tree('del', { command: 'DEL', changeSummary: 'no changes', startedAt: iso(20) });
+    const w = layoutWaterfall({ ...story, calls: [add, del], sandboxes: [{ containerId: 'c'.repeat(64), podUid: null, startedAt: iso(0), calls: [add, del], totals: {}, cache: [], findings: [] }] }, T0 + 1000);
+    expect(w.sandboxes[0]!.rows.map((r) => r.changes)).toEqual(['+3 links, +2 addrs, +1 route, 4 rules; 1 refused', null]);
   });
 });

@@ -22,6 +22,8 @@ export interface WaterfallRow {
   readonly leftPct: number;
   readonly widthPct: number;
   readonly lostRecords: boolean;
+  /** What a call changed in the kernel in a few words (`+3 links, +2 addrs; 1 refused`); null for helpers and light calls. */
+  readonly changes: string | null;
 }
 
 export interface WaterfallSandbox {
@@ -91,6 +93,7 @@ export function layoutWaterfall(story: PodStory, nowMs: number): Waterfall {
         durationMs: helper.durationMs,
         outcome: outcomeOf(helper),
         lostRecords: false,
+        changes: null,
         ...place(helper),
       });
     const addCall = (call: CallTree, depth: number) => {
@@ -105,6 +108,7 @@ export function layoutWaterfall(story: PodStory, nowMs: number): Waterfall {
         durationMs: call.durationMs,
         outcome: outcomeOf(call),
         lostRecords: call.lostRecords,
+        changes: call.changeSummary === 'no changes' ? null : call.changeSummary,
         ...place(call),
       });
       // Helpers and delegated calls in the order they started, as the plugin ran them.

@@ -10,8 +10,54 @@ import type { CallDetail } from '../client/types.js';
 import { Duration, ErrorNote, Facts, Loading, Outcome, Section, ShortId, Time } from '../components/bits.js';
 import { useLoad } from '../components/hooks.js';
 import { JsonBlock, PayloadBlock } from '../components/payload.js';
+import { ACTION_SIGN, changesByNetns } from '../model/changes.js';
 import { podText } from '../model/format.js';
 import { callPath, podPath } from '../model/query.js';
+
+/** What the call changed in the kernel (full capture) and what the kernel said (every mode). Text only: the record's words stay inert. */
+function KernelSide({ call }: { call: CallDetail }) {
+  return (
+    <Section title="Kernel changes">
+      {call.changes === null && <p class="muted changes-none">Not captured: this call was recorded in light mode (changes need full capture).</p>}
+      {call.changes !== null && call.changes.length === 0 && <p class="muted changes-none">None: the call changed nothing in the kernel.</p>}
+      {call.changes !== null &&
+        changesByNetns(call.changes).map((g) => (
+          <div key={g.netns} class="changes-netns">
+            <h3>
+              <code>{g.netns}</code>
+              {g.refused > 0 && <span class="badge failed">{g.refused} refused</span>}
+            </h3>
+            <table class="list changes">
+              <tbody>
+                {g.changes.map((ch, i) => (
+                  <tr key={i} class={ch.ok === false ? 'failed' : ''} data-object={ch.object} data-ok={String(ch.ok)}>
+                    <td>{ACTION_SIGN[ch.action]}</td>
+                    <td>{ch.object}</td>
+                    <td>
+                      <code>{ch.subject}</code>
+                    </td>
+                    <td class={ch.ok === false ? 'error-text' : 'muted'}>{ch.ok === false ? `${ch.error?.errno ?? 'refused'}${ch.error?.message ? `: ${ch.error.message}` : ''}` : ch.ok === null ? 'no answer seen' : 'ok'}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        ))}
+      {call.kernelMessages.length > 0 && (
+        <div class="kernel-messages">
+          <h3>The kernel said</h3>
+          <ul class="plain">
+            {call.kernelMessages.map((m, i) => (
+              <li key={i} class="error-text">
+                <code>{m.process}</code> (pid {m.pid}): {m.message}
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
+    </Section>
+  );
+}
 
 export function CallDetailPage() {
   const { params } = useRoute();
@@ -97,6 +143,7 @@ export function CallDetailPage() {
         <PayloadBlock name="stdout" payload={c.stdout} captureMode={c.captureMode} />
         <PayloadBlock name="stderr" payload={c.stderr} captureMode={c.captureMode} />
       </Section>
+      <KernelSide call={c} />
       {c.children.length > 0 && (
         <Section title="Delegated calls">
           <ul class="plain">

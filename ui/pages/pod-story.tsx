@@ -184,6 +184,11 @@ function Bar({ row, index, selected }: { row: WaterfallRow; index: number; selec
       <div class="wf-outcome">
         <OutcomeBadge outcome={row.outcome} />
         {row.lostRecords && <span class="badge incomplete" title="The tracer lost records while this call ran">lost records</span>}
+        {row.changes && (
+          <span class={`wf-changes muted${row.changes.includes('refused') ? ' error-text' : ''}`} title="What this call changed in the kernel (its page lists each change)">
+            {row.changes}
+          </span>
+        )}
       </div>
     </div>
   );
