@@ -138,6 +138,13 @@ export interface Collector {
 }
 
 const RESTART_BACKOFF_MS = [250, 500, 1000, 2000];
+/**
+ * How far (kernel µs) the records handed on must have passed the moment a
+ * plugin was found gone from /proc before its exit is taken to be lost: one
+ * CPU's buffer can be read seconds after another's under load, and its exit
+ * with it (a busy node had calls marked incomplete whose exit came late).
+ */
+const GONE_PAST_US = 5_000_000;
 /** The sched-only standby prints execs, forks and exits only: a fraction of a full-mode tracer's output. */
 const STANDBY_PERF_BUFFER_PAGES = 1024;
 const HEALTHY_AFTER_MS = 30_000;
@@ -244,7 +251,7 @@ export function createCollector(opts: CollectorOptions): Collector {
       if (since === undefined) {
         goneSince.set(key, nowMonoUs);
         waiting = true;
-      } else if (pipeline.releasedTs > since) {
+      } else if (pipeline.releasedTs > since + GONE_PAST_US) {
         goneSince.delete(key);
         emit(assembler.processGone(call.pid, call.start, 'the plugin process is gone but its exit was not recorded'));
       } else {
