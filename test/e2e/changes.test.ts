@@ -128,7 +128,8 @@ describe.runIf(canRun)('the kernel changes of a real bridge ADD and DEL (full ca
     expect((await execPlugin({ ...base, command: 'ADD' })).exitCode).toBe(0);
     const [hostEnd] = ipJson<Array<{ ifname: string }>>(['link', 'show', 'master', bridge]);
     expect((await execPlugin({ ...base, command: 'DEL' })).exitCode).toBe(0);
-    const add = await daemon.waitFor('the forgetful ADD', () => daemon.callsFor(containerId).find((c) => c.command === 'ADD'));
+    // The top-level ADD (its delegates, host-local among them, are ADD calls too, and may be stored first).
+    const add = await daemon.waitFor('the forgetful ADD', () => daemon.callsFor(containerId).find((c) => c.command === 'ADD' && c.parentId === null));
 
     const found = await pollFor(async () => (await open()).find((f) => f.containerId === containerId), 60_000);
     expect(found.callId).toBe(add.id);
