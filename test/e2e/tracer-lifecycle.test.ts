@@ -95,7 +95,10 @@ describe.runIf(canRun)('the tracer never outlives the daemon', () => {
     const tookMs = Date.now() - t0;
     console.info(`plain SIGTERM: exited in ${tookMs} ms`);
     expect(res.code).toBe(0);
-    expect(tookMs).toBeLessThan(2_000);
+    // Well inside the daemon's own 5 s shutdown deadline. A full-mode daemon stopped right as it records
+    // still has its standby compiling (at the tracers' raised priority), and the full program has more
+    // probes to detach since it follows kernel changes: ~2.1-2.2 s on a loaded 2-CPU machine.
+    expect(tookMs).toBeLessThan(3_000);
     await gone(pid, daemon);
   });
 });
