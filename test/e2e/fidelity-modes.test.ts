@@ -161,7 +161,7 @@ describe.runIf(canRun)('capture mode switches under load', () => {
     for (const c of total) if (c.parentId !== null && !allIds.has(c.parentId)) wrong.push(`${c.plugin} ${c.command} ${c.containerId}: parent ${c.parentId} names no call`);
     const seconds = (stretches.at(-1)!.to - stretches[0]!.from) / 1000;
     console.info(`${driven.length} calls in ${seconds.toFixed(1)} s (${(driven.length / seconds).toFixed(1)}/s) over 6 switches; ${total.length} stored (${expected} expected); ${bytesChecked} full-mode payloads compared; wrong: ${wrong.length}`);
-    expect(wrong).toEqual([]);
+    expect(wrong, wrong.join('\n')).toEqual([]);
     expect(total).toHaveLength(expected);
     expect(driven.length / seconds).toBeGreaterThan(4);
     expect(bytesChecked).toBeGreaterThan(10);
