@@ -150,6 +150,8 @@ const STANDBY_PERF_BUFFER_PAGES = 1024;
 const HEALTHY_AFTER_MS = 30_000;
 /** On stop, how long bpftrace may take to hand over what it recorded before the stop (out of the daemon's 5 s). */
 const STOP_DRAIN_MS = 1_000;
+/** After draining a retiring tracer, how long (beyond the reorder window) the pipeline gets to pass on what it printed. */
+const RETIRE_RECHECK_MS = 100;
 
 export function createCollector(opts: CollectorOptions): Collector {
   const log = opts.logger;
@@ -175,6 +177,8 @@ export function createCollector(opts: CollectorOptions): Collector {
     readonly run: TracerRun;
     readonly cutoverEpochUs: number;
     readonly deadline: number;
+    /** Being drained before it stops (and before it is checked once more). */
+    draining: boolean;
   }
   let retiring: Retiring[] = [];
   let stopping = false;
@@ -416,12 +420,21 @@ export function createCollector(opts: CollectorOptions): Collector {
   };
 
   const retire = async (which: Retiring) => {
-    if (!retiring.includes(which)) return;
+    if (!retiring.includes(which) || which.draining) return;
     const { run } = which;
+    which.draining = true;
+    // Whatever it recorded up to now goes into the pipeline before it stops. A call that started just before the
+    // switch may have been on its way (in a CPU buffer, in the reorder window) when none was seen open: once its
+    // exec is in, it keeps the tracer it takes its bytes from.
+    await run.drain(STOP_DRAIN_MS);
+    await new Promise((resolve) => setTimeout(resolve, RETIRE_RECHECK_MS + pipeline.reorderState().windowUs / 1000));
+    if (!retiring.includes(which)) return;
+    if (Date.now() < which.deadline && assembler.hasOpenCallStartedBefore(which.cutoverEpochUs)) {
+      which.draining = false;
+      return;
+    }
     retiring = retiring.filter((r) => r !== which);
     log.info({ mode: run.settings.mode }, 'previous tracer stopped after the mode switch');
-    // Whatever it recorded up to now goes into the pipeline before it stops.
-    await run.drain(STOP_DRAIN_MS);
     await run.stop();
     absorb(run);
   };
@@ -457,7 +470,7 @@ export function createCollector(opts: CollectorOptions): Collector {
       const cutover = monotonicNowUs();
       main = run;
       mainTakesPayloads(run);
-      if (old) retiring = [...retiring, { run: old, cutoverEpochUs: wallClock.toEpochUs(cutover), deadline: Date.now() + (opts.handoffTimeoutMs ?? 600_000) }];
+      if (old) retiring = [...retiring, { run: old, cutoverEpochUs: wallClock.toEpochUs(cutover), deadline: Date.now() + (opts.handoffTimeoutMs ?? 600_000), draining: false }];
       log.info({ mode }, 'capture mode switched');
     },
     async stop() {

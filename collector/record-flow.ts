@@ -94,12 +94,17 @@ export class RecordFlow {
     return this.take();
   }
 
-  /** Tracer `src` ended: when it was not asked to, the calls whose bytes it may not have printed are marked. */
+  /**
+   * Tracer `src` ended: the calls whose bytes it may not have printed are marked (when it was stopped on
+   * purpose, those certainly still in flight).
+   */
   sourceGone(src: number, unexpected: boolean, nowMs: number): readonly CollectorEvent[] {
     this.nowMs = nowMs;
     const released: TracerRecord[] = [];
-    const cut = this.merger.sourceGone(src, released);
-    if (unexpected) for (const pid of cut) this.assembler.markLostRecords(pid);
+    const { cut, inFlight } = this.merger.sourceGone(src, released);
+    // A tracer stopped on purpose (retired after a mode switch) once its calls were published may still have
+    // had one in flight: a call whose exec was on its way when that was checked. Its bytes end here too.
+    for (const pid of unexpected ? cut : inFlight) this.assembler.markLostRecords(pid);
     this.cut.length = 0;
     this.pushMerged(released);
     return this.take();

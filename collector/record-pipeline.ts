@@ -85,7 +85,7 @@ export class RecordPipeline {
     this.out(this.flow.flush(Date.now()));
   }
 
-  /** Tracer `src` ended: when it was not asked to, the calls whose bytes it may not have printed are marked. */
+  /** Tracer `src` ended: the calls whose bytes it may not have printed are marked (see RecordFlow.sourceGone). */
   sourceGone(src: number, unexpected: boolean): void {
     this.out(this.flow.sourceGone(src, unexpected, Date.now()));
   }

@@ -125,22 +125,28 @@ export class RecordMerger {
    * have printed: those still running, and those that exited within
    * CUT_WINDOW_US of its last records (bpftrace reads one CPU's buffer at a
    * time: an exit read from one does not mean the writes in another were).
-   * Their calls' payloads may be cut.
+   * Their calls' payloads may be cut (`cut`). `inFlight` are those of them certainly
+   * cut even when the tracer was stopped on purpose (a mode switch retiring
+   * it): still running, or whose exit waited for its copy with their count.
    */
-  sourceGone(src: number, out: TracerRecord[] = []): number[] {
+  sourceGone(src: number, out: TracerRecord[] = []): { cut: number[]; inFlight: number[] } {
     this.dead.add(src);
     const cut: number[] = [];
+    const inFlight: number[] = [];
     for (const [pid, owner] of this.owners) {
-      if (owner.src === src && (owner.exitedTs === null || owner.exitedTs > this.maxTs - CUT_WINDOW_US)) cut.push(pid);
+      if (owner.src !== src) continue;
+      if (owner.exitedTs === null) inFlight.push(pid);
+      if (owner.exitedTs === null || owner.exitedTs > this.maxTs - CUT_WINDOW_US) cut.push(pid);
     }
     // Exits held for its copy go on now (after the caller has marked their calls): their bytes may be cut.
     for (const [key, held] of this.heldExits) {
       if (held.owner !== src) continue;
       this.heldExits.delete(key);
       if (!cut.includes(held.rec.pid)) cut.push(held.rec.pid);
+      if (!inFlight.includes(held.rec.pid)) inFlight.push(held.rec.pid);
       out.push(withoutIoCount(held.rec));
     }
-    return cut;
+    return { cut, inFlight };
   }
 
   /**

@@ -113,7 +113,10 @@ describe('RecordMerger', () => {
     m.merge([exec(T, 10), exec(T + 10, 20), exec(T + 20, 40)], [MAIN, MAIN, MAIN], out, cut);
     // 20 and 40 exited just before the main tracer died (its bytes may be unread); 50 long before.
     m.merge([exec(T + 30, 50), exit(T + 40, 50), exit(T + 1_100_000, 20), exit(T + 1_100_060, 40), exit(T + 1_100_061, 40)], [MAIN, MAIN, STANDBY, STANDBY, MAIN], out, cut);
-    expect(m.sourceGone(MAIN)).toEqual([10, 20, 40]);
+    const gone = m.sourceGone(MAIN);
+    expect(gone.cut).toEqual([10, 20, 40]);
+    // 10 still ran, 20's exit (the standby's) waited for the main tracer's copy: even a tracer stopped on purpose cut those.
+    expect(gone.inFlight).toEqual([10, 20]);
     m.setPayloadSource(null, 'light', T + 1_100_100);
     m.merge([exit(T + 1_100_200, 10), exec(T + 1_100_300, 30), exit(T + 1_100_400, 30)], [STANDBY, STANDBY, STANDBY], out, cut);
     expect(cut).toEqual([10]);
@@ -127,7 +130,10 @@ describe('RecordMerger', () => {
     m.merge([exit(T + 101, 10), exit(T + 200, 20)], [MAIN, STANDBY], out);
     expect(out.filter((r) => r.kind === 'exit').map((r) => ('pid' in r ? r.pid : 0))).toEqual([10]);
     const released: TracerRecord[] = [];
-    expect(m.sourceGone(MAIN, released)).toEqual([10, 20]);
+    const gone = m.sourceGone(MAIN, released);
+    expect(gone.cut).toEqual([10, 20]);
+    // 20's exit waited for the main tracer's copy (its count of payload records): in flight.
+    expect(gone.inFlight).toEqual([20]);
     expect(released.map((r) => ('pid' in r ? r.pid : 0))).toEqual([20]);
   });
 
@@ -174,7 +180,7 @@ describe('RecordMerger', () => {
     m.merge([exit(T + 100, 30)], [STANDBY], out);
     expect(out.filter((r) => r.kind === 'exit')).toEqual([]);
     const released: TracerRecord[] = [];
-    expect(m.sourceGone(MAIN, released)).toContain(30);
+    expect(m.sourceGone(MAIN, released).cut).toContain(30);
     expect(released.map((r) => r.kind)).toEqual(['exit']);
   });
 
