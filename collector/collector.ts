@@ -29,6 +29,7 @@ import { GapTracker } from './tracer/gap-tracker.js';
 import { isOwnCanary, runCanary } from './tracer/canary.js';
 import { defaultPayloadPath, describeExit, needsPayloadCheck, recordPayloadVerdict, TracerRun, TracerStartError } from './tracer/tracer-run.js';
 import { monotonicNowUs, RecordPipeline } from './record-pipeline.js';
+import type { LostCause } from './assemble/call-state.js';
 import type { CallListener, CollectorEvent, TracerEvent, TracerEventListener, TracerGap } from './types.js';
 
 export { TracerStartError } from './tracer/tracer-run.js';
@@ -119,6 +120,8 @@ export interface CollectorStats {
   readonly callsFinished: number;
   readonly records: number;
   readonly orphanChunks: number;
+  /** Calls published marked lostRecords, by why (the first cause each). */
+  readonly callsMarked: Readonly<Record<LostCause, number>>;
 }
 
 export interface Collector {
@@ -528,6 +531,7 @@ export function createCollector(opts: CollectorOptions): Collector {
         callsFinished: c.callsFinished,
         records: c.records,
         orphanChunks: c.orphanChunks,
+        callsMarked: { ...c.callsMarked },
       };
     },
   };

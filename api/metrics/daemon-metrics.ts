@@ -4,7 +4,7 @@
  * are exposed as counters, set to the daemon's value on each scrape.
  */
 
-import { Gauge, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import type { TailStats } from '../tail/tail-stats.js';
 import { FINDING_SEVERITY, type CacheStatus } from '../../store/index.js';
 import type { MetricsDeps } from '../deps.js';
@@ -47,6 +47,18 @@ export function registerDaemonMetrics(registry: Registry, deps: DaemonDeps, tail
     'Age of the oldest plugin call that started and has not exited, 0 when none: a plugin hung for long holds the runtime (its CNI lock, the pod, the node)',
     () => runningAgeSeconds(deps.collectorStats().oldestRunningStartUs),
   );
+  new Counter({
+    name: 'cnirec_calls_marked_lost_total',
+    help:
+      'Calls published marked lostRecords (their bytes cannot be vouched for), by the first cause: tracer-lost (bpftrace dropped records: raise --perf-buffer-pages), ' +
+      'payload-tracer-cut, payloads-never-came, early-overflow',
+    labelNames: ['cause'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [cause, n] of Object.entries(deps.collectorStats().callsMarked)) this.inc({ cause }, n);
+    },
+  });
   gauge('cnirec_ws_clients', 'Live tail clients connected', () => tailStats()?.clients ?? 0);
   total('cnirec_ws_dropped_clients_total', 'Live tail clients closed for reading too slowly', () => tailStats()?.droppedClients ?? 0);
   total('cnirec_ws_dropped_messages_total', 'Messages those slow tail clients never got', () => tailStats()?.droppedMessages ?? 0);

@@ -34,6 +34,14 @@ export const healthSchema = component(
         oldestRunningAgeMs: z.number().nullable().describe('How long the oldest plugin still running has run: a hung plugin'),
         callsStarted: z.number().int(),
         callsFinished: z.number().int(),
+        callsMarked: z
+          .record(z.string(), z.number().int())
+          .optional()
+          .describe(
+            'Calls published marked lostRecords, by the first cause: tracer-lost (bpftrace dropped records while the call ran: raise --perf-buffer-pages), ' +
+              'payload-tracer-cut (the tracer supplying its bytes stopped or lost its exit), payloads-never-came (payload records its exits announced never came), ' +
+              'early-overflow (more records came ahead of its exec than are kept)',
+          ),
       })
       .describe('The collector'),
     store: z

@@ -5,7 +5,7 @@
  * (callers pass `nowMs`), so it can be replayed from recorded tracer output.
  */
 
-import { callId, copyFd, identityFromEnv, newCallState, newHelperState, pluginName, snapshotCall, type CallState, type HelperState, type Proc } from './call-state.js';
+import { callId, copyFd, identityFromEnv, markLost, newCallState, newHelperState, pluginName, snapshotCall, type CallState, type HelperState, type LostCause, type Proc } from './call-state.js';
 import { ChunkedBuffer } from './chunked-buffer.js';
 import { isInCniPath } from './cni-env.js';
 import { decodeExecBlock, newExecBlock, type DecodedExecBlock } from './exec-block.js';
@@ -67,6 +67,8 @@ export interface AssemblerCounters {
   canaryPayloadMismatches: number;
   /** Exec records seen twice (same pid and start time to the µs): the repeat is ignored. */
   duplicateExecs: number;
+  /** Calls published marked lostRecords, by the first cause. */
+  callsMarked: Record<LostCause, number>;
 }
 
 export interface AssemblerHeldState {
@@ -158,6 +160,7 @@ export class CallAssembler {
     canaryPayloads: 0,
     canaryPayloadMismatches: 0,
     duplicateExecs: 0,
+    callsMarked: { 'tracer-lost': 0, 'payload-tracer-cut': 0, 'payloads-never-came': 0, 'early-overflow': 0 },
   };
   /** Canary processes whose exec was seen: their write is checked, not filed. */
   private readonly canaryPids = new Set<number>();
@@ -171,7 +174,7 @@ export class CallAssembler {
   /** Each process's payload records against the count its exit announced. */
   private readonly ioTally = new IoTally();
   /** Processes marked lostRecords before their exec came, and when (see markLostRecords). */
-  private readonly lostBeforeExec = new Map<number, number>();
+  private readonly lostBeforeExec = new Map<number, { at: number; why: LostCause }>();
   /** Ids of the last calls finished, oldest first (a Set keeps insertion order). */
   private readonly recentIds = new Set<string>();
   /** Helpers and forks that outlived their call's publication, and since when. */
@@ -336,7 +339,7 @@ export class CallAssembler {
       case 'lost':
         // Without the time it arrived at, the loss can be anywhere: every call open now may be hit.
         this.counters.lostEvents += rec.count;
-        for (const call of this.calls.values()) call.lostRecords = true;
+        for (const call of this.calls.values()) markLost(call, 'tracer-lost');
         break;
       case 'noise':
         break;
@@ -385,7 +388,7 @@ export class CallAssembler {
       if (nowMs - p.atMs < LOSS_MEMORY_MS) break;
       this.recentlyPublished.delete(id);
     }
-    for (const [pid, at] of this.lostBeforeExec) if (nowMs - at >= EARLY_RECORDS_TTL_MS) this.lostBeforeExec.delete(pid);
+    for (const [pid, { at }] of this.lostBeforeExec) if (nowMs - at >= EARLY_RECORDS_TTL_MS) this.lostBeforeExec.delete(pid);
     const waits = { missingIo: (c: CallState) => this.missingIo(c), hasLiveDescendant: (id: string, c: CallState) => this.hasLiveDescendant(id, c) };
     for (const id of publicationOrder(this.calls, nowMs, waits)) events.push(this.finalize(id, this.calls.get(id)!));
     // After publishing: what its last reads and writes left here is as old as they are.
@@ -466,11 +469,11 @@ export class CallAssembler {
    * yet (another CPU's buffer) is remembered, and its call marked when it
    * does.
    */
-  markLostRecords(pid: number): void {
+  markLostRecords(pid: number, why: LostCause = 'payload-tracer-cut'): void {
     const callId = this.procs.get(pid)?.callId;
     const call = callId ? this.calls.get(callId) : undefined;
-    if (call) call.lostRecords = true;
-    else this.lostBeforeExec.set(pid, this.now);
+    if (call) markLost(call, why);
+    else this.lostBeforeExec.set(pid, { at: this.now, why });
   }
 
   /**
@@ -484,14 +487,14 @@ export class CallAssembler {
     this.now = Math.max(this.now, nowMs);
     this.counters.lostEvents += count;
     this.lossWindows.add(window, nowMs);
-    for (const call of this.calls.values()) if (overlaps(call, window)) call.lostRecords = true;
+    for (const call of this.calls.values()) if (overlaps(call, window)) markLost(call, 'tracer-lost');
     for (const l of this.lingering.values()) if (overlaps(l.call, window) && !l.call.lostRecords) {
-      l.call.lostRecords = true;
+      markLost(l.call, 'tracer-lost');
       l.changed = true;
     }
     for (const [id, p] of this.recentlyPublished) {
       if (p.call.lostRecords || this.lingering.has(id) || !overlaps(p.call, window)) continue;
-      p.call.lostRecords = true;
+      markLost(p.call, 'tracer-lost');
       this.republished.push({ type: 'call.updated', call: snapshotCall(p.call) });
     }
     return this.withRepublished([]);
@@ -587,7 +590,8 @@ export class CallAssembler {
       proc.helper = null;
       call.pids.add(rec.pid);
       this.calls.set(call.base.id, call);
-      if (this.lostBeforeExec.delete(rec.pid)) call.lostRecords = true;
+      const lostEarly = this.lostBeforeExec.get(rec.pid);
+      if (lostEarly && this.lostBeforeExec.delete(rec.pid)) markLost(call, lostEarly.why);
       if (SOCKET_SHIM_PLUGINS.has(call.base.plugin)) this.shimCalls.set(call.base.id, call);
       this.counters.callsStarted++;
       events.push({ type: 'call.started', call: snapshotCall(call) });
@@ -622,7 +626,7 @@ export class CallAssembler {
     const kept = this.beforeExec.get(pid);
     if (!kept) return;
     this.beforeExec.delete(pid);
-    if (kept.overflow) this.markLostRecords(pid);
+    if (kept.overflow) this.markLostRecords(pid, 'early-overflow');
     for (const io of kept.ios) if (io.ts >= execTs) this.fileIo(io, true);
   }
 
@@ -919,7 +923,8 @@ export class CallAssembler {
     for (const [tid, io] of this.ioByTid) if (call.pids.has(io.pid)) this.commitIo(tid);
     this.calls.delete(id);
     this.shimCalls.delete(id);
-    if (this.lossWindows.hit(call)) call.lostRecords = true;
+    if (this.lossWindows.hit(call)) markLost(call, 'tracer-lost');
+    if (call.lostWhy !== null) this.counters.callsMarked[call.lostWhy]++;
     this.recentlyPublished.set(id, { call, atMs: this.now });
     this.recentIds.add(id);
     if (this.recentIds.size > RECENT_IDS) this.recentIds.delete(this.recentIds.values().next().value!);

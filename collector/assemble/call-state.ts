@@ -16,6 +16,22 @@ export type Role = 'plugin' | 'helper' | 'fork';
 /** Which of the call's streams an fd of a process stands for: 0 stdin, 1 stdout, 2 stderr. */
 export type StdioRole = 0 | 1 | 2;
 
+/**
+ * Why a call cannot vouch for its bytes: the tracer dropped records while it
+ * ran (`tracer-lost`), the tracer supplying its payloads stopped or never
+ * sent an exit's copy (`payload-tracer-cut`), payload records its exits
+ * announced never came (`payloads-never-came`), or more of its records came
+ * ahead of its exec than are kept (`early-overflow`).
+ */
+export type LostCause = 'tracer-lost' | 'payload-tracer-cut' | 'payloads-never-came' | 'early-overflow';
+export const LOST_CAUSES: readonly LostCause[] = ['tracer-lost', 'payload-tracer-cut', 'payloads-never-came', 'early-overflow'];
+
+/** Marks a call lostRecords, keeping the first cause. */
+export function markLost(call: CallState, why: LostCause): void {
+  call.lostRecords = true;
+  call.lostWhy ??= why;
+}
+
 export interface Proc {
   readonly pid: number;
   ppid: number;
@@ -69,6 +85,8 @@ export interface CallState {
   endedAtUs: number | null;
   outcome: ProcessOutcome | null;
   lostRecords: boolean;
+  /** Why lostRecords was first set (counted when the call is published: what an operator tunes against). */
+  lostWhy: LostCause | null;
   /** A write to stdout and stderr's one file went through an fd that stood for neither (see CniCall.stdioShared). */
   stdioAmbiguous: boolean;
   /** Reads/writes on the call's stdio files whose bytes the tracer did not take. */
@@ -168,6 +186,7 @@ export function newCallState(c: NewCall): CallState {
     endedAtUs: null,
     outcome: null,
     lostRecords: false,
+    lostWhy: null,
     stdioAmbiguous: false,
     uncapturedIo: 0,
     finalizeDueMs: null,

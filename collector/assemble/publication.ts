@@ -4,7 +4,7 @@
  * still outstanding for each.
  */
 
-import type { CallState } from './call-state.js';
+import { markLost, type CallState } from './call-state.js';
 
 /**
  * How long past its exit (and grace) a call waits for payload records its
@@ -89,7 +89,7 @@ function waitsFor(id: string, call: CallState, waitingMs: number, openChildren: 
   if (known.missingIo(call)) {
     // Payload records its exits announced are still on their way (a CPU buffer bpftrace drains late).
     if (waitingMs < IO_WAIT_MS) return true;
-    call.lostRecords = true;
+    markLost(call, 'payloads-never-came');
     return false;
   }
   // A helper or delegate whose exit has not come may have ended already, its exit (and the count of its

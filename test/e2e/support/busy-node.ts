@@ -30,6 +30,10 @@ export interface BusyNodeResult {
   readonly markedWhole: number;
   /** Why the marked ones were marked, counted. */
   readonly reasons: Record<string, number>;
+  /** The daemon's count of calls marked lostRecords, by cause (all calls: delegates too). */
+  readonly markedBy: Readonly<Record<string, number>>;
+  /** Marked calls whose bytes are not whole: what was stored of what was sent. */
+  readonly markedCut: readonly string[];
   /** Stored as complete with other bytes than the real ones: must be none. */
   readonly silent: string[];
   /** Calls stored unmarked whose delegates are not exactly their host-local child. */
@@ -94,7 +98,7 @@ export async function runBusyNode(daemon: RunningDaemon, opts: BusyNodeOptions):
       60_000,
       () => daemon.logs(),
     );
-    const result = { exact: 0, marked: 0, markedWhole: 0, reasons: {} as Record<string, number>, silent: [] as string[], wrongTrees: [] as string[] };
+    const result = { exact: 0, marked: 0, markedWhole: 0, reasons: {} as Record<string, number>, markedCut: [] as string[], silent: [] as string[], wrongTrees: [] as string[] };
     for (const s of sent) {
       const call = await daemon.waitFor(
         `the ${s.command} of ${s.containerId}`,
@@ -106,6 +110,7 @@ export async function runBusyNode(daemon: RunningDaemon, opts: BusyNodeOptions):
       } else if (marked(call)) {
         result.marked++;
         if (call.stdin.bytes.equals(s.result.stdinBytes) && call.stdout.bytes.equals(s.result.stdout)) result.markedWhole++;
+        else result.markedCut.push(`${s.command} ${s.containerId}: stored stdin ${call.stdin.bytes.length}/${s.result.stdinBytes.length} B, stdout ${call.stdout.bytes.length}/${s.result.stdout.length} B`);
         const why = [call.lostRecords && 'lostRecords', call.status === 'incomplete' && 'incomplete', call.stdin.truncated && 'stdin cut', call.stdout.truncated && 'stdout cut'].filter(Boolean).join('+');
         result.reasons[why] = (result.reasons[why] ?? 0) + 1;
       } else {
@@ -119,7 +124,7 @@ export async function runBusyNode(daemon: RunningDaemon, opts: BusyNodeOptions):
       }
     }
     const h = await health(daemon.url);
-    return { calls: sent.length, ...result, lostRecords: h.tracer.lostEvents, seconds };
+    return { calls: sent.length, ...result, lostRecords: h.tracer.lostEvents, markedBy: h.calls.callsMarked ?? {}, seconds };
   } finally {
     for (const l of loops) l.kill('SIGKILL');
     for (const ns of namespaces) await ns.remove();

@@ -55,7 +55,7 @@ export interface Health {
     lastGap: { startedAt: string; endedAt: string | null; reason: string; incompleteCalls: number } | null;
     standby: { running: boolean; ready: boolean; pid: number | null; restarts: number; rssBytes: number | null; cpuSeconds: number | null } | null;
   };
-  calls: { openCalls: number; callsStarted: number; callsFinished: number; oldestRunningAgeMs: number | null };
+  calls: { openCalls: number; callsStarted: number; callsFinished: number; oldestRunningAgeMs: number | null; callsMarked?: Record<string, number> };
   store: { writable: boolean; lastError: string | null; failingSince: string | null; pendingWrites: number; droppedWrites: number; databaseBytes: number };
 }
 
