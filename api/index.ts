@@ -8,6 +8,7 @@
 export { buildApp } from './app.js';
 export type { ApiDeps, CacheDeps, NodeCniDeps, NodeCniStatus, ReadinessDeps } from './deps.js';
 export { presentReport } from './present/node-cni.js';
+export { lostRecordsText } from './present/lost-records.js';
 export type { ConfDiffBody, ConfVersionBody, DoctorReportBody, RecordKnowledgeBody } from './schemas/node-cni.js';
 
 export type { CacheEntry, CacheList, IpHistory, IpHolding } from './schemas/cache.js';

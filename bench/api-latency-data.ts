@@ -357,6 +357,7 @@ function makeCall(g: Gen, s: CallSpec): CniCall {
     incompleteReason: null,
     captureMode: 'full',
     lostRecords: false,
+    lostRecordsCause: null,
     stdioShared: false,
     uncapturedIo: 0,
     stdin: s.stdin,

@@ -77,6 +77,7 @@ function call(startedAtUs: number, plugin: string, parentId: string | null): Cni
     incompleteReason: null,
     captureMode: 'full',
     lostRecords: false,
+    lostRecordsCause: null,
     stdioShared: false,
     uncapturedIo: 0,
     stdin: stream(STDIN_BYTES, 0x7b),

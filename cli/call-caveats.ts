@@ -5,7 +5,7 @@
  * line is made. Pure, for tests.
  */
 
-import type { CallDetail } from '../api/index.js';
+import { lostRecordsText, type CallDetail } from '../api/index.js';
 import { bold, yellow } from './output.js';
 import { safe } from './terminal-text.js';
 
@@ -13,7 +13,7 @@ const STREAMS = ['stdin', 'stdout', 'stderr'] as const;
 
 type CaveatFields = Pick<
   CallDetail,
-  'captureMode' | 'lostRecords' | 'execChain' | 'stdioShared' | 'uncapturedIo' | 'envTruncated' | 'pathTruncated' | 'outputAfterExit' | 'configSource' | 'resultSource' | (typeof STREAMS)[number]
+  'captureMode' | 'lostRecords' | 'lostRecordsCause' | 'execChain' | 'stdioShared' | 'uncapturedIo' | 'envTruncated' | 'pathTruncated' | 'outputAfterExit' | 'configSource' | 'resultSource' | (typeof STREAMS)[number]
 >;
 
 /** One line per caveat of the record, in the order a reader needs them; empty when there is none. */
@@ -23,7 +23,7 @@ export function recordCaveats(call: CaveatFields): string[] {
     const cached = call.configSource === 'cache' || call.resultSource === 'cache' ? "; its config and result from libcni's cache: -o json" : '';
     lines.push(`light capture: stdin, stdout and stderr were not recorded (payloads were off for this call)${cached}`);
   }
-  if (call.lostRecords) lines.push('the tracer lost records while this call ran: payloads, helpers or delegated calls may be incomplete');
+  if (call.lostRecords) lines.push(lostRecordsText(call.lostRecordsCause));
   if (call.uncapturedIo > 0) {
     const missing = STREAMS.filter((s) => call[s].truncated).map((s) => `${s} ${count(call[s].totalBytes - call[s].bytes)} of ${count(call[s].totalBytes)} bytes`);
     lines.push(

@@ -29,8 +29,7 @@ import { GapTracker } from './tracer/gap-tracker.js';
 import { isOwnCanary, runCanary } from './tracer/canary.js';
 import { defaultPayloadPath, describeExit, needsPayloadCheck, recordPayloadVerdict, TracerRun, TracerStartError } from './tracer/tracer-run.js';
 import { monotonicNowUs, RecordPipeline } from './record-pipeline.js';
-import type { LostCause } from './assemble/call-state.js';
-import type { CallListener, CollectorEvent, TracerEvent, TracerEventListener, TracerGap } from './types.js';
+import type { CallListener, CollectorEvent, LostRecordsCause, TracerEvent, TracerEventListener, TracerGap } from './types.js';
 
 export { TracerStartError } from './tracer/tracer-run.js';
 
@@ -121,7 +120,7 @@ export interface CollectorStats {
   readonly records: number;
   readonly orphanChunks: number;
   /** Calls published marked lostRecords, by why (the first cause each). */
-  readonly callsMarked: Readonly<Record<LostCause, number>>;
+  readonly callsMarked: Readonly<Record<LostRecordsCause, number>>;
 }
 
 export interface Collector {

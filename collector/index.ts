@@ -12,7 +12,7 @@ export { DEFAULT_REDACT_KEYS, DEFAULT_REDACT_KEYS_EXCEPT, REDACTION_MARKER, Reda
 export { isInCniPath } from './assemble/cni-env.js';
 export { CAPTURE_SETTINGS, type CaptureControl, type CaptureListener, type CaptureRequest, type CaptureStatus, type CaptureDecision, type CaptureScope, type CaptureSetting, type CapturePolicyOptions, type CapturePolicyState, type ObservedCall, callTrigger, decide, initialCaptureState, operatorRequest, expire, triggered, scopeText, inCaptureScope, scopeEvents } from './capture/index.js';
 export { runPreflight } from './tracer/preflight.js';
-export { type CallListener, type CallStatus, type CapturedStream, type CniCall, type KernelChange, type KernelMessage, type KernelObject, type CollectorEvent, type HelperProcess, type PodRef, type ProcessOutcome, type TracerEvent, type TracerEventListener, callSucceeded } from './types.js';
+export { LOST_RECORDS_CAUSES, type LostRecordsCause, type CallListener, type CallStatus, type CapturedStream, type CniCall, type KernelChange, type KernelMessage, type KernelObject, type CollectorEvent, type HelperProcess, type PodRef, type ProcessOutcome, type TracerEvent, type TracerEventListener, callSucceeded } from './types.js';
 export {
   type ConfEvent,
   type ConfListener,

@@ -8,6 +8,16 @@ import type { CaptureMode } from '../bpf/index.js';
 export type CniCommand = 'ADD' | 'DEL' | 'CHECK' | 'VERSION' | 'GC' | 'STATUS' | (string & {});
 
 /** Bytes a process moved through one of its standard streams, in order. */
+/**
+ * Why a call cannot vouch for its bytes: the tracer dropped records while it
+ * ran (`tracer-lost`), the tracer supplying its payloads stopped (a mode
+ * switch, a crash) or never sent an exit's copy (`payload-tracer-cut`),
+ * payload records its exits announced never came (`payloads-never-came`), or
+ * more of its records came ahead of its exec than are kept (`early-overflow`).
+ */
+export const LOST_RECORDS_CAUSES = ['tracer-lost', 'payload-tracer-cut', 'payloads-never-came', 'early-overflow'] as const;
+export type LostRecordsCause = (typeof LOST_RECORDS_CAUSES)[number];
+
 export interface CapturedStream {
   /** The bytes captured, exactly as read or written. */
   readonly bytes: Buffer;
@@ -126,6 +136,8 @@ export interface CniCall {
   readonly captureMode: CaptureMode;
   /** The tracer reported lost records while this call ran: some of its bytes or helpers may be missing. */
   readonly lostRecords: boolean;
+  /** Why lostRecords is set (the first cause); null when it is not, or for calls stored before causes were kept. */
+  readonly lostRecordsCause: LostRecordsCause | null;
   /**
    * The plugin's stdout and stderr were one open file (a terminal, `2>&1`
    * into one pipe) and some write to it could not be told apart: it went

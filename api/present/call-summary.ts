@@ -48,6 +48,7 @@ export function summaryFromStored(c: StoredCallSummary, error: string | null): C
     isVersionProbe: c.isVersionProbe,
     captureMode: c.captureMode,
     lostRecords: c.lostRecords,
+    lostRecordsCause: c.lostRecordsCause,
     stdioShared: c.stdioShared,
     uncapturedIo: c.uncapturedIo,
     payload: { stdin: size(c.stdin), stdout: size(c.stdout), stderr: size(c.stderr) },

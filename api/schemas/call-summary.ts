@@ -6,6 +6,7 @@
  */
 
 import { z } from 'zod';
+import { LOST_RECORDS_CAUSES } from '../../collector/index.js';
 import { kernelMessageSchema } from './kernel.js';
 import { processRunFields, streamSizeSchema } from './process.js';
 
@@ -52,7 +53,14 @@ export const callSummarySchema = z
       .describe("A failed call's error in one line: the CNI error's msg (and details) from stdout, else the first line of its output; null unless it failed"),
     isVersionProbe: z.boolean(),
     captureMode: z.enum(['full', 'light']),
-    lostRecords: z.boolean().describe('The tracer lost records while this call ran: some of its payload, helpers or children may be missing'),
+    lostRecords: z.boolean().describe('The record cannot vouch for this call (see lostRecordsCause): some of its payload, helpers or children may be missing'),
+    lostRecordsCause: z
+      .enum(LOST_RECORDS_CAUSES)
+      .nullable()
+      .describe(
+        'Why lostRecords is set: tracer-lost (bpftrace dropped records while the call ran: raise --perf-buffer-pages), payload-tracer-cut (the tracer supplying its bytes stopped, after a mode switch or a crash), ' +
+          'payloads-never-came (reads/writes its processes announced never arrived), early-overflow (too many of its records came ahead of its exec); null when lostRecords is false or the call was stored before causes were kept',
+      ),
     stdioShared: z
       .boolean()
       .describe('The plugin’s stdout and stderr were one open file (a terminal, `2>&1` into one pipe) and some writes went through an fd that stood for neither: those are filed as stdout. Writes through fds that stand for stdout or stderr (1, 2 and their copies, as a shell’s `>&2` makes them) are filed as such and do not set it'),

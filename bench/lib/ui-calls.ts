@@ -67,6 +67,7 @@ export function benchCall(shape: CallShape): CniCall {
     incompleteReason: null,
     captureMode: 'full',
     lostRecords: false,
+    lostRecordsCause: null,
     stdioShared: false,
     uncapturedIo: 0,
     stdin: stream(CONF),

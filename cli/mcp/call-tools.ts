@@ -7,7 +7,7 @@
  */
 
 import { z } from 'zod';
-import { CALL_STATUSES, CNI_COMMANDS, TIME_PARAM_HELP } from '../../api/index.js';
+import { CALL_STATUSES, CNI_COMMANDS, TIME_PARAM_HELP, lostRecordsText } from '../../api/index.js';
 import { getJson, route, type CallDetail, type CallPage, type PodStory } from '../api-client.js';
 import { ClientError } from '../errors.js';
 import { briefCall, briefTree, sizeRecord, type BriefTree } from './sizing.js';
@@ -122,7 +122,7 @@ export const getCall: Tool<typeof getCallInput> = {
     }
     const sized = sizeRecord(detail, { payloadBytes: args.maxPayloadBytes, fieldBytes: Math.max(32_768, args.maxPayloadBytes * FIELD_BYTES_PER_PAYLOAD_BYTE) });
     const outcome = detail.status !== 'finished' ? detail.status : detail.ok ? 'succeeded' : detail.signal !== null ? `failed (signal ${detail.signal})` : `failed (exit ${detail.exitCode})`;
-    const caveats = [detail.lostRecords && 'the tracer lost records while it ran', detail.incomplete && 'its end was not seen', detail.captureMode === 'light' && 'recorded without payloads (light capture)'].filter(Boolean);
+    const caveats = [detail.lostRecords && lostRecordsText(detail.lostRecordsCause), detail.incomplete && 'its end was not seen', detail.captureMode === 'light' && 'recorded without payloads (light capture)'].filter(Boolean);
     return {
       summary:
         `Call ${detail.id}: ${outcome}, ${detail.children.length} delegated call${detail.children.length === 1 ? '' : 's'}, ${detail.helpers.length} helper${detail.helpers.length === 1 ? '' : 's'}.` +

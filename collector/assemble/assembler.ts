@@ -5,7 +5,7 @@
  * (callers pass `nowMs`), so it can be replayed from recorded tracer output.
  */
 
-import { callId, copyFd, identityFromEnv, markLost, newCallState, newHelperState, pluginName, snapshotCall, type CallState, type HelperState, type LostCause, type Proc } from './call-state.js';
+import { callId, copyFd, identityFromEnv, markLost, newCallState, newHelperState, pluginName, snapshotCall, type CallState, type HelperState, type Proc } from './call-state.js';
 import { ChunkedBuffer } from './chunked-buffer.js';
 import { isInCniPath } from './cni-env.js';
 import { decodeExecBlock, newExecBlock, type DecodedExecBlock } from './exec-block.js';
@@ -17,7 +17,7 @@ import { publicationOrder } from './publication.js';
 import { streamFor } from './stream-routing.js';
 import { SOCKET_SHIM_PLUGINS, shimParentFor } from './socket-shims.js';
 import { PAYLOAD_CAP_BYTES, TID_SPACE, type CaptureMode, type KernelRecord, type TracerRecord } from '../../bpf/index.js';
-import type { CollectorEvent, ParentProcess } from '../types.js';
+import type { CollectorEvent, LostRecordsCause, ParentProcess } from '../types.js';
 
 export { callId } from './call-state.js';
 export type { LossWindow } from './loss-windows.js';
@@ -68,7 +68,7 @@ export interface AssemblerCounters {
   /** Exec records seen twice (same pid and start time to the µs): the repeat is ignored. */
   duplicateExecs: number;
   /** Calls published marked lostRecords, by the first cause. */
-  callsMarked: Record<LostCause, number>;
+  callsMarked: Record<LostRecordsCause, number>;
 }
 
 export interface AssemblerHeldState {
@@ -174,7 +174,7 @@ export class CallAssembler {
   /** Each process's payload records against the count its exit announced. */
   private readonly ioTally = new IoTally();
   /** Processes marked lostRecords before their exec came, and when (see markLostRecords). */
-  private readonly lostBeforeExec = new Map<number, { at: number; why: LostCause }>();
+  private readonly lostBeforeExec = new Map<number, { at: number; why: LostRecordsCause }>();
   /** Ids of the last calls finished, oldest first (a Set keeps insertion order). */
   private readonly recentIds = new Set<string>();
   /** Helpers and forks that outlived their call's publication, and since when. */
@@ -469,7 +469,7 @@ export class CallAssembler {
    * yet (another CPU's buffer) is remembered, and its call marked when it
    * does.
    */
-  markLostRecords(pid: number, why: LostCause = 'payload-tracer-cut'): void {
+  markLostRecords(pid: number, why: LostRecordsCause = 'payload-tracer-cut'): void {
     const callId = this.procs.get(pid)?.callId;
     const call = callId ? this.calls.get(callId) : undefined;
     if (call) markLost(call, why);

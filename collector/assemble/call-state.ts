@@ -9,25 +9,15 @@ import path from 'node:path';
 import { podFromCniArgs } from './cni-env.js';
 import { EMPTY_STREAM, StreamCapture } from './stream-capture.js';
 import type { CaptureMode, TracerRecord } from '../../bpf/index.js';
-import type { CniCall, HelperProcess, ParentProcess, ProcessOutcome } from '../types.js';
+import type { CniCall, HelperProcess, LostRecordsCause, ParentProcess, ProcessOutcome } from '../types.js';
 
 export type Role = 'plugin' | 'helper' | 'fork';
 
 /** Which of the call's streams an fd of a process stands for: 0 stdin, 1 stdout, 2 stderr. */
 export type StdioRole = 0 | 1 | 2;
 
-/**
- * Why a call cannot vouch for its bytes: the tracer dropped records while it
- * ran (`tracer-lost`), the tracer supplying its payloads stopped or never
- * sent an exit's copy (`payload-tracer-cut`), payload records its exits
- * announced never came (`payloads-never-came`), or more of its records came
- * ahead of its exec than are kept (`early-overflow`).
- */
-export type LostCause = 'tracer-lost' | 'payload-tracer-cut' | 'payloads-never-came' | 'early-overflow';
-export const LOST_CAUSES: readonly LostCause[] = ['tracer-lost', 'payload-tracer-cut', 'payloads-never-came', 'early-overflow'];
-
 /** Marks a call lostRecords, keeping the first cause. */
-export function markLost(call: CallState, why: LostCause): void {
+export function markLost(call: CallState, why: LostRecordsCause): void {
   call.lostRecords = true;
   call.lostWhy ??= why;
 }
@@ -86,7 +76,7 @@ export interface CallState {
   outcome: ProcessOutcome | null;
   lostRecords: boolean;
   /** Why lostRecords was first set (counted when the call is published: what an operator tunes against). */
-  lostWhy: LostCause | null;
+  lostWhy: LostRecordsCause | null;
   /** A write to stdout and stderr's one file went through an fd that stood for neither (see CniCall.stdioShared). */
   stdioAmbiguous: boolean;
   /** Reads/writes on the call's stdio files whose bytes the tracer did not take. */
@@ -106,6 +96,7 @@ type LaterFields =
   | 'outcome'
   | 'status'
   | 'incompleteReason'
+  | 'lostRecordsCause'
   | 'stdin'
   | 'stdout'
   | 'stderr'
@@ -243,6 +234,7 @@ export function snapshotCall(call: CallState): CniCall {
     status: incomplete ? 'incomplete' : ended === null ? 'running' : 'finished',
     incompleteReason: call.incompleteReason,
     lostRecords: call.lostRecords,
+    lostRecordsCause: call.lostRecords ? call.lostWhy : null,
     stdin: full ? call.stdin.snapshot() : EMPTY_STREAM,
     stdout: full ? call.stdout.snapshot() : EMPTY_STREAM,
     stderr: full ? call.stderr.snapshot() : EMPTY_STREAM,

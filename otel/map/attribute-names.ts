@@ -54,6 +54,7 @@ export const CNI = {
   versionProbe: 'cni.version_probe',
   captureMode: 'cni.capture_mode',
   lostRecords: 'cni.lost_records',
+  lostRecordsCause: 'cni.lost_records.cause',
   signal: 'cni.signal',
   coreDumped: 'cni.core_dumped',
   callerPid: 'cni.caller.pid',

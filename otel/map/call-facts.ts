@@ -99,6 +99,7 @@ function callAttributes(call: StoredCall, config: ReturnType<typeof networkConfi
   if (call.coreDumped) put(CNI.coreDumped, true);
   if (call.isVersionProbe) put(CNI.versionProbe, true);
   if (call.lostRecords) put(CNI.lostRecords, true);
+  if (call.lostRecords) put(CNI.lostRecordsCause, call.lostRecordsCause);
   if (call.status === 'incomplete') put(CNI.incompleteReason, call.incompleteReason);
   if (!endKnown) put(CNI.endUnknown, true);
   put(CNI.callerPid, call.parentPid);

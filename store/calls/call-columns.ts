@@ -13,7 +13,7 @@
  */
 
 import type { CaptureMode } from '../../bpf/index.js';
-import { changeSummaryText, type CallStatus, type CapturedStream, type CniCall, type HelperProcess, type KernelChange, type KernelMessage, type ProcessOutcome } from '../../collector/index.js';
+import { changeSummaryText, type LostRecordsCause, type CallStatus, type CapturedStream, type CniCall, type HelperProcess, type KernelChange, type KernelMessage, type ProcessOutcome } from '../../collector/index.js';
 import { networkOfStdin } from './network-name.js';
 
 /** What better-sqlite3 can bind (it refuses booleans and undefined). */
@@ -34,7 +34,7 @@ export interface ColumnType<S extends SqlValue, T> {
 }
 
 const text = <T extends string = string>(): ColumnType<string, T> => ({ sql: 'TEXT', notNull: true, decode: 'as-is' });
-const textOrNull = (): ColumnType<string | null, string | null> => ({ sql: 'TEXT', notNull: false, decode: 'as-is' });
+const textOrNull = <T extends string = string>(): ColumnType<T | null, T | null> => ({ sql: 'TEXT', notNull: false, decode: 'as-is' });
 const int = (): ColumnType<number, number> => ({ sql: 'INTEGER', notNull: true, decode: 'as-is' });
 const intOrNull = (): ColumnType<number | null, number | null> => ({ sql: 'INTEGER', notNull: false, decode: 'as-is' });
 /** 0/1, read back as a boolean. */
@@ -189,6 +189,8 @@ export const FINISH_TABLE = [
   // Exit 0 and no signal; null while running or when the outcome is unknown (incomplete).
   call.field('ok', flagOrNull(), (c) => okOf(c.outcome)),
   call.field('lost_records', flag(), (c) => bit(c.lostRecords)),
+  // Why lost_records is set (collector/types.ts LOST_RECORDS_CAUSES); NULL when it is not, or for rows older than the cause.
+  call.field('lost_records_cause', textOrNull<LostRecordsCause>(), (c) => c.lostRecordsCause),
   call.field('stdio_shared', flag(), (c) => bit(c.stdioShared)),
   call.field('uncaptured_io', int(), (c) => c.uncapturedIo),
   // Where the bytes a descendant wrote after the plugin exited begin in the stream; NULL when none.

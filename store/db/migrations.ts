@@ -283,6 +283,13 @@ export const MIGRATIONS: readonly Migration[] = [
       db.exec("ALTER TABLE calls ADD COLUMN kernel_messages_json TEXT NOT NULL DEFAULT '[]'");
     },
   },
+  {
+    version: 14,
+    name: 'calls marked lostRecords keep why',
+    up(db) {
+      db.exec('ALTER TABLE calls ADD COLUMN lost_records_cause TEXT');
+    },
+  },
 ];
 
 export function latestVersion(migrations: readonly Migration[] = MIGRATIONS): number {

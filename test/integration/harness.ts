@@ -96,6 +96,7 @@ export function callFixtures(t0: number, firstPid: number): CallFixtures {
       incompleteReason: null,
       captureMode: 'full',
       lostRecords: false,
+      lostRecordsCause: null,
       stdioShared: false,
       uncapturedIo: 0,
       stdin: stream(JSON.stringify(NETCONF)),

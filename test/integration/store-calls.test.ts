@@ -68,6 +68,7 @@ function makeCall(spec: CallSpec = {}): CniCall {
     incompleteReason: null,
     captureMode: 'full',
     lostRecords: false,
+    lostRecordsCause: null,
     stdioShared: false,
     uncapturedIo: 0,
     stdin: stream('{"cniVersion":"1.0.0"}'),

@@ -48,6 +48,7 @@ function writeOldDatabase(trees: number): string[] {
     "changes_json TEXT NOT NULL DEFAULT 'null'",
     'change_summary TEXT',
     "kernel_messages_json TEXT NOT NULL DEFAULT '[]'",
+    'lost_records_cause TEXT',
   ];
   for (const t of later) db.exec(`ALTER TABLE ${t} ADD COLUMN redactions_json TEXT`);
   for (const c of laterCallColumns) db.exec(`ALTER TABLE calls ADD COLUMN ${c}`);

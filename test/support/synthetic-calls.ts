@@ -59,6 +59,7 @@ export function syntheticCall(spec: SyntheticCallSpec): CniCall {
     incompleteReason: null,
     captureMode: 'full',
     lostRecords: false,
+    lostRecordsCause: null,
     stdioShared: false,
     uncapturedIo: 0,
     stdin: stream(payload),

@@ -34,6 +34,7 @@ export const callView = (over: Partial<CallSummary> = {}): CallSummary => ({
   isVersionProbe: false,
   captureMode: 'full',
   lostRecords: false,
+  lostRecordsCause: null,
   stdioShared: false,
   uncapturedIo: 0,
   payload: { stdin: size, stdout: size, stderr: size },

@@ -58,6 +58,13 @@ describe('the caveats of a record on cnirec show', () => {
     expect(lines.filter((l) => l.includes('lost records'))).toHaveLength(1);
   });
 
+  it('says why a call marked lostRecords cannot be vouched for, when the daemon knows', () => {
+    const cut = callDetailView({ captureMode: 'full', lostRecords: true, lostRecordsCause: 'payload-tracer-cut' });
+    expect(recordCaveats(cut)).toEqual(['the tracer taking its bytes stopped while it ran (a capture mode switch or a tracer restart): payloads, helpers or delegated calls may be incomplete']);
+    const dropped = callDetailView({ captureMode: 'full', lostRecords: true, lostRecordsCause: 'tracer-lost' });
+    expect(recordCaveats(dropped)[0]).toMatch(/^the tracer dropped records while this call ran \(perf buffers full: raise --perf-buffer-pages/);
+  });
+
   it('says a light call’s payloads were not recorded, rather than empty, and where its config went', () => {
     const light = callDetailView({ captureMode: 'light', configSource: 'cache', resultSource: 'cache' }, { stdin: '', stdout: '', stderr: '' });
     const text = show({ captureMode: 'light', configSource: 'cache', resultSource: 'cache' }, { stdin: '', stdout: '', stderr: '' });

@@ -47,6 +47,7 @@ describe('a retired tracer and the calls it still supplied', () => {
     const calls = finished(events);
     expect(calls).toHaveLength(1);
     expect(calls[0]!.lostRecords).toBe(true);
+    expect(calls[0]!.lostRecordsCause).toBe('payload-tracer-cut');
   });
 
   it("marks a call whose exit another tracer reported first, while the retired one's copy (with its count) was awaited", () => {
@@ -71,7 +72,7 @@ describe('a retired tracer and the calls it still supplied', () => {
     events.push(...flow.flush(0), ...flow.tick(0));
     flow.merger.setPayloadSource(NEW, 'full', 1004_000);
     events.push(...flow.sourceGone(OLD, false, 0), ...flow.tick(0));
-    expect(finished(events).map((c) => c.lostRecords)).toEqual([false]);
+    expect(finished(events).map((c) => [c.lostRecords, c.lostRecordsCause])).toEqual([[false, null]]);
     expect(events.filter((e) => e.type === 'call.updated')).toEqual([]);
   });
 });

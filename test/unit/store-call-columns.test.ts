@@ -14,7 +14,7 @@ const call: CniCall = {
   path: '/opt/cni/bin/bridge', plugin: 'bridge', argv: ['bridge'], env: { CNI_COMMAND: 'ADD' }, command: 'ADD', containerId: 'ctr',
   netns: '/ns', ifname: 'eth0', cniArgs: 'K=V', pod: { namespace: 'ns', name: 'pod', uid: 'uid', infraContainerId: 'infra' },
   traceParent: 'tp', isVersionProbe: false, startedAtUs: 1_763_750_000_000_010.5, endedAtUs: 1_763_750_000_000_020.25, durationUs: 9.3, outcome,
-  status: 'finished', incompleteReason: null, captureMode: 'full', lostRecords: true, stdioShared: true, uncapturedIo: 2,
+  status: 'finished', incompleteReason: null, captureMode: 'full', lostRecords: true, lostRecordsCause: 'tracer-lost', stdioShared: true, uncapturedIo: 2,
   stdin: stream('{"password":"[redacted]"}', ['/password']), stdout: stream('out'), stderr: stream(''), helpers: [helper],
 };
 
@@ -57,7 +57,7 @@ describe('a call through the column lists', () => {
   it('reads back in full what was written', () => {
     const got = store.getCall(call.id)!;
     expect(got).toMatchObject({ id: 'id-1', cniArgs: 'K=V', argv: ['bridge'], env: { CNI_COMMAND: 'ADD' }, podInfraContainerId: 'infra', parentComm: 'crio' });
-    expect(got).toMatchObject({ startedAtUs: 1_763_750_000_000_010, endedAtUs: 1_763_750_000_000_020, durationUs: 9, ok: false, coreDumped: false, lostRecords: true });
+    expect(got).toMatchObject({ startedAtUs: 1_763_750_000_000_010, endedAtUs: 1_763_750_000_000_020, durationUs: 9, ok: false, coreDumped: false, lostRecords: true, lostRecordsCause: 'tracer-lost' });
     expect(got.stdin).toEqual({ bytes: Buffer.from('{"password":"[redacted]"}'), totalBytes: 27, truncated: true, redactions: ['/password'] });
     expect(got.stdout).toEqual({ bytes: Buffer.from('out'), totalBytes: 5, truncated: true });
     expect(got.helpers).toEqual([

@@ -12,7 +12,7 @@ const call: CniCall = {
   path: '/opt/cni/bin/bridge', plugin: 'bridge', argv: ['bridge'], env: { CNI_COMMAND: 'ADD' }, command: 'ADD', containerId: 'ctr',
   netns: '/ns', ifname: 'eth0', cniArgs: 'K=V', pod: { namespace: 'ns', name: 'pod', uid: 'uid', infraContainerId: 'infra' },
   traceParent: 'tp', isVersionProbe: false, startedAtUs: 10.9, endedAtUs: 20.2, durationUs: 9.3, outcome, status: 'finished',
-  incompleteReason: null, captureMode: 'full', lostRecords: true, stdioShared: false, uncapturedIo: 0, stdin: stream('in'), stdout: stream('out'), stderr: stream('err'), helpers: [helper],
+  incompleteReason: null, captureMode: 'full', lostRecords: true, lostRecordsCause: 'tracer-lost', stdioShared: false, uncapturedIo: 0, stdin: stream('in'), stdout: stream('out'), stderr: stream('err'), helpers: [helper],
 };
 
 describe('call rows', () => {

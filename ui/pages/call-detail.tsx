@@ -14,6 +14,15 @@ import { ACTION_SIGN, changesByNetns } from '../model/changes.js';
 import { podText } from '../model/format.js';
 import { callPath, podPath } from '../model/query.js';
 
+/** Why a call's record cannot vouch for it (the API's lostRecordsCause), in the call page's words. */
+const LOST_WHY: Record<NonNullable<CallDetail['lostRecordsCause']> | 'unknown', string> = {
+  'tracer-lost': 'the tracer dropped records meanwhile (its buffers were full)',
+  'payload-tracer-cut': 'the tracer taking its bytes stopped meanwhile (a mode switch or a restart)',
+  'payloads-never-came': 'some of its reads or writes never reached the daemon',
+  'early-overflow': 'too many of its records came ahead of its exec',
+  unknown: 'the tracer lost records meanwhile',
+};
+
 /** What the call changed in the kernel (full capture) and what the kernel said (every mode). Text only: the record's words stay inert. */
 function KernelSide({ call }: { call: CallDetail }) {
   return (
@@ -93,7 +102,7 @@ export function CallDetailPage() {
             ['Process', `pid ${c.pid}, parent ${c.ppid}`],
             c.parentProcess && ['Run by', `${c.parentProcess.comm ?? '?'} (pid ${c.parentProcess.pid}${c.parentProcess.exe ? `, ${c.parentProcess.exe}` : ''})`],
             c.parentId !== null && ['Delegated by', <a href={callPath(c.parentId)}>the calling plugin</a>],
-            ['Capture', `${c.captureMode === 'light' ? 'light: stdin, stdout and stderr were not captured' : c.captureMode}${c.lostRecords ? ' · the tracer lost records meanwhile: payloads, helpers or delegated calls may be incomplete' : ''}`],
+            ['Capture', `${c.captureMode === 'light' ? 'light: stdin, stdout and stderr were not captured' : c.captureMode}${c.lostRecords ? ` · ${LOST_WHY[c.lostRecordsCause ?? 'unknown']}: payloads, helpers or delegated calls may be incomplete` : ''}`],
             c.execChain.length > 1 && ['Images', <code>{c.execChain.join(' → ')}</code>],
             c.stdioShared && ['stdout and stderr', 'one open file (a terminal, or 2>&1 into one pipe), and some writes went through an fd that stood for neither: filed as stdout, they may be stderr'],
             c.uncapturedIo > 0 && ['Not captured', `${c.uncapturedIo} reads/writes full mode did not take (sendfile, splice, copy_file_range, sendmsg, iovecs past the 2nd…): the streams are marked truncated`],
