@@ -6,3 +6,5 @@ export { hostNetnsInode, netnsInodeOf } from './netns-inode.js';
 export { helperChange } from './helpers.js';
 export { withKernelMessage } from './error-line.js';
 export { changeSummaryText } from './summary-text.js';
+export { keepsStdin, nftChanges, type HelperRun } from './nft-helper.js';
+export { parseNftScript, type NftCommand, type NftScript } from './nft-script.js';
