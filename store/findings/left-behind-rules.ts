@@ -1,15 +1,24 @@
 /**
  * What an attachment's ADD created in the kernel that its DEL did not
- * remove (pure). Counted: links the ADD added (but bridges: one bridge
- * serves every pod of a network by design, and the gateway address on it
- * with it), and the iptables chains (-N) and rules (-A, -I) it added; an
- * address or route inside a pod's netns goes with its link. Removed: a
- * successful delete of the same link (by name, in the same netns), chain
- * (-X) or rule (-D with the same spec). Whether what is left still exists is
- * the kernel's to say (the caller's port).
+ * remove (pure). Counted: links the ADD added, and the iptables chains (-N)
+ * and rules (-A, -I) it added; an address or route inside a pod's netns
+ * goes with its link. Removed: a successful delete of the same link (by
+ * name, in the same netns), chain (-X) or rule (-D with the same spec).
+ * Whether what is left still exists is the kernel's to say (the caller's
+ * port).
+ *
+ * Shared objects are not counted (sharedWithLaterAdds): what a later ADD of
+ * another attachment reused: a change of its names the object (a link by
+ * its name, as `dev`, or as `master`; a chain in a rule it added; the same
+ * rule added again), or, for iptables, one of its helpers named it (a `-C`
+ * that found the rule in place, a `-S` of the chain): the object serves more
+ * than the pod that created it, and staying after that pod's DEL is by
+ * design. A bridge is shared by design even before a second pod comes (one
+ * bridge serves every pod of a network), and the gateway address on it
+ * with it.
  */
 
-import type { KernelChange } from '../../collector/index.js';
+import { iptablesSubject, type KernelChange } from '../../collector/index.js';
 
 export interface KernelObjectRef {
   readonly kind: 'link' | 'iptables-chain' | 'iptables-rule';
@@ -57,4 +66,48 @@ export function leftBehindObjects(add: readonly KernelChange[], del: readonly Ke
 
 export function objectText(o: KernelObjectRef): string {
   return o.kind === 'link' ? `link ${o.name} (${o.netns})${o.peer ? ` and its veth peer ${o.peer}` : ''}` : o.kind === 'iptables-chain' ? `iptables chain ${o.table}/${o.name}` : `iptables rule ${o.name}`;
+}
+
+/** What a later ADD of another attachment did: its changes, and the argv of its iptables helpers (reads too). */
+export interface LaterAdd {
+  readonly changes: readonly KernelChange[];
+  readonly iptablesArgv: ReadonlyArray<readonly string[]>;
+}
+
+/** The objects split into those no later ADD of another attachment reused (`left`) and those one did (`shared`). */
+export function sharedWithLaterAdds(objects: readonly KernelObjectRef[], later: readonly LaterAdd[]): { left: KernelObjectRef[]; shared: KernelObjectRef[] } {
+  const left: KernelObjectRef[] = [];
+  const shared: KernelObjectRef[] = [];
+  for (const o of objects) (later.some((l) => reuses(l, o)) ? shared : left).push(o);
+  return { left, shared };
+}
+
+function reuses(later: LaterAdd, o: KernelObjectRef): boolean {
+  if (o.kind === 'link') return later.changes.some((c) => c.netns === o.netns && namesLink(c, o.name));
+  const named = (words: readonly string[]) => tableOf(words) === o.table && (o.kind === 'iptables-chain' ? words.includes(o.name) : ruleKey(words) === ruleKey(o.name.split(' ')));
+  if (later.changes.some((c) => c.object === 'iptables' && c.netns === o.netns && named(c.subject.split(' ')))) return true;
+  // Helpers run in the host's netns, as their changes say.
+  return o.netns === 'host' && later.iptablesArgv.some((argv) => named(iptablesSubject(argv.slice(1)).split(' ')));
+}
+
+/** A link change naming it (`eth0 up`, `veth1 master cni0`), or an address, route, neighbour or tc object on it (`dev cni0`). */
+function namesLink(c: KernelChange, name: string): boolean {
+  const words = c.subject.split(' ');
+  if (c.object === 'link' && words[0] === name) return true;
+  for (let i = 0; i + 1 < words.length; i++) if ((words[i] === 'dev' || words[i] === 'master') && words[i + 1] === name) return true;
+  return false;
+}
+
+function tableOf(words: readonly string[]): string {
+  const t = words.indexOf('-t');
+  return t >= 0 && words[t + 1] ? words[t + 1]! : 'filter';
+}
+
+/** A rule's spec whatever adds, checks or deletes it: `-A CHAIN <matches>` (an -I's position left out); null for no rule. */
+function ruleKey(words: readonly string[]): string | null {
+  const i = words.findIndex((w) => w === '-A' || w === '-I' || w === '-C' || w === '-D');
+  if (i < 0 || words[i + 1] === undefined) return null;
+  const rest = words.slice(i + 2);
+  if (words[i] === '-I' && /^\d+$/.test(rest[0] ?? '')) rest.shift();
+  return [...words.slice(0, i).filter((w, k, all) => w !== '-t' && all[k - 1] !== '-t'), '-A', words[i + 1], ...rest].join(' ');
 }
