@@ -2,7 +2,7 @@
  * Whether the kernel still has an object an ADD created (the left-behind
  * finding's port): a link by /sys/class/net (host) or `ip link show` inside
  * the netns path (a pod's: gone with its netns), an iptables chain or rule
- * by `iptables -S` / `-C`. Null when it cannot tell.
+ * by `iptables -S` / `-C`, an nftables table or chain by `nft list`. Null when it cannot tell.
  */
 
 import { spawnSync } from 'node:child_process';
@@ -23,6 +23,10 @@ export function kernelHas(o: KernelObjectRef): boolean | null {
     return s === null ? null : s === 0;
   }
   if (o.netns !== 'host') return null;
+  if (o.kind === 'nftables-table' || o.kind === 'nftables-chain') {
+    const s = run('nft', ['list', o.kind === 'nftables-table' ? 'table' : 'chain', ...o.table.split(' '), o.name]);
+    return s === null ? null : s === 0;
+  }
   if (o.kind === 'iptables-chain') {
     const s = run('iptables', ['-w', '5', '-t', o.table, '-S', o.name]);
     return s === null ? null : s === 0;

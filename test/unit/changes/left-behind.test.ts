@@ -79,3 +79,31 @@ describe('objects a later ADD of another attachment reused are shared, not left 
     expect(unshared.shared).toEqual([]);
   });
 });
+
+describe('nftables tables and chains an ADD created', () => {
+  const nft = (action: KernelChange['action'], subject: string, ok = true) => change('host', 'nftables', action, subject, ok);
+  const add = [
+    nft('add', 'add table inet cni_a'),
+    nft('add', 'add chain inet cni_a fwd { type filter hook forward priority 0; }'),
+    nft('add', 'add rule inet cni_a fwd accept'),
+    nft('add', 'add chain inet shared pod_a'),
+    nft('add', 'add rule inet shared pod_a drop'),
+  ];
+  const text = (os: ReturnType<typeof leftBehindObjects>) => os.map((o) => `${o.kind} ${o.table} ${o.name}`);
+
+  it('names a table left (its chains go with it) and a chain left in a table it did not create', () => {
+    expect(text(leftBehindObjects(add, []))).toEqual(['nftables-table inet cni_a', 'nftables-chain inet shared pod_a']);
+  });
+
+  it('counts them removed by delete or destroy of themselves or their table, or a flushed ruleset; a failed delete removes nothing', () => {
+    expect(text(leftBehindObjects(add, [nft('delete', 'delete table inet cni_a'), nft('delete', 'destroy chain inet shared pod_a')]))).toEqual([]);
+    expect(text(leftBehindObjects(add, [nft('delete', 'flush ruleset')]))).toEqual([]);
+    expect(text(leftBehindObjects(add, [nft('delete', 'delete table inet cni_a', false)]))).toEqual(['nftables-table inet cni_a', 'nftables-chain inet shared pod_a']);
+  });
+
+  it('shares a table a later ADD of another attachment added to (an add table of one that exists succeeds: each pod says it)', () => {
+    const { left, shared } = sharedWithLaterAdds(leftBehindObjects(add, []), [later([nft('add', 'add table inet cni_a'), nft('add', 'add chain inet shared pod_b')])]);
+    expect(text(shared)).toEqual(['nftables-table inet cni_a']);
+    expect(text(left)).toEqual(['nftables-chain inet shared pod_a']);
+  });
+});
