@@ -10,6 +10,7 @@ import { NETLINK_CAP_BYTES } from '../../bpf/index.js';
 import type { KernelChange, KernelMessage } from '../types.js';
 import { errnoName } from './errno.js';
 import { helperChange } from './helpers.js';
+import { helperNetns } from './helper-netns.js';
 import { nftChanges, type HelperRun } from './nft-helper.js';
 import { NetlinkDecodeError, parseMessages } from './netlink.js';
 import { decodeRtRequest } from './rtnetlink.js';
@@ -130,9 +131,10 @@ export function callChanges(entries: readonly KernelEntry[], helpers: readonly H
     }
   }
   for (const h of helpers) {
-    const c = helperChange(h, h.startedAtUs, 'host');
+    const netns = helperNetns(h, helpers, names.podPath);
+    const c = helperChange(h, h.startedAtUs, netns);
     if (c) changes.push(c);
-    changes.push(...nftChanges(h, h.startedAtUs, 'host'));
+    changes.push(...nftChanges(h, h.startedAtUs, netns));
   }
   return changes.sort((a, b) => a.atUs - b.atUs);
 }

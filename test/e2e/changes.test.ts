@@ -26,9 +26,10 @@ const IPROUTE = path.resolve(import.meta.dirname, 'fixtures/plugins/iproute.sh')
 const ipJson = <T>(args: string[]): T => JSON.parse(execFileSync('ip', ['-j', ...args], { encoding: 'utf8' }) || '[]') as T;
 const natRules = (): string => execFileSync('iptables-save', ['-t', 'nat'], { encoding: 'utf8' });
 /** The kernel's nftables objects of a table (`nft -j list table`), or null when it has no such table. */
-function nftTable(table: string): Array<Record<string, { name?: string; chain?: string; hook?: string }>> | null {
+function nftTable(table: string, netns?: string): Array<Record<string, { name?: string; chain?: string; hook?: string }>> | null {
   try {
-    return (JSON.parse(execFileSync('nft', ['-j', 'list', 'table', 'inet', table], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })) as { nftables: Array<Record<string, { name?: string; chain?: string; hook?: string }>> }).nftables;
+    const [cmd, args] = netns ? ['ip', ['netns', 'exec', netns, 'nft', '-j', 'list', 'table', 'inet', table]] : ['nft', ['-j', 'list', 'table', 'inet', table]];
+    return (JSON.parse(execFileSync(cmd as string, args as string[], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })) as { nftables: Array<Record<string, { name?: string; chain?: string; hook?: string }>> }).nftables;
   } catch {
     return null;
   }
@@ -130,6 +131,8 @@ describe.runIf(canRun)('the kernel changes of a real bridge ADD and DEL (full ca
     const chains = objects.filter((o) => o.chain).map((o) => o.chain!);
     const rules = objects.filter((o) => o.rule).map((o) => o.rule!);
     expect(chains.map((c) => [c.name, c.hook])).toEqual([['input', 'input']]);
+    expect(nftTable(`${table}_pod`, ns.name)).not.toBeNull();
+    expect(nftTable(`${table}_pod`)).toBeNull();
 
     const c = await detail(daemon, containerId, 'ADD', 'iproute.sh');
     expect(lines(c)).toEqual(
@@ -141,6 +144,8 @@ describe.runIf(canRun)('the kernel changes of a real bridge ADD and DEL (full ca
         `host nftables add add chain inet ${table} input { type filter hook input priority 0; policy accept; }`,
         `host nftables add add rule inet ${table} input ip saddr ${v4.local} counter accept`,
         `host nftables add add rule inet ${table} input tcp dport 9 drop`,
+        // nsenter --net=<CNI_NETNS> exec'd nft in place: its change is the pod's.
+        `${ns.path} nftables add add table inet ${table}_pod`,
       ]),
     );
     // One change per rule the kernel has in the chain; the ip lookups (gets) are no changes.
@@ -151,10 +156,11 @@ describe.runIf(canRun)('the kernel changes of a real bridge ADD and DEL (full ca
     const del = await execPlugin({ ...base, command: 'DEL' });
     expect(del.exitCode).toBe(0);
     const d = await detail(daemon, containerId, 'DEL', 'iproute.sh');
-    expect(lines(d)).toEqual([`${ns.path} link delete ipr0`, `host nftables delete delete table inet ${table}`]);
+    expect(lines(d)).toEqual([`${ns.path} link delete ipr0`, `${ns.path} nftables delete delete table inet ${table}_pod`, `host nftables delete delete table inet ${table}`]);
     // And the kernel agrees: the link and the table are gone.
     expect(ipJson<unknown[]>(['-n', ns.name, 'link', 'show']).some((l) => (l as { ifname: string }).ifname === 'ipr0')).toBe(false);
     expect(nftTable(table)).toBeNull();
+    expect(nftTable(`${table}_pod`, ns.name)).toBeNull();
   });
 
   it('tells the refused bridge: a failed link add with EINVAL and the kernel text, and the error line says it', { timeout: 60_000 }, async () => {
