@@ -69,6 +69,33 @@ table inet cni_pod {
     ]);
   });
 
+  it('reads lists spread over lines (a verdict map, elements one a line) as one rule and one element command', () => {
+    const script = `table inet t {
+  set s {
+    type ipv4_addr
+    elements = {
+      10.0.0.1,
+      10.0.0.2
+    }
+  }
+  chain c {
+    ip protocol vmap {
+      tcp : jump tcp_in,
+      udp : jump udp_in
+    }
+    meta comment "a; b # c" accept
+  }
+}`;
+    expect(subjects(script)).toEqual([
+      'add: add table inet t',
+      'add: add set inet t s { type ipv4_addr; }',
+      'add: add element inet t s { 10.0.0.1, 10.0.0.2 }',
+      'add: add chain inet t c',
+      'add: add rule inet t c ip protocol vmap { tcp : jump tcp_in, udp : jump udp_in }',
+      'add: add rule inet t c meta comment "a; b # c" accept',
+    ]);
+  });
+
   it('reads a one-line block and a table given without a verb', () => {
     expect(subjects('table ip t { chain c { type filter hook input priority 0; ip saddr 1.1.1.1 drop; } ; }')).toEqual([
       'add: add table ip t',
