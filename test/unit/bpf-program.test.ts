@@ -25,7 +25,6 @@ describe('the bpftrace program per mode', () => {
       'tracepoint:syscalls:sys_enter_recvmsg',
       'tracepoint:syscalls:sys_enter_sendmsg',
       'tracepoint:syscalls:sys_enter_sendmsg',
-      'tracepoint:syscalls:sys_enter_sendmsg',
       'tracepoint:syscalls:sys_enter_sendto',
       'tracepoint:syscalls:sys_enter_sendto',
     ]);
