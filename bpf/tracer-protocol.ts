@@ -21,7 +21,7 @@
  * | G    | ts pid tid old_fd new_fd                                            | the process copied old_fd to new_fd (dup, dup2, dup3, fcntl F_DUPFD): counted in io_records |
  * | Lost N events                                                              || bpftrace dropped N records |
  * | K    | ts pid tid hex                                                      | the kernel's extack text for a request of this thread (to its NUL), every mode |
- * | L    | ts pid tid netns len                                                | a netlink request (NETLINK_ROUTE, sendto) of len bytes on a socket of that netns (inode) |
+ * | L    | ts pid tid netns len                                                | a netlink request (NETLINK_ROUTE; sendto, or sendmsg's first iovec) of len bytes on a socket of that netns (inode) |
  * | M    | ts off×2^22+tid hex                                                 | up to 200 bytes of the request with that ts and tid, from off (the first NETLINK_CAP_BYTES) |
  * | A    | ts pid tid error seq type                                           | the kernel's ack (NLMSG_ERROR) of request seq of that type: error 0 or -errno |
  * | I    | ts pid tid seq index lo hi                                          | the kernel's description of link index (answer to request seq): its name, 16 bytes as two little-endian words |
@@ -135,7 +135,7 @@ export type TracerRecord =
   | { kind: 'noise' }
   /** K: the kernel's extack message for a netlink request of this thread (every mode). */
   | { kind: 'extack'; ts: MonoMicros; pid: number; tid: number; message: string }
-  /** L: a netlink route request of `len` bytes sent on a socket of netns `netns` (an inode); M lines carry its bytes. */
+  /** L: a netlink route request of `len` bytes (sendto, or sendmsg's first iovec) sent on a socket of netns `netns` (an inode); M lines carry its bytes. */
   | { kind: 'netlink-send'; ts: MonoMicros; pid: number; tid: number; netns: string; len: number }
   /** M: bytes of the request sent at `ts` by `tid`, from `off`. */
   | { kind: 'netlink-chunk'; ts: MonoMicros; tid: number; off: number; data: Buffer }

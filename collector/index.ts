@@ -30,4 +30,4 @@ export {
   diagnose,
   readNode,
 } from './node-setup/index.js';
-export { changeSummaryText, withKernelMessage } from './changes/index.js';
+export { changeSummaryText, iptablesSubject, withKernelMessage } from './changes/index.js';

@@ -1,8 +1,9 @@
 /**
  * Whether the kernel still has an object an ADD created (the left-behind
- * finding's port): a link by /sys/class/net (host) or `ip link show` inside
- * the netns path (a pod's: gone with its netns), an iptables chain or rule
- * by `iptables -S` / `-C`. Null when it cannot tell.
+ * finding's port): a link by /sys/class/net (host) or `ip link show`, an
+ * iptables chain or rule by `iptables -S` / `-C`, an nftables table or
+ * chain by `nft list`, inside the netns path for a pod's (gone with its
+ * netns). Null when it cannot tell.
  */
 
 import { spawnSync } from 'node:child_process';
@@ -14,24 +15,29 @@ const run = (cmd: string, args: readonly string[]): number | null => {
   return r.error ? null : r.status;
 };
 
+/**
+ * A command's exit status run in the object's netns: the host's as is, a
+ * netns path through nsenter (a netns gone: false, the object with it),
+ * null when the netns is known by inode only or the command cannot run.
+ */
+function inNetns(netns: string, cmd: string, args: readonly string[]): boolean | null {
+  if (netns !== 'host' && !netns.startsWith('/')) return null;
+  if (netns !== 'host' && !existsSync(netns)) return false;
+  const s = netns === 'host' ? run(cmd, args) : run('nsenter', [`--net=${netns}`, cmd, ...args]);
+  return s === null ? null : s === 0;
+}
+
 export function kernelHas(o: KernelObjectRef): boolean | null {
   if (o.kind === 'link') {
     if (o.netns === 'host') return existsSync(`/sys/class/net/${o.name}`);
-    if (!o.netns.startsWith('/')) return null;
-    if (!existsSync(o.netns)) return false;
-    const s = run('nsenter', [`--net=${o.netns}`, 'ip', 'link', 'show', 'dev', o.name]);
-    return s === null ? null : s === 0;
+    return inNetns(o.netns, 'ip', ['link', 'show', 'dev', o.name]);
   }
-  if (o.netns !== 'host') return null;
-  if (o.kind === 'iptables-chain') {
-    const s = run('iptables', ['-w', '5', '-t', o.table, '-S', o.name]);
-    return s === null ? null : s === 0;
-  }
+  if (o.kind === 'nftables-table' || o.kind === 'nftables-chain') return inNetns(o.netns, 'nft', ['list', o.kind === 'nftables-table' ? 'table' : 'chain', ...o.table.split(' '), o.name]);
+  if (o.kind === 'iptables-chain') return inNetns(o.netns, 'iptables', ['-w', '5', '-t', o.table, '-S', o.name]);
   // A rule: `-C` with the spec the ADD gave (its -A or -I turned into -C), quoted words split as the shell would.
   const words = o.name.match(/"(?:[^"\\]|\\.)*"|\S+/g)?.map((w) => (w.startsWith('"') ? w.slice(1, -1).replace(/\\(.)/g, '$1') : w)) ?? [];
   const i = words.findIndex((w) => w === '-A' || w === '-I');
   if (i < 0) return null;
   const args = [...words.slice(0, i), '-C', words[i + 1]!, ...words.slice(words[i] === '-I' && /^\d+$/.test(words[i + 2] ?? '') ? i + 3 : i + 2)];
-  const s = run('iptables', ['-w', '5', ...args]);
-  return s === null ? null : s === 0;
+  return inNetns(o.netns, 'iptables', ['-w', '5', ...args]);
 }

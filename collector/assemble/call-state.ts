@@ -4,7 +4,7 @@
  * decides when.
  */
 
-import { callChanges, kernelMessages, type KernelEntry, type NetnsNames } from '../changes/index.js';
+import { callChanges, keepsStdin, kernelMessages, type HelperRun, type KernelEntry, type NetnsNames } from '../changes/index.js';
 import path from 'node:path';
 import { podFromCniArgs } from './cni-env.js';
 import { EMPTY_STREAM, StreamCapture } from './stream-capture.js';
@@ -52,6 +52,8 @@ export interface HelperState {
   outcome: ProcessOutcome | null;
   stdout: StreamCapture;
   stderr: StreamCapture;
+  /** What it read on its own stdin, kept only when that is a change it makes (`nft -f -`'s script); else null. */
+  stdin: StreamCapture | null;
 }
 
 export interface CallState {
@@ -196,6 +198,7 @@ export function newHelperState(pid: number, ppid: number, execPath: string, argv
     outcome: null,
     stdout: new StreamCapture(maxBytes),
     stderr: new StreamCapture(maxBytes),
+    stdin: keepsStdin(execPath, argv) ? new StreamCapture(maxBytes) : null,
   };
 }
 
@@ -244,7 +247,7 @@ export function snapshotCall(call: CallState): CniCall {
     pathTruncated: call.pathTruncated,
     stdoutAfterExitOffset: full && call.exitTs !== null ? call.stdout.offsetOfFirstAfter(call.exitTs) : null,
     stderrAfterExitOffset: full && call.exitTs !== null ? call.stderr.offsetOfFirstAfter(call.exitTs) : null,
-    changes: full ? callChanges(call.kernel, call.helpers.map(helperSnapshot), call.netnsNames ?? { host: null, pod: null, podPath: b.netns }) : null,
+    changes: full ? callChanges(call.kernel, call.helpers.map(helperRun), call.netnsNames ?? { host: null, pod: null, podPath: b.netns }) : null,
     kernelMessages: kernelMessages(call.kernel, (pid) => processName(call, pid)),
   };
 }
@@ -295,6 +298,12 @@ function helperSnapshot(h: HelperState): HelperProcess {
     stdout: h.stdout.snapshot(),
     stderr: h.stderr.snapshot(),
   };
+}
+
+/** A helper as the change decoders read it: with its stdin, where that was kept (not published: its changes are). */
+function helperRun(h: HelperState): HelperRun {
+  const snapshot = helperSnapshot(h);
+  return h.stdin ? { ...snapshot, stdin: h.stdin.snapshot() } : snapshot;
 }
 
 /** The binary's name: `bridge`, `host-local`… */

@@ -39,6 +39,8 @@ export function streamFor(call: CallState, proc: Proc, io: RoutedIo, isMain: boo
   }
   // The exec saw no file on that fd: the plugin's own fd is all there is to go by.
   if (isMain && io.fd <= 2 && files[io.fd] === '0' && (io.kind === 'read') === (io.fd === 0)) return [call.stdin, call.stdout, call.stderr][io.fd]!;
+  // A helper's own stdin, kept when it is a change the helper makes (an nft script).
+  if (proc.role === 'helper' && proc.helper?.stdin && io.kind === 'read') return proc.helper.stdin;
   if (proc.role === 'helper' && proc.helper && io.kind === 'write') {
     if (io.fd === 1) return proc.helper.stdout;
     if (io.fd === 2) return proc.helper.stderr;

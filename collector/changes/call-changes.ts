@@ -7,9 +7,11 @@
 
 import type { KernelRecord } from '../../bpf/index.js';
 import { NETLINK_CAP_BYTES } from '../../bpf/index.js';
-import type { HelperProcess, KernelChange, KernelMessage } from '../types.js';
+import type { KernelChange, KernelMessage } from '../types.js';
 import { errnoName } from './errno.js';
 import { helperChange } from './helpers.js';
+import { helperNetns } from './helper-netns.js';
+import { nftChanges, type HelperRun } from './nft-helper.js';
 import { NetlinkDecodeError, parseMessages } from './netlink.js';
 import { decodeRtRequest } from './rtnetlink.js';
 
@@ -54,7 +56,7 @@ export function kernelMessages(entries: readonly KernelEntry[], processName: (pi
   return out;
 }
 
-export function callChanges(entries: readonly KernelEntry[], helpers: readonly HelperProcess[], names: NetnsNames): KernelChange[] {
+export function callChanges(entries: readonly KernelEntry[], helpers: readonly HelperRun[], names: NetnsNames): KernelChange[] {
   const sends = new Map<string, Send>();
   const acks: Array<Extract<KernelRecord, { kind: 'netlink-ack' }>> = [];
   const extacks: Array<Extract<KernelRecord, { kind: 'extack' }>> = [];
@@ -129,8 +131,10 @@ export function callChanges(entries: readonly KernelEntry[], helpers: readonly H
     }
   }
   for (const h of helpers) {
-    const c = helperChange(h, h.startedAtUs, 'host');
+    const netns = helperNetns(h, helpers, names.podPath);
+    const c = helperChange(h, h.startedAtUs, netns);
     if (c) changes.push(c);
+    changes.push(...nftChanges(h, h.startedAtUs, netns));
   }
   return changes.sort((a, b) => a.atUs - b.atUs);
 }

@@ -28,11 +28,20 @@ export function helperChange(h: HelperProcess, atUs: number, netns: string): Ker
     netns,
     object: 'iptables',
     action: ACTIONS[verb]!,
-    subject: args.map(quoted).join(' '),
+    subject: iptablesText(args),
     ok,
     error: ok === false ? { errno: `exit ${h.outcome?.exitCode ?? h.outcome?.signal ?? '?'}`, message: null } : null,
     attributes: { program: base },
   };
+}
+
+/** iptables' arguments (the program's name left out) as a change's subject says them: lock options dropped, words quoted where needed. */
+export function iptablesSubject(args: readonly string[]): string {
+  return iptablesText(withoutLockOptions(args));
+}
+
+function iptablesText(args: readonly string[]): string {
+  return args.map(quoted).join(' ');
 }
 
 function withoutLockOptions(args: readonly string[]): string[] {

@@ -3,6 +3,8 @@ export { callChanges, kernelMessages, netnsLabel, type KernelEntry, type NetnsNa
 export { errnoName, errnoText } from './errno.js';
 export { NetlinkDecodeError } from './netlink.js';
 export { hostNetnsInode, netnsInodeOf } from './netns-inode.js';
-export { helperChange } from './helpers.js';
+export { helperChange, iptablesSubject } from './helpers.js';
 export { withKernelMessage } from './error-line.js';
 export { changeSummaryText } from './summary-text.js';
+export { keepsStdin, nftChanges, type HelperRun } from './nft-helper.js';
+export { parseNftScript, type NftCommand, type NftScript } from './nft-script.js';

@@ -64,13 +64,16 @@ export function decodeRtRequest(msg: NetlinkMessage, name: IfName): RtChange | n
   }
 }
 
-function link(body: Buffer, action: KernelChange['action'], name: IfName): RtChange {
+function link(body: Buffer, action: KernelChange['action'], name: IfName): RtChange | null {
   need(body, 16, 'a link request (ifinfomsg)');
   const index = body.readInt32LE(4);
   const flags = body.readUInt32LE(8);
   const change = body.readUInt32LE(12);
   const attrs = parseAttributes(body, 16);
   const ifname = attrString(attr(attrs, 3));
+  // A request that names no link and creates none changes nothing: iproute2's `ip` opens with an empty
+  // RTM_NEWLINK to learn whether the kernel takes it (the kernel answers ENODEV).
+  if (action !== 'add' && index <= 0 && ifname === undefined) return null;
   const dev = ifname ?? (index > 0 ? name(index) : '?');
   const parts = [dev];
   const attributes: Record<string, string> = {};

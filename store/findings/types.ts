@@ -23,7 +23,11 @@ export const CACHE_FINDING_KINDS = [
   'network-not-ready',
   /** A network's STATUS went between ready and not ready more than a few times in 10 minutes. */
   'status-flapping',
-  /** What an ADD created in the kernel (links, iptables chains and rules) that its DEL left and that still exists (store/findings/left-behind.ts). */
+  /**
+   * What an ADD created in the kernel (links, iptables chains and rules, nftables tables and chains) that its DEL left and that still
+   * exists, but for what is shared: bridges, and what a later ADD of another attachment reused
+   * (store/findings/left-behind-rules.ts).
+   */
   'left-behind',
 ] as const;
 export type CacheFindingKind = (typeof CACHE_FINDING_KINDS)[number];

@@ -21,12 +21,22 @@ import { requirePrivilegedSuite } from './support/privileged.js';
 
 const canRun = requirePrivilegedSuite();
 const FORGETFUL = path.resolve(import.meta.dirname, 'fixtures/plugins/forgetful.sh');
+const IPROUTE = path.resolve(import.meta.dirname, 'fixtures/plugins/iproute.sh');
 
 const ipJson = <T>(args: string[]): T => JSON.parse(execFileSync('ip', ['-j', ...args], { encoding: 'utf8' }) || '[]') as T;
 const natRules = (): string => execFileSync('iptables-save', ['-t', 'nat'], { encoding: 'utf8' });
+/** The kernel's nftables objects of a table (`nft -j list table`), or null when it has no such table. */
+function nftTable(table: string, netns?: string): Array<Record<string, { name?: string; chain?: string; hook?: string }>> | null {
+  try {
+    const [cmd, args] = netns ? ['ip', ['netns', 'exec', netns, 'nft', '-j', 'list', 'table', 'inet', table]] : ['nft', ['-j', 'list', 'table', 'inet', table]];
+    return (JSON.parse(execFileSync(cmd as string, args as string[], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })) as { nftables: Array<Record<string, { name?: string; chain?: string; hook?: string }>> }).nftables;
+  } catch {
+    return null;
+  }
+}
 
-async function detail(daemon: RunningDaemon, containerId: string, command: string): Promise<CallDetail> {
-  const stored = await daemon.waitFor(`the ${command} of ${containerId}`, () => daemon.callsFor(containerId).find((c) => c.command === command && c.plugin === 'bridge'));
+async function detail(daemon: RunningDaemon, containerId: string, command: string, plugin = 'bridge'): Promise<CallDetail> {
+  const stored = await daemon.waitFor(`the ${command} of ${containerId}`, () => daemon.callsFor(containerId).find((c) => c.command === command && c.plugin === plugin));
   const res = await fetch(`${daemon.url}/api/v1/calls/${stored.id}`);
   expect(res.status).toBe(200);
   return (await res.json()) as CallDetail;
@@ -100,6 +110,57 @@ describe.runIf(canRun)('the kernel changes of a real bridge ADD and DEL (full ca
     // And the kernel agrees: the veth and the chain are gone.
     expect(ipJson<unknown[]>(['link', 'show', 'master', bridge])).toEqual([]);
     expect(natRules()).not.toContain(chain!);
+  });
+
+  it("lists a shell plugin's ip (sendmsg) and nft (a script on stdin, a rule in argv) changes as the kernel has them, in their netns", { timeout: 120_000 }, async () => {
+    const table = `cnirec_${bridge}`;
+    const addr = `${subnet.replace(/\.0\/24$/, '.77')}/24`;
+    const containerId = `ipr-${bridge}-ctr`;
+    const base = { plugin: IPROUTE, containerId, netns: ns.path, ifname: 'ipr0', stdin: configBytes({ cniVersion: '1.0.0', name: `ipr-${bridge}`, type: 'iproute', address: addr, table }) };
+    undo.push(() => execPlugin({ ...base, command: 'DEL' }));
+    const add = await execPlugin({ ...base, command: 'ADD' });
+    expect(add.exitCode, add.stdout.toString() + add.stderr.toString()).toBe(0);
+
+    // The kernel's state after the ADD: the link (its kind and peer), its address and flags, the nft table.
+    const [link] = ipJson<Array<{ ifname: string; flags: string[]; link?: string; linkinfo: { info_kind: string } }>>(['-n', ns.name, '-d', 'link', 'show', 'ipr0']);
+    const [peer] = ipJson<Array<{ ifname: string }>>(['-n', ns.name, 'link', 'show', 'ipr0p']);
+    const [a] = ipJson<Array<{ addr_info: Array<{ family: string; local: string; prefixlen: number }> }>>(['-n', ns.name, 'addr', 'show', 'ipr0']);
+    const v4 = a!.addr_info.find((x) => x.family === 'inet')!;
+    expect(link!.flags).toContain('UP');
+    const objects = nftTable(table)!;
+    const chains = objects.filter((o) => o.chain).map((o) => o.chain!);
+    const rules = objects.filter((o) => o.rule).map((o) => o.rule!);
+    expect(chains.map((c) => [c.name, c.hook])).toEqual([['input', 'input']]);
+    expect(nftTable(`${table}_pod`, ns.name)).not.toBeNull();
+    expect(nftTable(`${table}_pod`)).toBeNull();
+
+    const c = await detail(daemon, containerId, 'ADD', 'iproute.sh');
+    expect(lines(c)).toEqual(
+      expect.arrayContaining([
+        `${ns.path} link add ${link!.ifname} type ${link!.linkinfo.info_kind} peer ${peer!.ifname}`,
+        `${ns.path} address add ${v4.local}/${v4.prefixlen} dev ${link!.ifname}`,
+        `${ns.path} link change ${link!.ifname} up`,
+        `host nftables add add table inet ${table}`,
+        `host nftables add add chain inet ${table} input { type filter hook input priority 0; policy accept; }`,
+        `host nftables add add rule inet ${table} input ip saddr ${v4.local} counter accept`,
+        `host nftables add add rule inet ${table} input tcp dport 9 drop`,
+        // nsenter --net=<CNI_NETNS> exec'd nft in place: its change is the pod's.
+        `${ns.path} nftables add add table inet ${table}_pod`,
+      ]),
+    );
+    // One change per rule the kernel has in the chain; the ip lookups (gets) are no changes.
+    expect(c.changes!.filter((x) => x.subject.startsWith(`add rule inet ${table} input `))).toHaveLength(rules.length);
+    expect(c.changes!.filter((x) => x.object === 'link' || x.object === 'address')).toHaveLength(3);
+    expect(c.changes!.every((x) => x.ok === true)).toBe(true);
+
+    const del = await execPlugin({ ...base, command: 'DEL' });
+    expect(del.exitCode).toBe(0);
+    const d = await detail(daemon, containerId, 'DEL', 'iproute.sh');
+    expect(lines(d)).toEqual([`${ns.path} link delete ipr0`, `${ns.path} nftables delete delete table inet ${table}_pod`, `host nftables delete delete table inet ${table}`]);
+    // And the kernel agrees: the link and the table are gone.
+    expect(ipJson<unknown[]>(['-n', ns.name, 'link', 'show']).some((l) => (l as { ifname: string }).ifname === 'ipr0')).toBe(false);
+    expect(nftTable(table)).toBeNull();
+    expect(nftTable(`${table}_pod`, ns.name)).toBeNull();
   });
 
   it('tells the refused bridge: a failed link add with EINVAL and the kernel text, and the error line says it', { timeout: 60_000 }, async () => {

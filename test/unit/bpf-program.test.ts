@@ -23,6 +23,8 @@ describe('the bpftrace program per mode', () => {
       'tracepoint:syscalls:sys_enter_openat',
       'tracepoint:syscalls:sys_enter_recvfrom',
       'tracepoint:syscalls:sys_enter_recvmsg',
+      'tracepoint:syscalls:sys_enter_sendmsg',
+      'tracepoint:syscalls:sys_enter_sendmsg',
       'tracepoint:syscalls:sys_enter_sendto',
       'tracepoint:syscalls:sys_enter_sendto',
     ]);

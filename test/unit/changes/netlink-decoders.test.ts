@@ -36,6 +36,14 @@ describe('netlink decoders on the recorded requests', () => {
     expect(veth).toMatchObject({ object: 'link', action: 'add', subject: 'eth0 type veth peer vethc738f8b2' });
   });
 
+  it("leaves out iproute2's opening probe (an empty RTM_NEWLINK: no link named, none created), and reads its `link set up`", () => {
+    // As `ip` 6.1 sent them with sendmsg (taken from the tracer's M lines).
+    const probe = Buffer.from('200000001000050000000000000000000000000000000000000000000000000000', 'hex').subarray(0, 32);
+    expect(decodeRtRequest(parseMessages(probe)[0]!, name)).toBeNull();
+    const up = Buffer.from('2000000010000500f7c90a6b00000000000000000300000001000000010000000', 'hex').subarray(0, 32);
+    expect(decodeRtRequest(parseMessages(up)[0]!, name)).toMatchObject({ object: 'link', action: 'change', subject: 'if3 up' });
+  });
+
   it('never crashes on a cut request: every prefix gives changes or a NetlinkDecodeError', () => {
     for (const b of requests) {
       for (let n = 0; n <= b.length; n++) {
