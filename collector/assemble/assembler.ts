@@ -165,6 +165,7 @@ export class CallAssembler {
   private readonly calls = new Map<string, CallState>();
   /** The open calls of socket shims, apart: every new top-level call looks for its shim among them, not among all calls. */
   private readonly shimCalls = new Map<string, CallState>();
+  /** Execs waiting for their chunks, by pid and CPU (execKey): another exec of the pid on another CPU may come between them. */
   private readonly pendingExecs = new Map<number, PendingExec>();
   /** Reads/writes waiting for their chunks, by thread and CPU (ioKey): a thread's next one may come between them. */
   private readonly ioByTid = new Map<number, IoInFlight>();
@@ -230,29 +231,29 @@ export class CallAssembler {
         break;
       case 'exec':
         this.flushPendingExec(rec.pid, events);
-        this.pendingExecs.set(rec.pid, { since: nowMs, record: rec, block: newExecBlock(rec.blockBytes), parentComm: null, path: new ExecPathParts() });
-        this.completeExecIfWhole(rec.pid, events);
+        this.pendingExecs.set(execKey(rec.pid, rec.cpu), { since: nowMs, record: rec, block: newExecBlock(rec.blockBytes), parentComm: null, path: new ExecPathParts() });
+        this.completeExecIfWhole(execKey(rec.pid, rec.cpu), events);
         break;
       case 'exec-chunk': {
-        const pending = this.pendingExecs.get(rec.pid);
+        const pending = this.pendingExecs.get(execKey(rec.pid, rec.cpu));
         if (!pending) {
           this.counters.orphanChunks++;
           break;
         }
         pending.block.add(rec.off, rec.data);
-        this.completeExecIfWhole(rec.pid, events);
+        this.completeExecIfWhole(execKey(rec.pid, rec.cpu), events);
         break;
       }
       case 'exec-parent': {
-        const pending = this.pendingExecs.get(rec.pid);
+        const pending = this.pendingExecs.get(execKey(rec.pid, rec.cpu));
         if (pending) pending.parentComm = rec.comm;
         break;
       }
       case 'exec-path-chunk':
-        this.pendingExecs.get(rec.pid)?.path.addPathChunk(rec.len, rec.off, rec.data);
+        this.pendingExecs.get(execKey(rec.pid, rec.cpu))?.path.addPathChunk(rec.len, rec.off, rec.data);
         break;
       case 'exec-cwd-name':
-        this.pendingExecs.get(rec.pid)?.path.addCwdName(rec.depth, rec.name);
+        this.pendingExecs.get(execKey(rec.pid, rec.cpu))?.path.addCwdName(rec.depth, rec.name);
         break;
       case 'fork':
         this.flushPendingExec(rec.ppid, events);
@@ -356,8 +357,8 @@ export class CallAssembler {
   tick(nowMs: number): CollectorEvent[] {
     this.now = Math.max(this.now, nowMs);
     const events: CollectorEvent[] = [];
-    for (const [pid, pending] of this.pendingExecs) {
-      if (nowMs - pending.since >= CHUNKS_TTL_MS) this.flushPendingExec(pid, events);
+    for (const [key, pending] of this.pendingExecs) {
+      if (nowMs - pending.since >= CHUNKS_TTL_MS) this.completeExec(key, events);
     }
     for (const [tid, io] of this.ioByTid) {
       if (nowMs - io.since < CHUNKS_TTL_MS) continue;
@@ -419,7 +420,7 @@ export class CallAssembler {
   /** Ends every open call, e.g. when the tracer stops: those still running become incomplete. */
   flushAll(reason: string): CollectorEvent[] {
     const events: CollectorEvent[] = [];
-    for (const pid of [...this.pendingExecs.keys()]) this.flushPendingExec(pid, events);
+    for (const key of [...this.pendingExecs.keys()]) this.completeExec(key, events);
     for (const [id, call] of this.calls) {
       if (call.endedAtUs === null) call.incompleteReason = reason;
       events.push(this.finalize(id, call));
@@ -504,16 +505,25 @@ export class CallAssembler {
     return out;
   }
 
-  private completeExecIfWhole(pid: number, events: CollectorEvent[]): void {
-    const pending = this.pendingExecs.get(pid);
-    if (pending && pending.block.complete()) this.flushPendingExec(pid, events);
+  private completeExecIfWhole(key: number, events: CollectorEvent[]): void {
+    const pending = this.pendingExecs.get(key);
+    if (pending && pending.block.complete()) this.completeExec(key, events);
   }
 
-  /** Completes an exec record, with whatever chunks arrived. */
+  /** Completes the execs of `pid` still waiting for chunks (one per CPU at most), oldest first, with what they have. */
   private flushPendingExec(pid: number, events: CollectorEvent[]): void {
-    const pending = this.pendingExecs.get(pid);
+    if (this.pendingExecs.size === 0) return;
+    const keys: number[] = [];
+    for (const [key, pending] of this.pendingExecs) if (pending.record.pid === pid) keys.push(key);
+    if (keys.length > 1) keys.sort((a, b) => this.pendingExecs.get(a)!.record.ts - this.pendingExecs.get(b)!.record.ts);
+    for (const key of keys) this.completeExec(key, events);
+  }
+
+  /** Completes an exec record (by its execKey), with whatever chunks arrived. */
+  private completeExec(key: number, events: CollectorEvent[]): void {
+    const pending = this.pendingExecs.get(key);
     if (!pending) return;
-    this.pendingExecs.delete(pid);
+    this.pendingExecs.delete(key);
     const rec = pending.record;
     const decoded = decodeExecBlock(pending.block, rec.argBytes);
     if (decoded.env.CNI_COMMAND === CANARY_COMMAND) {
@@ -945,6 +955,11 @@ export class CallAssembler {
 function forkedBefore(proc: Proc, start: string): boolean {
   // 1 µs of slack for the float conversions; a task's fork record is dated after its start time.
   return proc.forkTs !== undefined && proc.forkTs < Number(start) / 1000 - 1;
+}
+
+/** An exec waiting for its chunks, by pid and by the CPU buffer they come through. */
+function execKey(pid: number, cpu: number | undefined): number {
+  return pid + (cpu ?? 0) * TID_SPACE;
 }
 
 /** A read or write in flight, by thread and by the CPU buffer its chunks come through. */

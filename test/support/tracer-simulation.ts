@@ -10,7 +10,7 @@
  * pids and tids drawn from a small pool so they are reused across calls (a
  * busy node's pid_max wraps). Each record is printed as the .bt program
  * prints it (test/support/tracer-lines.ts) into the buffer of the CPU the
- * task runs on, in kernel time order: X P B… at exec, F for forks and thread
+ * task runs on, in kernel time order: X P B… at exec (cpu×2^22+pid), F for forks and thread
  * clones, R/W and their D lines (cpu×2^22+tid), T `<tid> <ts>` for a worker
  * thread's end, Q with io_records, the R/W headers the process printed.
  *
@@ -311,10 +311,11 @@ function execAction(node: Node, task: Task, parent: Task | null, path: string, e
       // As the parser and the assembler compute it (µs with the ns as a fraction, then the epoch: float rounding included).
       truth.id = callId(monoToEpochUs(Math.floor(ts / 1000) + (ts % 1000) / 1000), task.id);
     }
-    const lines = execLines({ ts, pid: task.id, ppid: parent?.id ?? RUNTIME_PID, start: task.start, path, argv: [path], env, stdio: [files.stdin, files.stdout, files.stderr] });
     const comm = parent === null ? 'containerd' : (parent.owner.path.split('/').pop() ?? 'plugin').slice(0, 15);
-    lines.splice(1, 0, `P ${task.id} ${comm}`);
-    const dropped = node.print(node.cpuOf(task), ts, lines, task.owner);
+    // The exec's probes run on one CPU, whose buffer takes all its lines; they name it above the pid.
+    const cpu = node.cpuOf(task);
+    const lines = execLines({ ts, pid: task.id, ppid: parent?.id ?? RUNTIME_PID, start: task.start, path, argv: [path], env, stdio: [files.stdin, files.stdout, files.stderr], parentComm: comm, cpu });
+    const dropped = node.print(cpu, ts, lines, task.owner);
     if (dropped > 0 && truth) truth.execLost = true;
   };
 }
@@ -374,8 +375,7 @@ function printCanary(node: Node, ts: number): void {
   const task = newTask(null, newTruth('canary', '/usr/bin/echo', '', 0));
   node.allocate(task);
   const cpu = node.int(0, node.plan.cpus - 1);
-  const lines = execLines({ ts, pid: task.id, ppid: DAEMON_PID, start: ts - 50_000, path: '/usr/bin/echo', argv: ['echo', CANARY_OUTPUT.trimEnd()], env: { PATH: '/usr/bin:/bin', CNI_COMMAND: CANARY_COMMAND } });
-  lines.splice(1, 0, `P ${task.id} node`);
+  const lines = execLines({ ts, pid: task.id, ppid: DAEMON_PID, start: ts - 50_000, path: '/usr/bin/echo', argv: ['echo', CANARY_OUTPUT.trimEnd()], env: { PATH: '/usr/bin:/bin', CNI_COMMAND: CANARY_COMMAND }, parentComm: 'node', cpu });
   node.print(cpu, ts, lines, null);
   node.print(cpu, ts + 20_000, writeLines({ ts: ts + 20_000, pid: task.id, fd: 1, file: node.file(), cpu }, CANARY_OUTPUT), null);
   node.print(cpu, ts + 40_000, [exitLine({ ts: ts + 40_000, pid: task.id, start: ts - 50_000, ioRecords: 1 })], null);
@@ -569,7 +569,7 @@ export function simulate(plan: NodePlan, opts: SimOptions = {}): SimResult {
         take(flow.releaseDue(t, ms(t)));
         take(flow.tick(ms(t)));
         if (flow.heldCount > 0 && lastArrivalUs !== null && t - lastArrivalUs >= QUIET_US) {
-          take(flow.flush(ms(t)));
+          take(flow.releaseQuiet(t, ms(t)));
           take(flow.tick(ms(t)));
         }
       }
