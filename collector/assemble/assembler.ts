@@ -107,6 +107,8 @@ interface EarlyRecords {
 
 /** How long records may wait for the exec or fork of their process. */
 const EARLY_RECORDS_TTL_MS = 10_000;
+/** How long an exec waits for the exec of its traced parent (well within EARLY_RECORDS_TTL_MS: its records wait meanwhile). */
+const PARENT_WAIT_MS = 5_000;
 /** Reads and writes kept per forked process for an exec that may still come (a bound: a fork that never execs). */
 const BEFORE_EXEC_MAX = 256;
 /**
@@ -170,7 +172,7 @@ export class CallAssembler {
   /** Reads/writes waiting for their chunks, by thread and CPU (ioKey): a thread's next one may come between them. */
   private readonly ioByTid = new Map<number, IoInFlight>();
   /** Each process's payload records against the count its exit announced. */
-  private readonly ioTally = new IoTally();
+  private readonly ioTally = new IoTally<Proc>();
   /** Processes marked lostRecords before their exec came, and when (see markLostRecords). */
   private readonly lostBeforeExec = new Map<number, number>();
   /** Ids of the last calls finished, oldest first (a Set keeps insertion order). */
@@ -207,7 +209,14 @@ export class CallAssembler {
    * helper's. Counted in the io tally already; kept up to
    * EARLY_RECORDS_TTL_MS, at most BEFORE_EXEC_MAX per process.
    */
-  private readonly beforeExec = new Map<number, { since: number; ios: IoInFlight[]; overflow: boolean }>();
+  private readonly beforeExec = new Map<number, { since: number; ios: Array<{ io: IoInFlight; countedFor: Proc }>; overflow: boolean }>();
+  /**
+   * Execs whose parent is a traced process whose own exec has not come yet
+   * (another CPU's buffer, read later), by parent pid: taken now, a delegate
+   * would be a top-level call and a helper a call of its own. Up to
+   * PARENT_WAIT_MS; their processes' records wait in `early` meanwhile.
+   */
+  private readonly awaitingParent = new Map<number, Array<{ pending: PendingExec; since: number }>>();
   private mode: CaptureMode;
   private readonly graceMs: number;
   private readonly maxStreamBytes: number;
@@ -304,7 +313,7 @@ export class CallAssembler {
           this.counters.orphanChunks++;
           break;
         }
-        this.ioTally.record(rec.pid, nowMs);
+        this.ioTally.record(proc, nowMs);
         copyFd(proc, rec.oldFd, rec.newFd);
         break;
       }
@@ -360,6 +369,11 @@ export class CallAssembler {
     for (const [key, pending] of this.pendingExecs) {
       if (nowMs - pending.since >= CHUNKS_TTL_MS) this.completeExec(key, events);
     }
+    for (const [ppid, waiting] of this.awaitingParent) {
+      if (nowMs - waiting[0]!.since < PARENT_WAIT_MS && !this.procAt(ppid, waiting[0]!.pending.record.ts)) continue;
+      this.awaitingParent.delete(ppid);
+      for (const w of waiting) this.applyExec(w.pending, events, false);
+    }
     for (const [tid, io] of this.ioByTid) {
       if (nowMs - io.since < CHUNKS_TTL_MS) continue;
       if (this.procs.has(io.pid)) {
@@ -375,11 +389,6 @@ export class CallAssembler {
       if (this.procs.get(pid) === o.proc) this.procs.delete(pid);
     }
     for (const [id, l] of this.lingering) if (nowMs - l.since >= OUTLIVED_TTL_MS) this.releaseLingering(id);
-    for (const [pid, early] of this.early) {
-      if (nowMs - early.since < EARLY_RECORDS_TTL_MS) continue;
-      this.early.delete(pid);
-      this.counters.orphanChunks += early.ios.length + early.forks.length + (early.exit ? 1 : 0);
-    }
     this.ioTally.sweep(nowMs);
     this.lossWindows.forget(nowMs, LOSS_MEMORY_MS);
     for (const [id, p] of this.recentlyPublished) {
@@ -389,6 +398,13 @@ export class CallAssembler {
     for (const [pid, at] of this.lostBeforeExec) if (nowMs - at >= EARLY_RECORDS_TTL_MS) this.lostBeforeExec.delete(pid);
     const waits = { missingIo: (c: CallState) => this.missingIo(c), hasLiveDescendant: (id: string, c: CallState) => this.hasLiveDescendant(id, c) };
     for (const id of publicationOrder(this.calls, nowMs, waits)) events.push(this.finalize(id, this.calls.get(id)!));
+    // After publishing too: a read or write its publication let go may have come here (made after its process's exit).
+    for (const [pid, early] of this.early) {
+      if (nowMs - early.since < EARLY_RECORDS_TTL_MS) continue;
+      this.early.delete(pid);
+      this.counters.orphanChunks += early.ios.length + early.forks.length + (early.exit ? 1 : 0);
+    }
+
     // After publishing: what its last reads and writes left here is as old as they are.
     for (const [pid, kept] of this.beforeExec) if (nowMs - kept.since >= EARLY_RECORDS_TTL_MS) this.beforeExec.delete(pid);
     return this.withRepublished(events);
@@ -396,7 +412,7 @@ export class CallAssembler {
 
   /** Whether a process of the call exited with payload records announced that have not all come. */
   private missingIo(call: CallState): boolean {
-    for (const pid of call.pids) if (this.ioTally.missing(pid) > 0) return true;
+    for (const proc of this.ioTally.waiting()) if (proc.callId === call.base.id) return true;
     return false;
   }
 
@@ -421,6 +437,8 @@ export class CallAssembler {
   flushAll(reason: string): CollectorEvent[] {
     const events: CollectorEvent[] = [];
     for (const key of [...this.pendingExecs.keys()]) this.completeExec(key, events);
+    for (const waiting of [...this.awaitingParent.values()]) for (const w of waiting) this.applyExec(w.pending, events, false);
+    this.awaitingParent.clear();
     for (const [id, call] of this.calls) {
       if (call.endedAtUs === null) call.incompleteReason = reason;
       events.push(this.finalize(id, call));
@@ -455,7 +473,7 @@ export class CallAssembler {
     return {
       procs: this.procs.size,
       calls: this.calls.size,
-      pendingExecs: this.pendingExecs.size,
+      pendingExecs: this.pendingExecs.size + this.awaitingParent.size,
       ioInFlight: this.ioByTid.size,
       earlyRecords,
     };
@@ -524,6 +542,14 @@ export class CallAssembler {
     const pending = this.pendingExecs.get(key);
     if (!pending) return;
     this.pendingExecs.delete(key);
+    this.applyExec(pending, events, true);
+  }
+
+  /**
+   * An exec, whole or with what came of it. `mayWait`: it may wait for the
+   * exec of its parent, when that is a traced process not known yet.
+   */
+  private applyExec(pending: PendingExec, events: CollectorEvent[], mayWait: boolean): void {
     const rec = pending.record;
     const decoded = decodeExecBlock(pending.block, rec.argBytes);
     if (decoded.env.CNI_COMMAND === CANARY_COMMAND) {
@@ -539,8 +565,9 @@ export class CallAssembler {
       return;
     }
     let existing = this.procs.get(rec.pid);
-    if (existing && existing.start === null && ((existing.ppid !== rec.ppid && this.parentLives(existing)) || forkedBefore(existing, rec.start))) {
-      // A stale fork entry (a thread's clone whose end was not seen) under a pid now used by another process.
+    if (existing && existing.start === null && ((existing.ppid !== rec.ppid && this.parentLives(existing)) || forkedBefore(existing, rec.start) || (existing.forkTs !== undefined && existing.forkTs > rec.ts))) {
+      // A stale fork entry (a thread's clone whose end was not seen) under a pid now used by another process,
+      // or one of a later task with this pid (forked after this exec: its record came first).
       // (A child whose parent is gone was re-parented: its fork entry is right, unless it is dated before
       // the process started: a process's fork comes after its start time.)
       this.procs.delete(rec.pid);
@@ -553,7 +580,13 @@ export class CallAssembler {
     }
     // Ancestry comes from the fork records: a child whose parent exited is re-parented (to init or a
     // subreaper) by the time it execs, but it still works for the call its parent worked for.
-    const parent = existing ?? this.procs.get(rec.ppid);
+    const parent = existing ?? this.procAt(rec.ppid, rec.ts);
+    if (mayWait && parent === undefined && this.early.has(rec.ppid)) {
+      // Its parent is traced (records of it came, waiting for its exec: a fork naming this process, say) and its
+      // exec is still in a CPU buffer read later: without it this exec would be taken for a call of its own.
+      this.awaitParent(pending);
+      return;
+    }
     const parentCallId = parent?.callId ?? this.lateChildOf(rec.ppid, rec.ts);
     const startedAtUs = this.opts.monoToEpochUs(rec.ts);
     const { filename, cut: pathCut } = pending.path.filename(rec.path);
@@ -567,6 +600,7 @@ export class CallAssembler {
       if (!plugin.execTimes.includes(rec.ts)) this.execInPlace(plugin, rec, { execPath, pathCut }, decoded, inCniPath, startedAtUs);
       else this.counters.duplicateExecs++;
       existing!.start = rec.start;
+      this.resumeChildren(rec.pid, events);
       this.replayEarly(rec.pid, rec.ts, rec.start);
       return;
     }
@@ -578,7 +612,6 @@ export class CallAssembler {
       this.counters.duplicateExecs++;
       return;
     }
-    if (!existing) this.ioTally.forget(rec.pid);
     const proc: Proc = existing ?? { pid: rec.pid, ppid: rec.ppid, start: null, callId: null, role: 'fork', helper: null, exited: false };
     if (proc.role === 'helper' && proc.helper && proc.helper.endedAtUs === null && isPlugin) {
       // A helper that exec'd a plugin in place: the helper's own image ends here.
@@ -613,27 +646,88 @@ export class CallAssembler {
       // A descendant of a call published and let go long ago: still no call of its own, nothing to add to.
       proc.callId = parentCallId;
     }
-    this.replayBeforeExec(rec.pid, rec.ts);
+    // Its children whose exec came first: those that waited for it, and delegates taken for calls of their own.
+    this.resumeChildren(rec.pid, events);
+    if (proc.role === 'plugin') this.adoptEarlyCalls(proc, rec.ts);
+    this.replayBeforeExec(proc, rec.ts);
     this.replayEarly(rec.pid, rec.ts, rec.start);
   }
 
-  private keepBeforeExec(io: IoInFlight): void {
+  /** Holds an exec until its parent's exec (or fork) comes, up to PARENT_WAIT_MS. */
+  private awaitParent(pending: PendingExec): void {
+    const ppid = pending.record.ppid;
+    const waiting = this.awaitingParent.get(ppid);
+    // Dated from its arrival: an exec that waited out its chunks does not wait as long again.
+    if (waiting) waiting.push({ pending, since: pending.since });
+    else this.awaitingParent.set(ppid, [{ pending, since: pending.since }]);
+  }
+
+  /** Process `pid` is known now: the execs of its children that waited for it go on, in order. */
+  private resumeChildren(pid: number, events: CollectorEvent[]): void {
+    const waiting = this.awaitingParent.get(pid);
+    if (!waiting) return;
+    this.awaitingParent.delete(pid);
+    for (const w of waiting) this.applyExec(w.pending, events, false);
+  }
+
+  /**
+   * A plugin's exec came after the exec of a delegate it ran (another CPU's
+   * buffer, read later), and nothing told that its parent was traced: the
+   * delegate was taken for a top-level call. It is this call's delegate; a
+   * program outside CNI_PATH taken for a call was its helper, whose output
+   * to the call's files went to that false call: both are marked. Published
+   * ones are published again.
+   */
+  private adoptEarlyCalls(plugin: Proc, execTs: number): void {
+    const callId = plugin.callId;
+    const call = callId === null ? undefined : this.calls.get(callId);
+    if (!call || callId === null) return;
+    const adopt = (c: CallState): boolean => {
+      if (c === call || c.base.parentId !== null || c.base.ppid !== plugin.pid || c.execTimes[0]! <= execTs) return false;
+      if (isInCniPath(c.base.path, c.base.env.CNI_PATH)) {
+        c.base = { ...c.base, parentId: callId, parentProcess: null };
+        call.pids.add(c.base.pid);
+      } else {
+        c.lostRecords = true;
+        call.lostRecords = true;
+      }
+      return true;
+    };
+    for (const c of this.calls.values()) adopt(c);
+    for (const [id, p] of this.recentlyPublished) {
+      if (this.calls.has(id) || !adopt(p.call)) continue;
+      const l = this.lingering.get(id);
+      if (l) l.changed = true;
+      else this.republished.push({ type: 'call.updated', call: snapshotCall(p.call) });
+    }
+  }
+
+  private keepBeforeExec(io: IoInFlight, countedFor: Proc): void {
     let kept = this.beforeExec.get(io.pid);
     if (!kept) {
       kept = { since: io.since, ios: [], overflow: false };
       this.beforeExec.set(io.pid, kept);
     }
-    if (kept.ios.length < BEFORE_EXEC_MAX) kept.ios.push(io);
+    if (kept.ios.length < BEFORE_EXEC_MAX) kept.ios.push({ io, countedFor });
     else kept.overflow = true;
   }
 
   /** A forked process exec'd: its reads and writes kept since, dated after the exec, go to what it is now. */
-  private replayBeforeExec(pid: number, execTs: number): void {
-    const kept = this.beforeExec.get(pid);
+  private replayBeforeExec(proc: Proc, execTs: number): void {
+    const kept = this.beforeExec.get(proc.pid);
     if (!kept) return;
-    this.beforeExec.delete(pid);
-    if (kept.overflow) this.markLostRecords(pid);
-    for (const io of kept.ios) if (io.ts >= execTs) this.fileIo(io, true);
+    this.beforeExec.delete(proc.pid);
+    if (kept.overflow) this.markLostRecords(proc.pid);
+    for (const { io, countedFor } of kept.ios) {
+      if (io.ts < execTs) continue;
+      if (countedFor === proc) {
+        this.fileIo(io, true);
+      } else {
+        // Counted for the process the pid named then; it is this one's.
+        this.ioTally.uncount(countedFor);
+        this.fileIo(io);
+      }
+    }
   }
 
   /**
@@ -730,7 +824,7 @@ export class CallAssembler {
   }
 
   private onFork(ppid: number, pid: number, ts?: number): void {
-    const parent = this.procs.get(ppid);
+    const parent = this.procAt(ppid, ts);
     if (!parent) {
       this.earlyFor(ppid).forks.push(pid);
       return;
@@ -743,8 +837,7 @@ export class CallAssembler {
       const stale = existing.start === null && existing.forkTs !== undefined && ts !== undefined && ts > existing.forkTs;
       if (!stale) return;
     }
-    // A new process under this pid: nothing counted for an earlier one counts for it.
-    this.ioTally.forget(pid);
+    // A new process under this pid (a new entry: nothing counted for an earlier one counts for it).
     this.procs.set(pid, { pid, ppid, start: null, callId: parent.callId, role: 'fork', helper: null, exited: false, ...(ts !== undefined ? { forkTs: ts } : {}), ...(parent.fds ? { fds: new Map(parent.fds) } : {}) });
     if (parent.callId) this.callFor(parent.callId)?.pids.add(pid);
     this.replayEarly(pid, null, null);
@@ -766,17 +859,14 @@ export class CallAssembler {
   private onExit(rec: Extract<TracerRecord, { kind: 'exit' }>, nowMs: number): void {
     // An incomplete read/write stays open: its last chunks may come after the exit (another CPU's buffer).
     for (const [key, io] of this.ioByTid) if (io.pid === rec.pid && io.buf.complete()) this.commitIo(key);
-    if (this.canaryPids.delete(rec.pid)) {
-      this.ioTally.forget(rec.pid);
-      return;
-    }
+    if (this.canaryPids.delete(rec.pid)) return;
     const proc = this.procs.get(rec.pid);
     if (!proc) {
       this.earlyFor(rec.pid).exit = rec;
       return;
     }
-    this.ioTally.exited(rec.pid, rec.ioRecords, nowMs);
     if (proc.start !== null && proc.start !== rec.start) return;
+    this.ioTally.exited(proc, rec.ioRecords, nowMs);
     proc.start = rec.start;
     proc.exited = true;
     proc.exitTs = rec.ts;
@@ -798,7 +888,7 @@ export class CallAssembler {
     // A helper or fork that outlived its call's publication: nothing will ever clear it but this.
     if (proc.callId === null || !this.calls.has(proc.callId)) {
       this.procs.delete(rec.pid);
-      this.ioTally.forget(rec.pid);
+      this.ioTally.forget(proc);
       this.outlived.delete(rec.pid);
       if (proc.callId !== null) {
         // A helper's row ends with it (no "running" helper left behind in a published call).
@@ -847,6 +937,17 @@ export class CallAssembler {
     if (l) l.changed = true;
   }
 
+  /**
+   * The process `pid` named at `ts` (kernel µs), as far as known: not one
+   * whose exit came before it (the pid's next process, whose exec or fork is
+   * still in a CPU buffer read later, made that record).
+   */
+  private procAt(pid: number, ts: number | undefined): Proc | undefined {
+    const proc = this.procs.get(pid);
+    if (proc && ts !== undefined && proc.exited && proc.exitTs !== undefined && proc.exitTs < ts) return undefined;
+    return proc;
+  }
+
   /** Whether the parent a fork record named is still followed and alive (else the child was re-parented). */
   private parentLives(proc: Proc): boolean {
     const parent = this.procs.get(proc.ppid);
@@ -891,13 +992,16 @@ export class CallAssembler {
       this.checkCanaryPayload(io);
       return;
     }
-    const proc = this.procs.get(io.pid);
+    const proc = this.procAt(io.pid, io.ts);
     if (!proc) {
-      this.earlyFor(io.pid).ios.push(io);
+      const early = this.earlyFor(io.pid);
+      // Dated from its own arrival: one let go by a publication is as old as it is.
+      early.since = Math.min(early.since, io.since);
+      early.ios.push(io);
       return;
     }
     // Counted once it is the known process's: a record never attributed cannot stand in for a later process's.
-    if (!counted) this.ioTally.record(io.pid, this.now);
+    if (!counted) this.ioTally.record(proc, this.now);
     const call = proc.callId ? this.callFor(proc.callId) : undefined;
     if (!call) {
       this.counters.orphanChunks++;
@@ -906,9 +1010,10 @@ export class CallAssembler {
     this.touchLingering(call.base.id);
     const isMain = proc.role === 'plugin' && call.base.pid === proc.pid;
     const stream = streamFor(call, proc, io, isMain);
-    if (stream === null && proc.role === 'fork' && proc.start === null && !counted) {
-      // Not the call's: maybe the bytes of what this fork exec'd, its exec still in a CPU buffer read later.
-      this.keepBeforeExec(io);
+    if (stream === null && !counted) {
+      // Not the call's: maybe the bytes of what this fork exec'd, or of the next process with this pid (this one's
+      // exit not in yet), that exec still in a CPU buffer read later.
+      this.keepBeforeExec(io, proc);
       return;
     }
     if (stream && io.uncaptured) call.uncapturedIo++;
@@ -939,7 +1044,7 @@ export class CallAssembler {
       if (proc?.callId !== id) continue;
       if (proc.exited || proc.pid === call.base.pid) {
         this.procs.delete(pid);
-        this.ioTally.forget(pid);
+        this.ioTally.forget(proc);
       } else {
         this.outlived.set(pid, { proc, since: this.now });
         outlivedBy++;

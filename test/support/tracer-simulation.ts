@@ -199,6 +199,7 @@ class Node {
   private seq = 0;
   private readonly free: number[] = [];
   private nextPid = FIRST_PID;
+  private lastPid = 0;
   private nextFile = 1_000_001;
 
   constructor(readonly plan: NodePlan) {
@@ -225,11 +226,19 @@ class Node {
     this.actions.push({ ts, seq: this.seq++, run });
   }
 
-  /** A free pid from the pool, at random: ids come back soon after they are freed. */
+  /**
+   * The next free pid after the last one handed out, as the kernel's
+   * alloc_pid does (cyclic up to pid_max): a pid comes back once the others
+   * of the pool were used, soon in a small pool, but never the moment it is
+   * freed (a random pick did that, a reuse within microseconds no kernel
+   * makes: it must cycle through pid_max first).
+   */
   allocate(task: Task): void {
     if (this.free.length === 0) this.free.push(this.nextPid++);
-    const i = Math.floor(this.rng() * this.free.length);
+    let i = this.free.findIndex((pid) => pid > this.lastPid);
+    if (i < 0) i = this.free.indexOf(Math.min(...this.free));
     task.id = this.free[i]!;
+    this.lastPid = task.id;
     this.free.splice(i, 1);
   }
 
