@@ -145,6 +145,8 @@ const LIVENESS_MIN_AGE_US = 2_000_000;
 /** How long past the last action the daemon's liveness sweep may take to end calls whose exit was lost. */
 const WIND_DOWN_US = 30_000_000;
 const SRC = 1;
+/** How long (µs) after a pid is freed the kernel may hand it out again (see Node.allocate). */
+const PID_REUSE_US = 1_000_000;
 
 /** mulberry32: small, fast, good enough to shuffle a simulation. */
 function prng(seed: number): () => number {
@@ -197,7 +199,7 @@ class Node {
   /** Processes alive now, as `pid:start` (what /proc would say to the liveness sweep). */
   readonly alive = new Set<string>();
   private seq = 0;
-  private readonly free: number[] = [];
+  private readonly free: Array<{ pid: number; freedAt: number }> = [];
   private nextPid = FIRST_PID;
   private lastPid = 0;
   private nextFile = 1_000_001;
@@ -205,7 +207,7 @@ class Node {
   constructor(readonly plan: NodePlan) {
     this.rng = prng(plan.seed);
     this.buffers = Array.from({ length: plan.cpus }, () => new CpuBuffer());
-    for (let i = 0; i < plan.pidPool; i++) this.free.push(this.nextPid++);
+    for (let i = 0; i < plan.pidPool; i++) this.free.push({ pid: this.nextPid++, freedAt: -Infinity });
   }
 
   int(lo: number, hi: number): number {
@@ -228,22 +230,30 @@ class Node {
 
   /**
    * The next free pid after the last one handed out, as the kernel's
-   * alloc_pid does (cyclic up to pid_max): a pid comes back once the others
-   * of the pool were used, soon in a small pool, but never the moment it is
-   * freed (a random pick did that, a reuse within microseconds no kernel
-   * makes: it must cycle through pid_max first).
+   * alloc_pid does (cyclic up to pid_max), among those freed at least
+   * PID_REUSE_US before `ts`: the pool is small so that pids come back
+   * within the seconds bpftrace may lag, but the kernel hands a pid out
+   * again only after cycling through pid_max (32768 at the least: a second
+   * at 30,000 forks a second), never microseconds after it was freed (a
+   * random pick from a pool of six did, and made orderings no node shows).
    */
-  allocate(task: Task): void {
-    if (this.free.length === 0) this.free.push(this.nextPid++);
-    let i = this.free.findIndex((pid) => pid > this.lastPid);
-    if (i < 0) i = this.free.indexOf(Math.min(...this.free));
-    task.id = this.free[i]!;
+  allocate(task: Task, ts: number): void {
+    const ready = (f: { pid: number; freedAt: number }) => f.freedAt <= ts - PID_REUSE_US * 1000;
+    let i = this.free.findIndex((f) => ready(f) && f.pid > this.lastPid);
+    if (i < 0) i = this.free.findIndex(ready);
+    if (i < 0) {
+      this.free.push({ pid: this.nextPid++, freedAt: -Infinity });
+      i = this.free.length - 1;
+    }
+    task.id = this.free[i]!.pid;
     this.lastPid = task.id;
     this.free.splice(i, 1);
   }
 
-  release(task: Task): void {
-    this.free.push(task.id);
+  release(task: Task, ts: number): void {
+    // Kept in pid order, as the kernel's cyclic search sees them.
+    const at = this.free.findIndex((f) => f.pid > task.id);
+    this.free.splice(at < 0 ? this.free.length : at, 0, { pid: task.id, freedAt: ts });
   }
 
   /** The CPU a task runs on for its next record: mostly where it ran, sometimes another. */
@@ -310,7 +320,7 @@ function cniEnv(command: string, containerId: string): Record<string, string> {
 function execAction(node: Node, task: Task, parent: Task | null, path: string, env: Record<string, string>, files: Files, truth: TrueCall | null): (ts: number) => void {
   return (ts) => {
     if (parent === null) {
-      node.allocate(task);
+      node.allocate(task, ts);
       task.start = ts - node.int(20_000, 200_000);
       task.cpu = node.int(0, node.plan.cpus - 1);
       node.alive.add(`${task.id}:${task.start}`);
@@ -332,7 +342,7 @@ function execAction(node: Node, task: Task, parent: Task | null, path: string, e
 /** A fork of a new process, or a clone of a thread, by `parent` (printed with its process's pid). */
 function forkAction(node: Node, parent: Task, child: Task): (ts: number) => void {
   return (ts) => {
-    node.allocate(child);
+    node.allocate(child, ts);
     if (child.leader === null) {
       child.start = ts;
       node.alive.add(`${child.id}:${child.start}`);
@@ -360,7 +370,7 @@ function ioAction(node: Node, thread: Task, kind: 'read' | 'write', fd: number, 
 function threadExitAction(node: Node, thread: Task): (ts: number) => void {
   return (ts) => {
     node.print(node.cpuOf(thread), ts, [`T ${thread.id} ${ts}`], thread.owner);
-    node.release(thread);
+    node.release(thread, ts);
   };
 }
 
@@ -370,7 +380,7 @@ function exitAction(node: Node, proc: Task, exitCode: number): (ts: number) => v
     const io = proc.io > 0 && node.rng() < node.plan.drain.undercountChance ? proc.io - 1 : proc.io;
     node.print(node.cpuOf(proc), ts, [exitLine({ ts, pid: proc.id, start: proc.start, code: exitCode, ioRecords: io })], proc.owner);
     node.alive.delete(`${proc.id}:${proc.start}`);
-    node.release(proc);
+    node.release(proc, ts);
   };
 }
 
@@ -382,13 +392,13 @@ function exitAction(node: Node, proc: Task, exitCode: number): (ts: number) => v
  */
 function printCanary(node: Node, ts: number): void {
   const task = newTask(null, newTruth('canary', '/usr/bin/echo', '', 0));
-  node.allocate(task);
+  node.allocate(task, ts);
   const cpu = node.int(0, node.plan.cpus - 1);
   const lines = execLines({ ts, pid: task.id, ppid: DAEMON_PID, start: ts - 50_000, path: '/usr/bin/echo', argv: ['echo', CANARY_OUTPUT.trimEnd()], env: { PATH: '/usr/bin:/bin', CNI_COMMAND: CANARY_COMMAND }, parentComm: 'node', cpu });
   node.print(cpu, ts, lines, null);
   node.print(cpu, ts + 20_000, writeLines({ ts: ts + 20_000, pid: task.id, fd: 1, file: node.file(), cpu }, CANARY_OUTPUT), null);
   node.print(cpu, ts + 40_000, [exitLine({ ts: ts + 40_000, pid: task.id, start: ts - 50_000, ioRecords: 1 })], null);
-  node.release(task);
+  node.release(task, ts + 40_000);
 }
 
 function newTask(leader: Task | null, owner: TrueCall): Task {
