@@ -195,6 +195,8 @@ export class CallAssembler {
   private readonly lossWindows = new LossWindows();
   /** Calls published lately: a loss reported after their publication still marks them (published again). */
   private readonly recentlyPublished = new Map<string, { call: CallState; atMs: number }>();
+  /** The exited processes of calls published lately, by pid: a read or write of theirs that comes late still goes in (fileLate). */
+  private readonly publishedProcs = new Map<number, { proc: Proc; call: CallState; atMs: number }>();
   /**
    * Records about a process whose exec (or fork) has not arrived yet: another
    * CPU's buffer can deliver a process's reads, writes, forks or exit before
@@ -394,6 +396,10 @@ export class CallAssembler {
     for (const [id, p] of this.recentlyPublished) {
       if (nowMs - p.atMs < LOSS_MEMORY_MS) break;
       this.recentlyPublished.delete(id);
+    }
+    for (const [pid, p] of this.publishedProcs) {
+      if (nowMs - p.atMs < LOSS_MEMORY_MS) break;
+      this.publishedProcs.delete(pid);
     }
     for (const [pid, at] of this.lostBeforeExec) if (nowMs - at >= EARLY_RECORDS_TTL_MS) this.lostBeforeExec.delete(pid);
     const waits = { missingIo: (c: CallState) => this.missingIo(c), hasLiveDescendant: (id: string, c: CallState) => this.hasLiveDescendant(id, c) };
@@ -993,6 +999,7 @@ export class CallAssembler {
       return;
     }
     const proc = this.procAt(io.pid, io.ts);
+    if (!proc && this.fileLate(io)) return;
     if (!proc) {
       const early = this.earlyFor(io.pid);
       // Dated from its own arrival: one let go by a publication is as old as it is.
@@ -1020,6 +1027,29 @@ export class CallAssembler {
     stream?.add(io.ts, this.seq++, io.buf.bytes(), io.buf.length, io.buf.complete());
   }
 
+  /**
+   * A read or write of a process of a published call, made before its exit,
+   * that came after the call was published: its exit's count of payload
+   * records is a lower bound (threads printing at once on two CPUs may bump
+   * it once for two, bpftrace's map increment is not atomic), so the call
+   * was taken for whole without it. Its bytes go in (streams are ordered by
+   * time) and the call is published again: what is stored ends byte-exact.
+   */
+  private fileLate(io: IoInFlight): boolean {
+    const late = this.publishedProcs.get(io.pid);
+    if (!late || io.ts > late.proc.exitTs! || (late.proc.forkTs !== undefined && io.ts < late.proc.forkTs)) return false;
+    const { proc, call } = late;
+    if (proc.pid === call.base.pid && io.ts < call.execTimes[0]!) return false;
+    const stream = streamFor(call, proc, io, proc.role === 'plugin' && call.base.pid === proc.pid);
+    if (stream === null) return true;
+    if (io.uncaptured) call.uncapturedIo++;
+    stream.add(io.ts, this.seq++, io.buf.bytes(), io.buf.length, io.buf.complete());
+    const l = this.lingering.get(call.base.id);
+    if (l) l.changed = true;
+    else this.republished.push({ type: 'call.updated', call: snapshotCall(call) });
+    return true;
+  }
+
   private retire(proc: Proc, reason: string, events: CollectorEvent[]): void {
     this.procs.delete(proc.pid);
     if (proc.role !== 'plugin' || !proc.callId) return;
@@ -1045,6 +1075,10 @@ export class CallAssembler {
       if (proc.exited || proc.pid === call.base.pid) {
         this.procs.delete(pid);
         this.ioTally.forget(proc);
+        if (proc.exited && proc.exitTs !== undefined) {
+          this.publishedProcs.delete(pid);
+          this.publishedProcs.set(pid, { proc, call, atMs: this.now });
+        }
       } else {
         this.outlived.set(pid, { proc, since: this.now });
         outlivedBy++;

@@ -167,6 +167,8 @@ interface Task {
   /** The leader's start time (ns), its io_records count. */
   start: number;
   io: number;
+  /** A thread other than the leader printed a payload record: its io_records may come short (see exitAction). */
+  threadsPrinted: boolean;
   cpu: number;
   /** The call whose process tree it belongs to, for the loss tally. */
   readonly owner: TrueCall;
@@ -361,6 +363,7 @@ function ioAction(node: Node, thread: Task, kind: 'read' | 'write', fd: number, 
   return (ts) => {
     const proc = procOf(thread);
     proc.io++;
+    if (thread !== proc) proc.threadsPrinted = true;
     const cpu = node.cpuOf(thread);
     const spec = { ts, pid: proc.id, tid: thread.id, fd, file, cpu };
     node.print(cpu, ts, kind === 'read' ? readLines(spec, data) : writeLines(spec, data), thread.owner);
@@ -376,8 +379,9 @@ function threadExitAction(node: Node, thread: Task): (ts: number) => void {
 
 function exitAction(node: Node, proc: Task, exitCode: number): (ts: number) => void {
   return (ts) => {
-    // Two threads printing at once may bump @io once for two: the count is a lower bound.
-    const io = proc.io > 0 && node.rng() < node.plan.drain.undercountChance ? proc.io - 1 : proc.io;
+    // Two threads printing at once on two CPUs may bump @io once for two (bpftrace's ++ on a map is a lookup
+    // and an update, not atomic): the count is a lower bound. A process of one thread prints one record at a time.
+    const io = proc.threadsPrinted && node.rng() < node.plan.drain.undercountChance ? proc.io - 1 : proc.io;
     node.print(node.cpuOf(proc), ts, [exitLine({ ts, pid: proc.id, start: proc.start, code: exitCode, ioRecords: io })], proc.owner);
     node.alive.delete(`${proc.id}:${proc.start}`);
     node.release(proc, ts);
@@ -402,7 +406,7 @@ function printCanary(node: Node, ts: number): void {
 }
 
 function newTask(leader: Task | null, owner: TrueCall): Task {
-  return { id: 0, leader, start: 0, io: 0, cpu: 0, owner };
+  return { id: 0, leader, start: 0, io: 0, threadsPrinted: false, cpu: 0, owner };
 }
 
 /**
@@ -655,6 +659,8 @@ export function simulate(plan: NodePlan, opts: SimOptions = {}): SimResult {
     take(flow.releaseDue(nowUs + later, ms(nowUs + later)));
     take(flow.tick(ms(nowUs + later)));
   }
+  // As collector.ts stops: what still runs (its exit lost, the liveness sweep not done with it) ends incomplete.
+  take(flow.assembler.flushAll('the tracer stopped while the call ran'));
   const finals = new Map<string, CniCall>();
   for (const e of events) finals.set(e.call.id, e.call);
   return { truth: node.truth, finals, events, stats: node.stats };
