@@ -637,6 +637,9 @@ export class CallAssembler {
       call.pids.add(rec.pid);
       this.calls.set(call.base.id, call);
       if (this.lostBeforeExec.delete(rec.pid)) call.lostRecords = true;
+      // Its argv/env chunks did not all come (lost, or still in a CPU buffer unread when the wait for them ended):
+      // what it says of itself (container, command) may be wrong.
+      if (!pending.block.complete()) call.lostRecords = true;
       if (SOCKET_SHIM_PLUGINS.has(call.base.plugin)) this.shimCalls.set(call.base.id, call);
       this.counters.callsStarted++;
       events.push({ type: 'call.started', call: snapshotCall(call) });
