@@ -599,7 +599,9 @@ export class CallAssembler {
     // A relative path (`./host-local`, a relative CNI_PATH entry) made absolute: where it lies decides whether it is a call.
     const cwd = pending.path.cwd();
     const execPath = resolveExecPath(filename || decoded.argv[0] || '', cwd);
-    const inCniPath = isInCniPath(execPath, decoded.env.CNI_PATH, cwd);
+    // An env whose chunks did not all come may lack CNI_PATH: a child's is its parent call's (a delegate inherits it).
+    const cniPath = decoded.env.CNI_PATH ?? (pending.block.complete() || parentCallId === null ? undefined : this.callFor(parentCallId)?.base.env.CNI_PATH);
+    const inCniPath = isInCniPath(execPath, cniPath, cwd);
     const plugin = existing?.role === 'plugin' && existing.callId !== null ? this.callFor(existing.callId) : undefined;
     if (plugin && plugin.base.pid === rec.pid) {
       // The plugin process exec'd another image in place: the same process, the same pipes, the same call.
