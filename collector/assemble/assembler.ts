@@ -848,6 +848,9 @@ export class CallAssembler {
       const stale = existing.start === null && existing.forkTs !== undefined && ts !== undefined && ts > existing.forkTs;
       if (!stale) return;
     }
+    // The late fork record of a process whose call is published already (dated before its exit): no new process.
+    const published = this.publishedProcs.get(pid);
+    if (published && ts !== undefined && published.proc.exitTs !== undefined && ts < published.proc.exitTs) return;
     // A new process under this pid (a new entry: nothing counted for an earlier one counts for it).
     this.procs.set(pid, { pid, ppid, start: null, callId: parent.callId, role: 'fork', helper: null, exited: false, ...(ts !== undefined ? { forkTs: ts } : {}), ...(parent.fds ? { fds: new Map(parent.fds) } : {}) });
     if (parent.callId) this.callFor(parent.callId)?.pids.add(pid);
