@@ -6,9 +6,9 @@
  * | kind | fields                                                              | meaning |
  * |------|---------------------------------------------------------------------|---------|
  * | H    | version mode ts                                                     | tracer up (BEGIN) |
- * | X    | ts pid ppid start in_file out_file err_file arg_bytes block_bytes path… | traced exec; path is the rest of the line |
- * | P    | pid comm…                                                           | the exec's parent's name (rest of the line) |
- * | B    | pid off hex                                                         | 200 bytes of the exec's argv+env block from off (off may be < 0) |
+ * | X    | ts cpu×2^22+pid ppid start in_file out_file err_file arg_bytes block_bytes path… | traced exec; path is the rest of the line |
+ * | P    | cpu×2^22+pid comm…                                                  | the exec's parent's name (rest of the line) |
+ * | B    | cpu×2^22+pid off hex                                                | 200 bytes of the exec's argv+env block from off (off may be < 0) |
  * | F    | ts ppid child                                                       | fork/clone by a traced process (child may be a thread) |
  * | R    | ts pid tid fd file len cpu                                          | len bytes read from the call's stdin; D lines follow |
  * | W    | ts pid tid fd file len cpu                                          | len bytes written to its stdout/stderr; D lines follow |
@@ -16,8 +16,8 @@
  * | D    | cpu×2^22+tid off hex                                                | 200 bytes of the thread's current R/W payload on that CPU, from off |
  * | Q    | ts pid start exit_code group_exit_code signal_flags io_records      | last thread of a traced process exited |
  * | T    | tid ts                                                              | a traced non-leader thread exited (ts: since the sequencer orders it behind the thread's fork) |
- * | N    | pid len off hex                                                     | 200 bytes of the exec's path (len bytes in all) from off: only when X's was cut |
- * | C    | pid depth hex                                                       | a name of a relative exec's working directory, depth 0 the innermost; empty: the root |
+ * | N    | cpu×2^22+pid len off hex                                            | 200 bytes of the exec's path (len bytes in all) from off: only when X's was cut |
+ * | C    | cpu×2^22+pid depth hex                                              | a name of a relative exec's working directory, depth 0 the innermost; empty: the root |
  * | G    | ts pid tid old_fd new_fd                                            | the process copied old_fd to new_fd (dup, dup2, dup3, fcntl F_DUPFD): counted in io_records |
  * | Lost N events                                                              || bpftrace dropped N records |
  * | K    | ts pid tid hex                                                      | the kernel's extack text for a request of this thread (to its NUL), every mode |
@@ -51,6 +51,10 @@
  * and may hand over part of it, then another CPU's: a thread's next
  * read/write, made on another CPU, can then come between a payload's D
  * lines. D lines go with the thread's newest header on the same CPU.
+ * An exec's lines (X, P, N, C, B) carry their CPU above the pid the same
+ * way: two execs of one pid (exec in place, or the pid reused) printed on
+ * two CPUs can come interleaved, and each line goes with the exec of its
+ * own CPU. A pid with no CPU above it is CPU 0, or a tracer before the field.
  *
  * io_records counts the R, W, U and O headers the process's threads printed
  * (0 in light mode): the collector holds the call until that many came, as
@@ -104,9 +108,11 @@ export type TracerRecord =
       argBytes: number;
       blockBytes: number;
       path: string;
+      /** The CPU whose buffer its lines went through (absent: CPU 0, or a tracer before the field). */
+      cpu?: number;
     }
-  | { kind: 'exec-chunk'; pid: number; off: number; data: Buffer }
-  | { kind: 'exec-parent'; pid: number; comm: string }
+  | { kind: 'exec-chunk'; pid: number; cpu?: number; off: number; data: Buffer }
+  | { kind: 'exec-parent'; pid: number; cpu?: number; comm: string }
   | { kind: 'fork'; ts: MonoMicros; ppid: number; pid: number }
   | { kind: 'read'; ts: MonoMicros; pid: number; tid: number; fd: number; file: string; len: number; cpu?: number }
   | { kind: 'write'; ts: MonoMicros; pid: number; tid: number; fd: number; file: string; len: number; cpu?: number }
@@ -126,9 +132,9 @@ export type TracerRecord =
   /** A traced non-leader thread ended (ts absent in older output: it then passes unordered). */
   | { kind: 'thread-exit'; tid: number; ts?: MonoMicros }
   /** N: part of an exec's path, which has `len` bytes. */
-  | { kind: 'exec-path-chunk'; pid: number; len: number; off: number; data: Buffer }
+  | { kind: 'exec-path-chunk'; pid: number; cpu?: number; len: number; off: number; data: Buffer }
   /** C: a name of a relative exec's working directory, `depth` steps below it; empty for the root. */
-  | { kind: 'exec-cwd-name'; pid: number; depth: number; name: Buffer }
+  | { kind: 'exec-cwd-name'; pid: number; cpu?: number; depth: number; name: Buffer }
   /** G: the process copied `oldFd` to `newFd`: which of the call's streams an fd stands for follows. */
   | { kind: 'fd-copy'; ts: MonoMicros; pid: number; tid: number; oldFd: number; newFd: number }
   | { kind: 'lost'; count: number }
@@ -147,6 +153,9 @@ export type TracerRecord =
   | { kind: 'sysctl-open'; ts: MonoMicros; pid: number; tid: number; netns: string; fd: number; path: string }
   /** Y: `len` bytes written to the sysctl open on `fd`; `value` their first SYSCTL_VALUE_BYTES. */
   | { kind: 'sysctl-write'; ts: MonoMicros; pid: number; tid: number; fd: number; len: number; value: Buffer };
+
+/** The records of an exec's lines (X, P, N, C, B): they carry the CPU they went through. */
+export type ExecLineRecord = Extract<TracerRecord, { kind: 'exec' | 'exec-parent' | 'exec-chunk' | 'exec-path-chunk' | 'exec-cwd-name' }>;
 
 /** The records of what a call did to the kernel: the assembler attaches them to the call of their process. */
 export type KernelRecord = Extract<TracerRecord, { kind: 'extack' | 'netlink-send' | 'netlink-chunk' | 'netlink-ack' | 'link-name' | 'sysctl-open' | 'sysctl-write' }>;
@@ -226,7 +235,7 @@ export function parseTracerBytes(line: Buffer): ParseResult {
     if (data === null) return chunkError(kind, 'bad-hex', line);
     return {
       ok: true,
-      record: kind === KIND_B ? { kind: 'exec-chunk', pid: id, off: negative ? -off : off, data } : dataChunk(id, off, data),
+      record: kind === KIND_B ? withCpu({ kind: 'exec-chunk', pid: id % TID_SPACE, off: negative ? -off : off, data }, id) : dataChunk(id, off, data),
     };
   }
   return parseTracerLine(line.toString('utf8'));
@@ -240,6 +249,16 @@ function dataChunk(threadOnCpu: number, off: number, data: Buffer): TracerRecord
   const tid = threadOnCpu % TID_SPACE;
   const cpu = (threadOnCpu - tid) / TID_SPACE;
   return cpu > 0 ? { kind: 'data-chunk', tid, cpu, off, data } : { kind: 'data-chunk', tid, off, data };
+}
+
+/**
+ * An exec line's record with the CPU its first number carries above the pid
+ * (cpu × 2^22 + pid; the pid alone from a tracer before the field: CPU 0,
+ * left out as for D lines).
+ */
+function withCpu(rec: ExecLineRecord, pidOnCpu: number): ExecLineRecord {
+  const cpu = (pidOnCpu - (pidOnCpu % TID_SPACE)) / TID_SPACE;
+  return cpu > 0 ? { ...rec, cpu } : rec;
 }
 
 function chunkError(kind: number, reason: ParseErrorReason, line: Buffer): ParseResult {
@@ -323,11 +342,13 @@ function parseFields(kind: string, line: string): TracerRecord {
     }
     case 'B': {
       const [id, off, hex] = splitN(line, 3);
-      return { kind: 'exec-chunk', pid: uint(id), off: int(off), data: decodeHex(hex) };
+      const packed = uint(id);
+      return withCpu({ kind: 'exec-chunk', pid: packed % TID_SPACE, off: int(off), data: decodeHex(hex) }, packed);
     }
     case 'P': {
       const [pid, comm] = splitN(line, 2);
-      return { kind: 'exec-parent', pid: uint(pid), comm: comm ?? '' };
+      const packed = uint(pid);
+      return withCpu({ kind: 'exec-parent', pid: packed % TID_SPACE, comm: comm ?? '' }, packed);
     }
     case 'R':
     case 'W': {
@@ -353,10 +374,11 @@ function parseFields(kind: string, line: string): TracerRecord {
       const f = splitN(line, 10);
       const path = f[9];
       if (path === undefined || path.length === 0) throw new FieldError('field-count');
-      return {
+      const packed = uint(f[1]);
+      const exec: ExecLineRecord = {
         kind: 'exec',
         ts: micros(f[0]!),
-        pid: uint(f[1]),
+        pid: packed % TID_SPACE,
         ppid: uint(f[2]),
         start: inode(f[3]),
         stdioFiles: [inode(f[4]), inode(f[5]), inode(f[6])],
@@ -364,6 +386,7 @@ function parseFields(kind: string, line: string): TracerRecord {
         blockBytes: uint(f[8]),
         path,
       };
+      return withCpu(exec, packed);
     }
     case 'F': {
       const f = exact(line, 3);
@@ -392,11 +415,13 @@ function parseFields(kind: string, line: string): TracerRecord {
     }
     case 'N': {
       const [pid, len, off, hex] = splitN(line, 4);
-      return { kind: 'exec-path-chunk', pid: uint(pid), len: uint(len), off: int(off), data: decodeHex(hex) };
+      const packed = uint(pid);
+      return withCpu({ kind: 'exec-path-chunk', pid: packed % TID_SPACE, len: uint(len), off: int(off), data: decodeHex(hex) }, packed);
     }
     case 'C': {
       const [pid, depth, hex] = splitN(line, 3);
-      return { kind: 'exec-cwd-name', pid: uint(pid), depth: uint(depth), name: hex === '' ? Buffer.alloc(0) : decodeHex(hex) };
+      const packed = uint(pid);
+      return withCpu({ kind: 'exec-cwd-name', pid: packed % TID_SPACE, depth: uint(depth), name: hex === '' ? Buffer.alloc(0) : decodeHex(hex) }, packed);
     }
     case 'K': {
       const [ts, pid, tid, hex] = splitN(line, 4);

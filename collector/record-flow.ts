@@ -80,6 +80,13 @@ export class RecordFlow {
     return this.take();
   }
 
+  /** The tracers went quiet as of `monoUs`: what is held goes on, but for execs and payloads whose chunk lines are still coming. */
+  releaseQuiet(monoUs: number, nowMs: number): readonly CollectorEvent[] {
+    this.nowMs = nowMs;
+    this.feed(this.sequencer.releaseQuiet(monoUs));
+    return this.take();
+  }
+
   /** Everything held goes on: no tracer has anything earlier left to send. */
   flush(nowMs: number): readonly CollectorEvent[] {
     this.nowMs = nowMs;

@@ -94,9 +94,9 @@ export class RecordPipeline {
     this.disarmClockRelease();
   }
 
-  /** Everything held goes on, and what that completes is published at once (not at the next tick). */
+  /** What is held goes on (but what waits for its chunk lines), and what that completes is published at once (not at the next tick). */
   private release(nowMs: number): void {
-    this.out(this.flow.flush(nowMs));
+    this.out(this.flow.releaseQuiet(monotonicNowUs(), nowMs));
     this.out(this.flow.tick(nowMs));
   }
 

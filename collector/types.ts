@@ -13,9 +13,11 @@ export type CniCommand = 'ADD' | 'DEL' | 'CHECK' | 'VERSION' | 'GC' | 'STATUS' |
  * ran (`tracer-lost`), the tracer supplying its payloads stopped (a mode
  * switch, a crash) or never sent an exit's copy (`payload-tracer-cut`),
  * payload records its exits announced never came (`payloads-never-came`), or
- * more of its records came ahead of its exec than are kept (`early-overflow`).
+ * more of its records came ahead of its exec than are kept (`early-overflow`),
+ * or its plugin's exec came after its own (another CPU's buffer read late)
+ * and a helper was taken for a call (`out-of-order`).
  */
-export const LOST_RECORDS_CAUSES = ['tracer-lost', 'payload-tracer-cut', 'payloads-never-came', 'early-overflow'] as const;
+export const LOST_RECORDS_CAUSES = ['tracer-lost', 'payload-tracer-cut', 'payloads-never-came', 'early-overflow', 'out-of-order'] as const;
 export type LostRecordsCause = (typeof LOST_RECORDS_CAUSES)[number];
 
 export interface CapturedStream {

@@ -51,7 +51,7 @@ export function registerDaemonMetrics(registry: Registry, deps: DaemonDeps, tail
     name: 'cnirec_calls_marked_lost_total',
     help:
       'Calls published marked lostRecords (their bytes cannot be vouched for), by the first cause: tracer-lost (bpftrace dropped records: raise --perf-buffer-pages), ' +
-      'payload-tracer-cut, payloads-never-came, early-overflow',
+      'payload-tracer-cut, payloads-never-came, early-overflow, out-of-order',
     labelNames: ['cause'],
     registers: [registry],
     collect() {

@@ -10,6 +10,7 @@ const BY_CAUSE: Readonly<Record<LostRecordsCause, string>> = {
   'payload-tracer-cut': 'the tracer taking its bytes stopped while it ran (a capture mode switch or a tracer restart)',
   'payloads-never-came': 'reads or writes its processes made never reached the daemon',
   'early-overflow': 'more of its records came ahead of its exec than the daemon keeps',
+  'out-of-order': "its plugin's exec reached the daemon after its own (a CPU buffer read late): its place in the tree was guessed",
 };
 
 /** One line: why the record cannot vouch for the call, and what may be missing. */

@@ -59,7 +59,7 @@ export const callSummarySchema = z
       .nullable()
       .describe(
         'Why lostRecords is set: tracer-lost (bpftrace dropped records while the call ran: raise --perf-buffer-pages), payload-tracer-cut (the tracer supplying its bytes stopped, after a mode switch or a crash), ' +
-          'payloads-never-came (reads/writes its processes announced never arrived), early-overflow (too many of its records came ahead of its exec); null when lostRecords is false or the call was stored before causes were kept',
+          'payloads-never-came (reads/writes its processes announced never arrived), early-overflow (too many of its records came ahead of its exec), out-of-order (its plugin’s exec came after its own: its place in the tree was guessed); null when lostRecords is false or the call was stored before causes were kept',
       ),
     stdioShared: z
       .boolean()

@@ -40,7 +40,7 @@ export const healthSchema = component(
           .describe(
             'Calls published marked lostRecords, by the first cause: tracer-lost (bpftrace dropped records while the call ran: raise --perf-buffer-pages), ' +
               'payload-tracer-cut (the tracer supplying its bytes stopped or lost its exit), payloads-never-came (payload records its exits announced never came), ' +
-              'early-overflow (more records came ahead of its exec than are kept)',
+              'early-overflow (more records came ahead of its exec than are kept), out-of-order (its plugin’s exec came after its own)',
           ),
       })
       .describe('The collector'),

@@ -109,6 +109,8 @@ interface EarlyRecords {
 
 /** How long records may wait for the exec or fork of their process. */
 const EARLY_RECORDS_TTL_MS = 10_000;
+/** How long an exec waits for the exec of its traced parent (well within EARLY_RECORDS_TTL_MS: its records wait meanwhile). */
+const PARENT_WAIT_MS = 5_000;
 /** Reads and writes kept per forked process for an exec that may still come (a bound: a fork that never execs). */
 const BEFORE_EXEC_MAX = 256;
 /**
@@ -160,7 +162,7 @@ export class CallAssembler {
     canaryPayloads: 0,
     canaryPayloadMismatches: 0,
     duplicateExecs: 0,
-    callsMarked: { 'tracer-lost': 0, 'payload-tracer-cut': 0, 'payloads-never-came': 0, 'early-overflow': 0 },
+    callsMarked: { 'tracer-lost': 0, 'payload-tracer-cut': 0, 'payloads-never-came': 0, 'early-overflow': 0, 'out-of-order': 0 },
   };
   /** Canary processes whose exec was seen: their write is checked, not filed. */
   private readonly canaryPids = new Set<number>();
@@ -168,11 +170,12 @@ export class CallAssembler {
   private readonly calls = new Map<string, CallState>();
   /** The open calls of socket shims, apart: every new top-level call looks for its shim among them, not among all calls. */
   private readonly shimCalls = new Map<string, CallState>();
+  /** Execs waiting for their chunks, by pid and CPU (execKey): another exec of the pid on another CPU may come between them. */
   private readonly pendingExecs = new Map<number, PendingExec>();
   /** Reads/writes waiting for their chunks, by thread and CPU (ioKey): a thread's next one may come between them. */
   private readonly ioByTid = new Map<number, IoInFlight>();
   /** Each process's payload records against the count its exit announced. */
-  private readonly ioTally = new IoTally();
+  private readonly ioTally = new IoTally<Proc>();
   /** Processes marked lostRecords before their exec came, and when (see markLostRecords). */
   private readonly lostBeforeExec = new Map<number, { at: number; why: LostRecordsCause }>();
   /** Ids of the last calls finished, oldest first (a Set keeps insertion order). */
@@ -195,6 +198,8 @@ export class CallAssembler {
   private readonly lossWindows = new LossWindows();
   /** Calls published lately: a loss reported after their publication still marks them (published again). */
   private readonly recentlyPublished = new Map<string, { call: CallState; atMs: number }>();
+  /** The exited processes of calls published lately, by pid: a read or write of theirs that comes late still goes in (fileLate). */
+  private readonly publishedProcs = new Map<number, { proc: Proc; call: CallState; atMs: number }>();
   /**
    * Records about a process whose exec (or fork) has not arrived yet: another
    * CPU's buffer can deliver a process's reads, writes, forks or exit before
@@ -209,7 +214,14 @@ export class CallAssembler {
    * helper's. Counted in the io tally already; kept up to
    * EARLY_RECORDS_TTL_MS, at most BEFORE_EXEC_MAX per process.
    */
-  private readonly beforeExec = new Map<number, { since: number; ios: IoInFlight[]; overflow: boolean }>();
+  private readonly beforeExec = new Map<number, { since: number; ios: Array<{ io: IoInFlight; countedFor: Proc }>; overflow: boolean }>();
+  /**
+   * Execs whose parent is a traced process whose own exec has not come yet
+   * (another CPU's buffer, read later), by parent pid: taken now, a delegate
+   * would be a top-level call and a helper a call of its own. Up to
+   * PARENT_WAIT_MS; their processes' records wait in `early` meanwhile.
+   */
+  private readonly awaitingParent = new Map<number, Array<{ pending: PendingExec; since: number }>>();
   private mode: CaptureMode;
   private readonly graceMs: number;
   private readonly maxStreamBytes: number;
@@ -233,29 +245,29 @@ export class CallAssembler {
         break;
       case 'exec':
         this.flushPendingExec(rec.pid, events);
-        this.pendingExecs.set(rec.pid, { since: nowMs, record: rec, block: newExecBlock(rec.blockBytes), parentComm: null, path: new ExecPathParts() });
-        this.completeExecIfWhole(rec.pid, events);
+        this.pendingExecs.set(execKey(rec.pid, rec.cpu), { since: nowMs, record: rec, block: newExecBlock(rec.blockBytes), parentComm: null, path: new ExecPathParts() });
+        this.completeExecIfWhole(execKey(rec.pid, rec.cpu), events);
         break;
       case 'exec-chunk': {
-        const pending = this.pendingExecs.get(rec.pid);
+        const pending = this.pendingExecs.get(execKey(rec.pid, rec.cpu));
         if (!pending) {
           this.counters.orphanChunks++;
           break;
         }
         pending.block.add(rec.off, rec.data);
-        this.completeExecIfWhole(rec.pid, events);
+        this.completeExecIfWhole(execKey(rec.pid, rec.cpu), events);
         break;
       }
       case 'exec-parent': {
-        const pending = this.pendingExecs.get(rec.pid);
+        const pending = this.pendingExecs.get(execKey(rec.pid, rec.cpu));
         if (pending) pending.parentComm = rec.comm;
         break;
       }
       case 'exec-path-chunk':
-        this.pendingExecs.get(rec.pid)?.path.addPathChunk(rec.len, rec.off, rec.data);
+        this.pendingExecs.get(execKey(rec.pid, rec.cpu))?.path.addPathChunk(rec.len, rec.off, rec.data);
         break;
       case 'exec-cwd-name':
-        this.pendingExecs.get(rec.pid)?.path.addCwdName(rec.depth, rec.name);
+        this.pendingExecs.get(execKey(rec.pid, rec.cpu))?.path.addCwdName(rec.depth, rec.name);
         break;
       case 'fork':
         this.flushPendingExec(rec.ppid, events);
@@ -306,7 +318,7 @@ export class CallAssembler {
           this.counters.orphanChunks++;
           break;
         }
-        this.ioTally.record(rec.pid, nowMs);
+        this.ioTally.record(proc, nowMs);
         copyFd(proc, rec.oldFd, rec.newFd);
         break;
       }
@@ -359,8 +371,13 @@ export class CallAssembler {
   tick(nowMs: number): CollectorEvent[] {
     this.now = Math.max(this.now, nowMs);
     const events: CollectorEvent[] = [];
-    for (const [pid, pending] of this.pendingExecs) {
-      if (nowMs - pending.since >= CHUNKS_TTL_MS) this.flushPendingExec(pid, events);
+    for (const [key, pending] of this.pendingExecs) {
+      if (nowMs - pending.since >= CHUNKS_TTL_MS) this.completeExec(key, events);
+    }
+    for (const [ppid, waiting] of this.awaitingParent) {
+      if (nowMs - waiting[0]!.since < PARENT_WAIT_MS && !this.procAt(ppid, waiting[0]!.pending.record.ts)) continue;
+      this.awaitingParent.delete(ppid);
+      for (const w of waiting) this.applyExec(w.pending, events, false);
     }
     for (const [tid, io] of this.ioByTid) {
       if (nowMs - io.since < CHUNKS_TTL_MS) continue;
@@ -377,20 +394,26 @@ export class CallAssembler {
       if (this.procs.get(pid) === o.proc) this.procs.delete(pid);
     }
     for (const [id, l] of this.lingering) if (nowMs - l.since >= OUTLIVED_TTL_MS) this.releaseLingering(id);
-    for (const [pid, early] of this.early) {
-      if (nowMs - early.since < EARLY_RECORDS_TTL_MS) continue;
-      this.early.delete(pid);
-      this.counters.orphanChunks += early.ios.length + early.forks.length + (early.exit ? 1 : 0);
-    }
     this.ioTally.sweep(nowMs);
     this.lossWindows.forget(nowMs, LOSS_MEMORY_MS);
     for (const [id, p] of this.recentlyPublished) {
       if (nowMs - p.atMs < LOSS_MEMORY_MS) break;
       this.recentlyPublished.delete(id);
     }
+    for (const [pid, p] of this.publishedProcs) {
+      if (nowMs - p.atMs < LOSS_MEMORY_MS) break;
+      this.publishedProcs.delete(pid);
+    }
     for (const [pid, { at }] of this.lostBeforeExec) if (nowMs - at >= EARLY_RECORDS_TTL_MS) this.lostBeforeExec.delete(pid);
     const waits = { missingIo: (c: CallState) => this.missingIo(c), hasLiveDescendant: (id: string, c: CallState) => this.hasLiveDescendant(id, c) };
     for (const id of publicationOrder(this.calls, nowMs, waits)) events.push(this.finalize(id, this.calls.get(id)!));
+    // After publishing too: a read or write its publication let go may have come here (made after its process's exit).
+    for (const [pid, early] of this.early) {
+      if (nowMs - early.since < EARLY_RECORDS_TTL_MS) continue;
+      this.early.delete(pid);
+      this.counters.orphanChunks += early.ios.length + early.forks.length + (early.exit ? 1 : 0);
+    }
+
     // After publishing: what its last reads and writes left here is as old as they are.
     for (const [pid, kept] of this.beforeExec) if (nowMs - kept.since >= EARLY_RECORDS_TTL_MS) this.beforeExec.delete(pid);
     return this.withRepublished(events);
@@ -398,7 +421,7 @@ export class CallAssembler {
 
   /** Whether a process of the call exited with payload records announced that have not all come. */
   private missingIo(call: CallState): boolean {
-    for (const pid of call.pids) if (this.ioTally.missing(pid) > 0) return true;
+    for (const proc of this.ioTally.waiting()) if (proc.callId === call.base.id) return true;
     return false;
   }
 
@@ -422,7 +445,9 @@ export class CallAssembler {
   /** Ends every open call, e.g. when the tracer stops: those still running become incomplete. */
   flushAll(reason: string): CollectorEvent[] {
     const events: CollectorEvent[] = [];
-    for (const pid of [...this.pendingExecs.keys()]) this.flushPendingExec(pid, events);
+    for (const key of [...this.pendingExecs.keys()]) this.completeExec(key, events);
+    for (const waiting of [...this.awaitingParent.values()]) for (const w of waiting) this.applyExec(w.pending, events, false);
+    this.awaitingParent.clear();
     for (const [id, call] of this.calls) {
       if (call.endedAtUs === null) call.incompleteReason = reason;
       events.push(this.finalize(id, call));
@@ -457,7 +482,7 @@ export class CallAssembler {
     return {
       procs: this.procs.size,
       calls: this.calls.size,
-      pendingExecs: this.pendingExecs.size,
+      pendingExecs: this.pendingExecs.size + this.awaitingParent.size,
       ioInFlight: this.ioByTid.size,
       earlyRecords,
     };
@@ -507,16 +532,33 @@ export class CallAssembler {
     return out;
   }
 
-  private completeExecIfWhole(pid: number, events: CollectorEvent[]): void {
-    const pending = this.pendingExecs.get(pid);
-    if (pending && pending.block.complete()) this.flushPendingExec(pid, events);
+  private completeExecIfWhole(key: number, events: CollectorEvent[]): void {
+    const pending = this.pendingExecs.get(key);
+    if (pending && pending.block.complete()) this.completeExec(key, events);
   }
 
-  /** Completes an exec record, with whatever chunks arrived. */
+  /** Completes the execs of `pid` still waiting for chunks (one per CPU at most), oldest first, with what they have. */
   private flushPendingExec(pid: number, events: CollectorEvent[]): void {
-    const pending = this.pendingExecs.get(pid);
+    if (this.pendingExecs.size === 0) return;
+    const keys: number[] = [];
+    for (const [key, pending] of this.pendingExecs) if (pending.record.pid === pid) keys.push(key);
+    if (keys.length > 1) keys.sort((a, b) => this.pendingExecs.get(a)!.record.ts - this.pendingExecs.get(b)!.record.ts);
+    for (const key of keys) this.completeExec(key, events);
+  }
+
+  /** Completes an exec record (by its execKey), with whatever chunks arrived. */
+  private completeExec(key: number, events: CollectorEvent[]): void {
+    const pending = this.pendingExecs.get(key);
     if (!pending) return;
-    this.pendingExecs.delete(pid);
+    this.pendingExecs.delete(key);
+    this.applyExec(pending, events, true);
+  }
+
+  /**
+   * An exec, whole or with what came of it. `mayWait`: it may wait for the
+   * exec of its parent, when that is a traced process not known yet.
+   */
+  private applyExec(pending: PendingExec, events: CollectorEvent[], mayWait: boolean): void {
     const rec = pending.record;
     const decoded = decodeExecBlock(pending.block, rec.argBytes);
     if (decoded.env.CNI_COMMAND === CANARY_COMMAND) {
@@ -532,8 +574,9 @@ export class CallAssembler {
       return;
     }
     let existing = this.procs.get(rec.pid);
-    if (existing && existing.start === null && ((existing.ppid !== rec.ppid && this.parentLives(existing)) || forkedBefore(existing, rec.start))) {
-      // A stale fork entry (a thread's clone whose end was not seen) under a pid now used by another process.
+    if (existing && existing.start === null && ((existing.ppid !== rec.ppid && this.parentLives(existing)) || forkedBefore(existing, rec.start) || (existing.forkTs !== undefined && existing.forkTs > rec.ts))) {
+      // A stale fork entry (a thread's clone whose end was not seen) under a pid now used by another process,
+      // or one of a later task with this pid (forked after this exec: its record came first).
       // (A child whose parent is gone was re-parented: its fork entry is right, unless it is dated before
       // the process started: a process's fork comes after its start time.)
       this.procs.delete(rec.pid);
@@ -546,20 +589,29 @@ export class CallAssembler {
     }
     // Ancestry comes from the fork records: a child whose parent exited is re-parented (to init or a
     // subreaper) by the time it execs, but it still works for the call its parent worked for.
-    const parent = existing ?? this.procs.get(rec.ppid);
+    const parent = existing ?? this.procAt(rec.ppid, rec.ts);
+    if (mayWait && parent === undefined && this.early.has(rec.ppid)) {
+      // Its parent is traced (records of it came, waiting for its exec: a fork naming this process, say) and its
+      // exec is still in a CPU buffer read later: without it this exec would be taken for a call of its own.
+      this.awaitParent(pending);
+      return;
+    }
     const parentCallId = parent?.callId ?? this.lateChildOf(rec.ppid, rec.ts);
     const startedAtUs = this.opts.monoToEpochUs(rec.ts);
     const { filename, cut: pathCut } = pending.path.filename(rec.path);
     // A relative path (`./host-local`, a relative CNI_PATH entry) made absolute: where it lies decides whether it is a call.
     const cwd = pending.path.cwd();
     const execPath = resolveExecPath(filename || decoded.argv[0] || '', cwd);
-    const inCniPath = isInCniPath(execPath, decoded.env.CNI_PATH, cwd);
+    // An env whose chunks did not all come may lack CNI_PATH: a child's is its parent call's (a delegate inherits it).
+    const cniPath = decoded.env.CNI_PATH ?? (pending.block.complete() || parentCallId === null ? undefined : this.callFor(parentCallId)?.base.env.CNI_PATH);
+    const inCniPath = isInCniPath(execPath, cniPath, cwd);
     const plugin = existing?.role === 'plugin' && existing.callId !== null ? this.callFor(existing.callId) : undefined;
     if (plugin && plugin.base.pid === rec.pid) {
       // The plugin process exec'd another image in place: the same process, the same pipes, the same call.
       if (!plugin.execTimes.includes(rec.ts)) this.execInPlace(plugin, rec, { execPath, pathCut }, decoded, inCniPath, startedAtUs);
       else this.counters.duplicateExecs++;
       existing!.start = rec.start;
+      this.resumeChildren(rec.pid, events);
       this.replayEarly(rec.pid, rec.ts, rec.start);
       return;
     }
@@ -571,7 +623,6 @@ export class CallAssembler {
       this.counters.duplicateExecs++;
       return;
     }
-    if (!existing) this.ioTally.forget(rec.pid);
     const proc: Proc = existing ?? { pid: rec.pid, ppid: rec.ppid, start: null, callId: null, role: 'fork', helper: null, exited: false };
     if (proc.role === 'helper' && proc.helper && proc.helper.endedAtUs === null && isPlugin) {
       // A helper that exec'd a plugin in place: the helper's own image ends here.
@@ -592,6 +643,9 @@ export class CallAssembler {
       this.calls.set(call.base.id, call);
       const lostEarly = this.lostBeforeExec.get(rec.pid);
       if (lostEarly && this.lostBeforeExec.delete(rec.pid)) markLost(call, lostEarly.why);
+      // Its argv/env chunks did not all come (lost, or still in a CPU buffer unread when the wait for them ended):
+      // what it says of itself (container, command) may be wrong.
+      if (!pending.block.complete()) markLost(call, 'tracer-lost');
       if (SOCKET_SHIM_PLUGINS.has(call.base.plugin)) this.shimCalls.set(call.base.id, call);
       this.counters.callsStarted++;
       events.push({ type: 'call.started', call: snapshotCall(call) });
@@ -607,27 +661,88 @@ export class CallAssembler {
       // A descendant of a call published and let go long ago: still no call of its own, nothing to add to.
       proc.callId = parentCallId;
     }
-    this.replayBeforeExec(rec.pid, rec.ts);
+    // Its children whose exec came first: those that waited for it, and delegates taken for calls of their own.
+    this.resumeChildren(rec.pid, events);
+    if (proc.role === 'plugin') this.adoptEarlyCalls(proc, rec.ts);
+    this.replayBeforeExec(proc, rec.ts);
     this.replayEarly(rec.pid, rec.ts, rec.start);
   }
 
-  private keepBeforeExec(io: IoInFlight): void {
+  /** Holds an exec until its parent's exec (or fork) comes, up to PARENT_WAIT_MS. */
+  private awaitParent(pending: PendingExec): void {
+    const ppid = pending.record.ppid;
+    const waiting = this.awaitingParent.get(ppid);
+    // Dated from its arrival: an exec that waited out its chunks does not wait as long again.
+    if (waiting) waiting.push({ pending, since: pending.since });
+    else this.awaitingParent.set(ppid, [{ pending, since: pending.since }]);
+  }
+
+  /** Process `pid` is known now: the execs of its children that waited for it go on, in order. */
+  private resumeChildren(pid: number, events: CollectorEvent[]): void {
+    const waiting = this.awaitingParent.get(pid);
+    if (!waiting) return;
+    this.awaitingParent.delete(pid);
+    for (const w of waiting) this.applyExec(w.pending, events, false);
+  }
+
+  /**
+   * A plugin's exec came after the exec of a delegate it ran (another CPU's
+   * buffer, read later), and nothing told that its parent was traced: the
+   * delegate was taken for a top-level call. It is this call's delegate; a
+   * program outside CNI_PATH taken for a call was its helper, whose output
+   * to the call's files went to that false call: both are marked. Published
+   * ones are published again.
+   */
+  private adoptEarlyCalls(plugin: Proc, execTs: number): void {
+    const callId = plugin.callId;
+    const call = callId === null ? undefined : this.calls.get(callId);
+    if (!call || callId === null) return;
+    const adopt = (c: CallState): boolean => {
+      if (c === call || c.base.parentId !== null || c.base.ppid !== plugin.pid || c.execTimes[0]! <= execTs) return false;
+      if (isInCniPath(c.base.path, c.base.env.CNI_PATH)) {
+        c.base = { ...c.base, parentId: callId, parentProcess: null };
+        call.pids.add(c.base.pid);
+      } else {
+        markLost(c, 'out-of-order');
+        markLost(call, 'out-of-order');
+      }
+      return true;
+    };
+    for (const c of this.calls.values()) adopt(c);
+    for (const [id, p] of this.recentlyPublished) {
+      if (this.calls.has(id) || !adopt(p.call)) continue;
+      const l = this.lingering.get(id);
+      if (l) l.changed = true;
+      else this.republished.push({ type: 'call.updated', call: snapshotCall(p.call) });
+    }
+  }
+
+  private keepBeforeExec(io: IoInFlight, countedFor: Proc): void {
     let kept = this.beforeExec.get(io.pid);
     if (!kept) {
       kept = { since: io.since, ios: [], overflow: false };
       this.beforeExec.set(io.pid, kept);
     }
-    if (kept.ios.length < BEFORE_EXEC_MAX) kept.ios.push(io);
+    if (kept.ios.length < BEFORE_EXEC_MAX) kept.ios.push({ io, countedFor });
     else kept.overflow = true;
   }
 
   /** A forked process exec'd: its reads and writes kept since, dated after the exec, go to what it is now. */
-  private replayBeforeExec(pid: number, execTs: number): void {
-    const kept = this.beforeExec.get(pid);
+  private replayBeforeExec(proc: Proc, execTs: number): void {
+    const kept = this.beforeExec.get(proc.pid);
     if (!kept) return;
-    this.beforeExec.delete(pid);
-    if (kept.overflow) this.markLostRecords(pid, 'early-overflow');
-    for (const io of kept.ios) if (io.ts >= execTs) this.fileIo(io, true);
+    this.beforeExec.delete(proc.pid);
+    if (kept.overflow) this.markLostRecords(proc.pid, 'early-overflow');
+    for (const { io, countedFor } of kept.ios) {
+      if (io.ts < execTs) continue;
+      if (countedFor === proc) {
+        this.fileIo(io, true);
+      } else {
+        // Counted for the process the pid named then; it is this one's.
+        this.ioTally.uncount(countedFor);
+        this.fileIo(io);
+      }
+    }
   }
 
   /**
@@ -724,7 +839,7 @@ export class CallAssembler {
   }
 
   private onFork(ppid: number, pid: number, ts?: number): void {
-    const parent = this.procs.get(ppid);
+    const parent = this.procAt(ppid, ts);
     if (!parent) {
       this.earlyFor(ppid).forks.push(pid);
       return;
@@ -737,8 +852,10 @@ export class CallAssembler {
       const stale = existing.start === null && existing.forkTs !== undefined && ts !== undefined && ts > existing.forkTs;
       if (!stale) return;
     }
-    // A new process under this pid: nothing counted for an earlier one counts for it.
-    this.ioTally.forget(pid);
+    // The late fork record of a process whose call is published already (dated before its exit): no new process.
+    const published = this.publishedProcs.get(pid);
+    if (published && ts !== undefined && published.proc.exitTs !== undefined && ts < published.proc.exitTs) return;
+    // A new process under this pid (a new entry: nothing counted for an earlier one counts for it).
     this.procs.set(pid, { pid, ppid, start: null, callId: parent.callId, role: 'fork', helper: null, exited: false, ...(ts !== undefined ? { forkTs: ts } : {}), ...(parent.fds ? { fds: new Map(parent.fds) } : {}) });
     if (parent.callId) this.callFor(parent.callId)?.pids.add(pid);
     this.replayEarly(pid, null, null);
@@ -760,17 +877,14 @@ export class CallAssembler {
   private onExit(rec: Extract<TracerRecord, { kind: 'exit' }>, nowMs: number): void {
     // An incomplete read/write stays open: its last chunks may come after the exit (another CPU's buffer).
     for (const [key, io] of this.ioByTid) if (io.pid === rec.pid && io.buf.complete()) this.commitIo(key);
-    if (this.canaryPids.delete(rec.pid)) {
-      this.ioTally.forget(rec.pid);
-      return;
-    }
+    if (this.canaryPids.delete(rec.pid)) return;
     const proc = this.procs.get(rec.pid);
     if (!proc) {
       this.earlyFor(rec.pid).exit = rec;
       return;
     }
-    this.ioTally.exited(rec.pid, rec.ioRecords, nowMs);
     if (proc.start !== null && proc.start !== rec.start) return;
+    this.ioTally.exited(proc, rec.ioRecords, nowMs);
     proc.start = rec.start;
     proc.exited = true;
     proc.exitTs = rec.ts;
@@ -792,7 +906,7 @@ export class CallAssembler {
     // A helper or fork that outlived its call's publication: nothing will ever clear it but this.
     if (proc.callId === null || !this.calls.has(proc.callId)) {
       this.procs.delete(rec.pid);
-      this.ioTally.forget(rec.pid);
+      this.ioTally.forget(proc);
       this.outlived.delete(rec.pid);
       if (proc.callId !== null) {
         // A helper's row ends with it (no "running" helper left behind in a published call).
@@ -841,6 +955,17 @@ export class CallAssembler {
     if (l) l.changed = true;
   }
 
+  /**
+   * The process `pid` named at `ts` (kernel µs), as far as known: not one
+   * whose exit came before it (the pid's next process, whose exec or fork is
+   * still in a CPU buffer read later, made that record).
+   */
+  private procAt(pid: number, ts: number | undefined): Proc | undefined {
+    const proc = this.procs.get(pid);
+    if (proc && ts !== undefined && proc.exited && proc.exitTs !== undefined && proc.exitTs < ts) return undefined;
+    return proc;
+  }
+
   /** Whether the parent a fork record named is still followed and alive (else the child was re-parented). */
   private parentLives(proc: Proc): boolean {
     const parent = this.procs.get(proc.ppid);
@@ -885,13 +1010,17 @@ export class CallAssembler {
       this.checkCanaryPayload(io);
       return;
     }
-    const proc = this.procs.get(io.pid);
+    const proc = this.procAt(io.pid, io.ts);
+    if (!proc && this.fileLate(io)) return;
     if (!proc) {
-      this.earlyFor(io.pid).ios.push(io);
+      const early = this.earlyFor(io.pid);
+      // Dated from its own arrival: one let go by a publication is as old as it is.
+      early.since = Math.min(early.since, io.since);
+      early.ios.push(io);
       return;
     }
     // Counted once it is the known process's: a record never attributed cannot stand in for a later process's.
-    if (!counted) this.ioTally.record(io.pid, this.now);
+    if (!counted) this.ioTally.record(proc, this.now);
     const call = proc.callId ? this.callFor(proc.callId) : undefined;
     if (!call) {
       this.counters.orphanChunks++;
@@ -900,13 +1029,37 @@ export class CallAssembler {
     this.touchLingering(call.base.id);
     const isMain = proc.role === 'plugin' && call.base.pid === proc.pid;
     const stream = streamFor(call, proc, io, isMain);
-    if (stream === null && proc.role === 'fork' && proc.start === null && !counted) {
-      // Not the call's: maybe the bytes of what this fork exec'd, its exec still in a CPU buffer read later.
-      this.keepBeforeExec(io);
+    if (stream === null && !counted) {
+      // Not the call's: maybe the bytes of what this fork exec'd, or of the next process with this pid (this one's
+      // exit not in yet), that exec still in a CPU buffer read later.
+      this.keepBeforeExec(io, proc);
       return;
     }
     if (stream && io.uncaptured) call.uncapturedIo++;
     stream?.add(io.ts, this.seq++, io.buf.bytes(), io.buf.length, io.buf.complete());
+  }
+
+  /**
+   * A read or write of a process of a published call, made before its exit,
+   * that came after the call was published: its exit's count of payload
+   * records is a lower bound (threads printing at once on two CPUs may bump
+   * it once for two, bpftrace's map increment is not atomic), so the call
+   * was taken for whole without it. Its bytes go in (streams are ordered by
+   * time) and the call is published again: what is stored ends byte-exact.
+   */
+  private fileLate(io: IoInFlight): boolean {
+    const late = this.publishedProcs.get(io.pid);
+    if (!late || io.ts > late.proc.exitTs! || (late.proc.forkTs !== undefined && io.ts < late.proc.forkTs)) return false;
+    const { proc, call } = late;
+    if (proc.pid === call.base.pid && io.ts < call.execTimes[0]!) return false;
+    const stream = streamFor(call, proc, io, proc.role === 'plugin' && call.base.pid === proc.pid);
+    if (stream === null) return true;
+    if (io.uncaptured) call.uncapturedIo++;
+    stream.add(io.ts, this.seq++, io.buf.bytes(), io.buf.length, io.buf.complete());
+    const l = this.lingering.get(call.base.id);
+    if (l) l.changed = true;
+    else this.republished.push({ type: 'call.updated', call: snapshotCall(call) });
+    return true;
   }
 
   private retire(proc: Proc, reason: string, events: CollectorEvent[]): void {
@@ -934,7 +1087,11 @@ export class CallAssembler {
       if (proc?.callId !== id) continue;
       if (proc.exited || proc.pid === call.base.pid) {
         this.procs.delete(pid);
-        this.ioTally.forget(pid);
+        this.ioTally.forget(proc);
+        if (proc.exited && proc.exitTs !== undefined) {
+          this.publishedProcs.delete(pid);
+          this.publishedProcs.set(pid, { proc, call, atMs: this.now });
+        }
       } else {
         this.outlived.set(pid, { proc, since: this.now });
         outlivedBy++;
@@ -950,6 +1107,11 @@ export class CallAssembler {
 function forkedBefore(proc: Proc, start: string): boolean {
   // 1 µs of slack for the float conversions; a task's fork record is dated after its start time.
   return proc.forkTs !== undefined && proc.forkTs < Number(start) / 1000 - 1;
+}
+
+/** An exec waiting for its chunks, by pid and by the CPU buffer they come through. */
+function execKey(pid: number, cpu: number | undefined): number {
+  return pid + (cpu ?? 0) * TID_SPACE;
 }
 
 /** A read or write in flight, by thread and by the CPU buffer its chunks come through. */

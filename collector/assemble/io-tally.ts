@@ -9,18 +9,22 @@
  * The tracer's count is a lower bound (two threads printing at once may
  * count once), so a tally is never waited on for more than was printed.
  *
+ * Kept per process (the assembler's entry for it), not per pid: a pid is
+ * reused, and the exec of the next process with it must not wipe what the
+ * call of the last one still waits for.
+ *
  * Pure: the caller passes the time.
  */
 
 /** How long a count no longer being updated is kept: its process's exit, which would clear it, was lost. */
 const FORGET_MS = 120_000;
 
-export class IoTally {
-  private readonly seen = new Map<number, { n: number; atMs: number }>();
-  private readonly expected = new Map<number, number>();
+export class IoTally<P> {
+  private readonly seen = new Map<P, { n: number; atMs: number }>();
+  private readonly expected = new Map<P, number>();
 
   /** A payload record of process `pid` came in. */
-  record(pid: number, nowMs: number): void {
+  record(pid: P, nowMs: number): void {
     const s = this.seen.get(pid);
     if (s) {
       s.n++;
@@ -30,21 +34,27 @@ export class IoTally {
     }
   }
 
+  /** A record counted for `pid` was another process's after all. */
+  uncount(pid: P): void {
+    const s = this.seen.get(pid);
+    if (s && s.n > 0) s.n--;
+  }
+
   /** Process `pid` exited, its tracer having printed `printed` payload records for it (undefined: not said). */
-  exited(pid: number, printed: number | undefined, nowMs: number): void {
+  exited(pid: P, printed: number | undefined, nowMs: number): void {
     if (printed === undefined || printed <= this.count(pid)) return;
     this.expected.set(pid, printed);
     if (!this.seen.has(pid)) this.seen.set(pid, { n: 0, atMs: nowMs });
   }
 
   /** How many of the records its exit announced have not come yet. */
-  missing(pid: number): number {
+  missing(pid: P): number {
     const want = this.expected.get(pid);
     return want === undefined ? 0 : Math.max(0, want - this.count(pid));
   }
 
   /** The process is done with (its call published): a new process with its pid starts from nothing. */
-  forget(pid: number): void {
+  forget(pid: P): void {
     this.seen.delete(pid);
     this.expected.delete(pid);
   }
@@ -63,7 +73,12 @@ export class IoTally {
     return this.seen.size;
   }
 
-  private count(pid: number): number {
+  /** The processes whose exit announced records that have not all come. */
+  *waiting(): IterableIterator<P> {
+    for (const pid of this.expected.keys()) if (this.missing(pid) > 0) yield pid;
+  }
+
+  private count(pid: P): number {
     return this.seen.get(pid)?.n ?? 0;
   }
 }

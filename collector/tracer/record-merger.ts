@@ -89,7 +89,7 @@ export class RecordMerger {
   private readonly sightingOrder: Array<{ key: string; ts: number }> = [];
   private sightingHead = 0;
   private readonly owners = new Map<number, Owner>();
-  /** The last exec (per source and pid) and read/write (per source and tid): whether their late chunk lines go on. */
+  /** The last exec (per source, CPU and pid) and read/write (per source, tid and CPU): whether their late chunk lines go on. */
   private readonly execPassed = new Map<string, boolean>();
   private readonly ioPassed = new Map<string, boolean>();
   private readonly dead = new Set<number>();
@@ -195,7 +195,7 @@ export class RecordMerger {
         return;
       case 'exec': {
         const pass = this.firstSighting(`x${rec.pid}:${rec.start}:${rec.path}`, src, rec.ts);
-        this.execPassed.set(`${src}:${rec.pid}`, pass);
+        this.execPassed.set(`${src}:${rec.cpu ?? 0}:${rec.pid}`, pass);
         if (!pass) return;
         this.adopt(rec.pid, rec.ppid, rec.ts);
         out.push(rec);
@@ -205,7 +205,7 @@ export class RecordMerger {
       case 'exec-parent':
       case 'exec-path-chunk':
       case 'exec-cwd-name':
-        if (this.execPassed.get(`${src}:${rec.pid}`) !== false) out.push(rec);
+        if (this.execPassed.get(`${src}:${rec.cpu ?? 0}:${rec.pid}`) !== false) out.push(rec);
         return;
       case 'fork':
         if (!this.firstSighting(`f${rec.ppid}:${rec.pid}`, src, rec.ts)) return;

@@ -14,7 +14,11 @@
  *   exec never goes on without its argv/env nor a write without its bytes
  *   while they are still coming. A group whose chunks were lost is let go
  *   once the stream is `maxUs` past it;
- * - or the tracer went quiet (the caller calls flush): everything it had is out.
+ * - or the tracer went quiet (releaseQuiet): everything it had is out, but
+ *   for a header whose chunk lines have not all come: they are certainly
+ *   still coming (bpftrace, descheduled, read the header and not yet the
+ *   rest of that CPU's buffer), unless the clock is `maxUs` past it. At
+ *   stop (flush) everything goes.
  *
  * A record that arrives behind what was released already goes straight on:
  * the assembler copes with disorder (it orders stream bytes by timestamp and
@@ -74,10 +78,10 @@ export class RecordSequencer {
     this.src = src;
     switch (rec.kind) {
       case 'exec':
-        return this.hold(rec, this.execGroups, groupKey(src, rec.pid));
+        return this.hold(rec, this.execGroups, cpuGroupKey(src, rec.pid, rec.cpu));
       case 'read':
       case 'write':
-        return this.hold(rec, this.ioGroups, ioGroupKey(src, rec.tid, rec.cpu));
+        return this.hold(rec, this.ioGroups, cpuGroupKey(src, rec.tid, rec.cpu));
       case 'fork':
       case 'exit':
       case 'uncaptured':
@@ -99,11 +103,11 @@ export class RecordSequencer {
       case 'exec-path-chunk':
       case 'exec-cwd-name':
         // Printed between the exec's header and its B chunks: the group is held until those are in.
-        return this.attach(this.execGroups.get(groupKey(src, rec.pid)), rec, false);
+        return this.attach(this.execGroups.get(cpuGroupKey(src, rec.pid, rec.cpu)), rec, false);
       case 'exec-chunk':
-        return this.attach(this.execGroups.get(groupKey(src, rec.pid)), rec, true);
+        return this.attach(this.execGroups.get(cpuGroupKey(src, rec.pid, rec.cpu)), rec, true);
       case 'data-chunk':
-        return this.attach(this.ioGroups.get(ioGroupKey(src, rec.tid, rec.cpu)), rec, true);
+        return this.attach(this.ioGroups.get(cpuGroupKey(src, rec.tid, rec.cpu)), rec, true);
       default:
         // lost, hello, noise (and an older tracer's thread-exit): no timestamp to order by.
         return this.single(rec);
@@ -138,9 +142,21 @@ export class RecordSequencer {
     return first === undefined || first.missing > 0 ? null : first.ts + this.window.clockWindowUs(nowUs);
   }
 
-  /** The tracer has nothing more for now: release everything held. */
+  /** No tracer has anything more: release everything held. */
   flush(): TracerRecord[] {
     return this.releaseUpTo(Infinity, Infinity);
+  }
+
+  /**
+   * The tracers went quiet as of `nowUs`: release everything held, but a
+   * group still missing chunk lines (and what follows it) until the clock is
+   * `maxUs` past it. A quiet stream is no proof bpftrace has read every CPU's
+   * buffer (it may be descheduled between two reads); a header's count of
+   * chunks is, that more lines will come.
+   */
+  releaseQuiet(nowUs: number): TracerRecord[] {
+    if (nowUs > this.nowUs) this.nowUs = nowUs;
+    return this.releaseUpTo(Infinity, nowUs - this.window.options.maxUs);
   }
 
   get heldCount(): number {
@@ -222,8 +238,8 @@ export class RecordSequencer {
 
   private forget(group: Group): void {
     const first = group.records[0]!;
-    if (first.kind === 'exec') deleteIfSame(this.execGroups, groupKey(group.src, first.pid), group);
-    if (first.kind === 'read' || first.kind === 'write') deleteIfSame(this.ioGroups, ioGroupKey(group.src, first.tid, first.cpu), group);
+    if (first.kind === 'exec') deleteIfSame(this.execGroups, cpuGroupKey(group.src, first.pid, first.cpu), group);
+    if (first.kind === 'read' || first.kind === 'write') deleteIfSame(this.ioGroups, cpuGroupKey(group.src, first.tid, first.cpu), group);
   }
 }
 
@@ -235,10 +251,11 @@ function groupKey(src: number, id: number): number {
 }
 
 /**
- * A read or write's chunk lines come through the CPU buffer its header did:
- * a thread's next read or write on another CPU may come between them.
+ * A header's chunk lines come through the CPU buffer it did: a thread's next
+ * read or write on another CPU, or another exec of the pid (in place, or the
+ * pid reused) on another CPU, may come between them.
  */
-function ioGroupKey(src: number, tid: number, cpu: number | undefined): number {
+function cpuGroupKey(src: number, tid: number, cpu: number | undefined): number {
   return groupKey(src, tid) + (cpu ?? 0) * 64 * PID_SPACE;
 }
 

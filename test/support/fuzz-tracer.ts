@@ -67,8 +67,13 @@ const hello = fc.record({ version: smallUint, mode: fc.constantFrom('full', 'lig
   }),
 );
 
+/** An exec line's first number: the CPU above the pid (cpu 0: as tracers before the cpu printed it). */
+const onCpu = (r: { pid: number; cpu: number }): number => r.cpu * 4_194_304 + r.pid;
+const cpuOf = (cpu: number): { cpu?: number } => (cpu > 0 ? { cpu } : {});
+const execCpu = fc.nat({ max: 4095 });
+
 const exec = fc
-  .record({ ts: nsText, pid, ppid: pid, start: inodeText, io: fc.tuple(inodeText, inodeText, inodeText), arg: smallUint, block: smallUint, path: word })
+  .record({ ts: nsText, pid, cpu: execCpu, ppid: pid, start: inodeText, io: fc.tuple(inodeText, inodeText, inodeText), arg: smallUint, block: smallUint, path: word })
   .map(
     (r): ValidLine => ({
       model: {
@@ -76,7 +81,7 @@ const exec = fc
         exact: false,
         fields: [
           f(r.ts, 'big'),
-          f(r.pid, 'uint'),
+          f(onCpu(r), 'uint'),
           f(r.ppid, 'uint'),
           f(r.start, 'big'),
           f(r.io[0], 'big'),
@@ -87,22 +92,22 @@ const exec = fc
           f(r.path, 'rest'),
         ],
       },
-      expect: { kind: 'exec', ts: micros(r.ts), pid: r.pid, ppid: r.ppid, start: r.start, stdioFiles: r.io, argBytes: r.arg, blockBytes: r.block, path: r.path },
+      expect: { kind: 'exec', ts: micros(r.ts), pid: r.pid, ppid: r.ppid, start: r.start, stdioFiles: r.io, argBytes: r.arg, blockBytes: r.block, path: r.path, ...cpuOf(r.cpu) },
     }),
   );
 
-const parent = fc.record({ pid, comm: fc.oneof(word, fc.constant('')) }).map(
+const parent = fc.record({ pid, cpu: execCpu, comm: fc.oneof(word, fc.constant('')) }).map(
   (r): ValidLine => ({
-    model: { kind: 'P', exact: false, fields: [f(r.pid, 'uint'), f(r.comm, 'rest')] },
-    expect: { kind: 'exec-parent', pid: r.pid, comm: r.comm },
+    model: { kind: 'P', exact: false, fields: [f(onCpu(r), 'uint'), f(r.comm, 'rest')] },
+    expect: { kind: 'exec-parent', pid: r.pid, ...cpuOf(r.cpu), comm: r.comm },
   }),
 );
 
-const execChunk = fc.record({ pid, off: fc.integer({ min: -199, max: 16_384 }), data: chunk }).map(
+const execChunk = fc.record({ pid, cpu: execCpu, off: fc.integer({ min: -199, max: 16_384 }), data: chunk }).map(
   (r): ValidLine => ({
-    model: { kind: 'B', exact: false, fields: [f(r.pid, 'uint'), f(r.off, 'int'), f(hex(r.data), 'hex')] },
+    model: { kind: 'B', exact: false, fields: [f(onCpu(r), 'uint'), f(r.off, 'int'), f(hex(r.data), 'hex')] },
     // -0 and 0 are the same offset.
-    expect: { kind: 'exec-chunk', pid: r.pid, off: r.off === 0 ? 0 : r.off, data: r.data },
+    expect: { kind: 'exec-chunk', pid: r.pid, ...cpuOf(r.cpu), off: r.off === 0 ? 0 : r.off, data: r.data },
   }),
 );
 
@@ -155,18 +160,18 @@ const threadExit = fc.record({ tid: pid, ts: nsText }).map(
   (r): ValidLine => ({ model: { kind: 'T', exact: true, grown: true, fields: [f(r.tid, 'uint'), f(r.ts, 'big')] }, expect: { kind: 'thread-exit', tid: r.tid, ts: micros(r.ts) } }),
 );
 
-const execPathChunk = fc.record({ pid, len: fc.integer({ min: 199, max: 4095 }), off: fc.integer({ min: -1, max: 4095 }), data: chunk }).map(
+const execPathChunk = fc.record({ pid, cpu: execCpu, len: fc.integer({ min: 199, max: 4095 }), off: fc.integer({ min: -1, max: 4095 }), data: chunk }).map(
   (r): ValidLine => ({
-    model: { kind: 'N', exact: false, fields: [f(r.pid, 'uint'), f(r.len, 'uint'), f(r.off, 'int'), f(hex(r.data), 'hex')] },
-    expect: { kind: 'exec-path-chunk', pid: r.pid, len: r.len, off: r.off === 0 ? 0 : r.off, data: r.data },
+    model: { kind: 'N', exact: false, fields: [f(onCpu(r), 'uint'), f(r.len, 'uint'), f(r.off, 'int'), f(hex(r.data), 'hex')] },
+    expect: { kind: 'exec-path-chunk', pid: r.pid, ...cpuOf(r.cpu), len: r.len, off: r.off === 0 ? 0 : r.off, data: r.data },
   }),
 );
 
 /** A working directory's name (1 to 200 bytes, spaces and newlines too), or the empty name of the root. */
-const execCwdName = fc.record({ pid, depth: fc.integer({ min: 0, max: 32 }), name: fc.uint8Array({ minLength: 0, maxLength: 200 }).map((a) => Buffer.from(a)) }).map(
+const execCwdName = fc.record({ pid, cpu: execCpu, depth: fc.integer({ min: 0, max: 32 }), name: fc.uint8Array({ minLength: 0, maxLength: 200 }).map((a) => Buffer.from(a)) }).map(
   (r): ValidLine => ({
-    model: { kind: 'C', exact: false, fields: [f(r.pid, 'uint'), f(r.depth, 'uint'), f(hex(r.name), r.name.length > 0 ? 'hex' : 'rest')] },
-    expect: { kind: 'exec-cwd-name', pid: r.pid, depth: r.depth, name: r.name },
+    model: { kind: 'C', exact: false, fields: [f(onCpu(r), 'uint'), f(r.depth, 'uint'), f(hex(r.name), r.name.length > 0 ? 'hex' : 'rest')] },
+    expect: { kind: 'exec-cwd-name', pid: r.pid, ...cpuOf(r.cpu), depth: r.depth, name: r.name },
   }),
 );
 
@@ -261,11 +266,11 @@ export function formatRecord(rec: TracerRecord): string {
     case 'hello':
       return `H ${rec.version} ${rec.mode} ${ns(rec.ts)}`;
     case 'exec':
-      return `X ${ns(rec.ts)} ${rec.pid} ${rec.ppid} ${rec.start} ${rec.stdioFiles.join(' ')} ${rec.argBytes} ${rec.blockBytes} ${rec.path}`;
+      return `X ${ns(rec.ts)} ${pidOnCpu(rec)} ${rec.ppid} ${rec.start} ${rec.stdioFiles.join(' ')} ${rec.argBytes} ${rec.blockBytes} ${rec.path}`;
     case 'exec-parent':
-      return `P ${rec.pid} ${rec.comm}`;
+      return `P ${pidOnCpu(rec)} ${rec.comm}`;
     case 'exec-chunk':
-      return `B ${rec.pid} ${rec.off} ${hex(rec.data)}`;
+      return `B ${pidOnCpu(rec)} ${rec.off} ${hex(rec.data)}`;
     case 'fork':
       return `F ${ns(rec.ts)} ${rec.ppid} ${rec.pid}`;
     case 'read':
@@ -275,7 +280,7 @@ export function formatRecord(rec: TracerRecord): string {
     case 'uncaptured':
       return `U ${ns(rec.ts)} ${rec.pid} ${rec.tid} ${rec.direction === 'read' ? 'R' : 'W'} ${rec.fd} ${rec.file} ${rec.len}`;
     case 'data-chunk':
-      return `D ${rec.tid} ${rec.off} ${hex(rec.data)}`;
+      return `D ${(rec.cpu ?? 0) * 4_194_304 + rec.tid} ${rec.off} ${hex(rec.data)}`;
     case 'exit':
       return `Q ${ns(rec.ts)} ${rec.pid} ${rec.start} ${rec.exitCode} ${rec.groupExitCode} ${rec.signalFlags}`;
     case 'fd-copy':
@@ -283,9 +288,9 @@ export function formatRecord(rec: TracerRecord): string {
     case 'thread-exit':
       return rec.ts === undefined ? `T ${rec.tid}` : `T ${rec.tid} ${ns(rec.ts)}`;
     case 'exec-path-chunk':
-      return `N ${rec.pid} ${rec.len} ${rec.off} ${hex(rec.data)}`;
+      return `N ${pidOnCpu(rec)} ${rec.len} ${rec.off} ${hex(rec.data)}`;
     case 'exec-cwd-name':
-      return `C ${rec.pid} ${rec.depth} ${hex(rec.name)}`;
+      return `C ${pidOnCpu(rec)} ${rec.depth} ${hex(rec.name)}`;
     case 'lost':
       return `Lost ${rec.count} events`;
     case 'noise':
@@ -311,6 +316,11 @@ export function formatRecord(rec: TracerRecord): string {
       return `Y ${ns(rec.ts)} ${rec.pid} ${rec.tid} ${rec.fd} ${rec.len} ${v.readBigUInt64LE(0)} ${v.readBigUInt64LE(8)}`;
     }
   }
+}
+
+/** An exec line's first number, as the tracer prints it. */
+function pidOnCpu(rec: { pid: number; cpu?: number }): number {
+  return (rec.cpu ?? 0) * 4_194_304 + rec.pid;
 }
 
 /** The 200-byte windows the tracer sends a payload or exec block as (see tracer-lines.ts). */

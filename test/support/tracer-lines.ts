@@ -39,6 +39,15 @@ export interface ExecSpec {
   stdio?: readonly [number, number, number];
   /** The working directory, for a relative path (C lines): an absolute path, walked up to `/`. */
   cwd?: string;
+  /** The parent's name: a P line after the X (the tracer always prints one; left out here unless given). */
+  parentComm?: string;
+  /** The CPU whose buffer the exec's lines go through, above the pid (left out: as a tracer before the field, or CPU 0). */
+  cpu?: number;
+}
+
+/** An exec line's first number: cpu × 2^22 + pid, as the tracer prints it. */
+function onCpu(pid: number, cpu = 0): number {
+  return cpu * 4_194_304 + pid;
 }
 
 export function execBlock(argv: readonly string[], env: Readonly<Record<string, string>>): { block: Buffer; argBytes: number } {
@@ -48,7 +57,7 @@ export function execBlock(argv: readonly string[], env: Readonly<Record<string, 
 }
 
 /**
- * The X header, the N lines of a path of 199
+ * The X header, its P line (when `parentComm` is given), the N lines of a path of 199
  * bytes or more (the X line's path cut there), the C lines of a relative
  * path's working directory (`spec.cwd`; none past the walk's steps, as the
  * tracer stops short), then the B chunks.
@@ -59,23 +68,25 @@ export function execLines(spec: ExecSpec): string[] {
   const [i, o, e] = spec.stdio ?? [1000, 1001, 1002];
   const path = Buffer.from(spec.path);
   const headerPath = path.subarray(0, EXEC_HEADER_PATH_BYTES).toString('utf8');
-  const lines = [`X ${spec.ts} ${spec.pid} ${spec.ppid} ${spec.start} ${i} ${o} ${e} ${argBytes} ${block.length} ${headerPath}`];
+  const id = onCpu(spec.pid, spec.cpu);
+  const lines = [`X ${spec.ts} ${id} ${spec.ppid} ${spec.start} ${i} ${o} ${e} ${argBytes} ${block.length} ${headerPath}`];
   if (path.length >= EXEC_HEADER_PATH_BYTES) {
     for (let off = 0; off < path.length; off += CHUNK_BYTES) {
       const start = off + CHUNK_BYTES > path.length ? path.length - CHUNK_BYTES : off;
-      lines.push(`N ${spec.pid} ${path.length} ${start} ${hex(window(path, start))}`);
+      lines.push(`N ${id} ${path.length} ${start} ${hex(window(path, start))}`);
     }
   }
-  if (!spec.path.startsWith('/') && spec.cwd !== undefined) lines.push(...cwdLines(spec.pid, spec.cwd));
+  if (spec.parentComm !== undefined) lines.splice(1, 0, `P ${id} ${spec.parentComm}`);
+  if (!spec.path.startsWith('/') && spec.cwd !== undefined) lines.push(...cwdLines(id, spec.cwd));
   const total = block.length;
   for (let off = 0; off < total && off < EXEC_BLOCK_CAP_BYTES; off += CHUNK_BYTES) {
     const start = off + CHUNK_BYTES > total ? total - CHUNK_BYTES : off;
-    lines.push(`B ${spec.pid} ${start} ${hex(window(block, start))}`);
+    lines.push(`B ${id} ${start} ${hex(window(block, start))}`);
   }
   return lines;
 }
 
-/** The C lines of a walk from `cwd` up to `/`: innermost name first, then the root's empty name; none past the steps. */
+/** The C lines of a walk from `cwd` up to `/`: innermost name first, then the root's empty name; none past the steps. `pid`: the exec's first number (cpu × 2^22 + pid). */
 export function cwdLines(pid: number, cwd: string): string[] {
   const names = cwd.split('/').filter((n) => n.length > 0).reverse();
   const lines = names.slice(0, CWD_WALK_STEPS).map((name, depth) => `C ${pid} ${depth} ${hex(Buffer.from(name))}`);

@@ -10,7 +10,7 @@
  * pids and tids drawn from a small pool so they are reused across calls (a
  * busy node's pid_max wraps). Each record is printed as the .bt program
  * prints it (test/support/tracer-lines.ts) into the buffer of the CPU the
- * task runs on, in kernel time order: X P B… at exec, F for forks and thread
+ * task runs on, in kernel time order: X P B… at exec (cpu×2^22+pid), F for forks and thread
  * clones, R/W and their D lines (cpu×2^22+tid), T `<tid> <ts>` for a worker
  * thread's end, Q with io_records, the R/W headers the process printed.
  *
@@ -145,6 +145,8 @@ const LIVENESS_MIN_AGE_US = 2_000_000;
 /** How long past the last action the daemon's liveness sweep may take to end calls whose exit was lost. */
 const WIND_DOWN_US = 30_000_000;
 const SRC = 1;
+/** How long (µs) after a pid is freed the kernel may hand it out again (see Node.allocate). */
+const PID_REUSE_US = 1_000_000;
 
 /** mulberry32: small, fast, good enough to shuffle a simulation. */
 function prng(seed: number): () => number {
@@ -165,6 +167,8 @@ interface Task {
   /** The leader's start time (ns), its io_records count. */
   start: number;
   io: number;
+  /** A thread other than the leader printed a payload record: its io_records may come short (see exitAction). */
+  threadsPrinted: boolean;
   cpu: number;
   /** The call whose process tree it belongs to, for the loss tally. */
   readonly owner: TrueCall;
@@ -197,14 +201,15 @@ class Node {
   /** Processes alive now, as `pid:start` (what /proc would say to the liveness sweep). */
   readonly alive = new Set<string>();
   private seq = 0;
-  private readonly free: number[] = [];
+  private readonly free: Array<{ pid: number; freedAt: number }> = [];
   private nextPid = FIRST_PID;
+  private lastPid = 0;
   private nextFile = 1_000_001;
 
   constructor(readonly plan: NodePlan) {
     this.rng = prng(plan.seed);
     this.buffers = Array.from({ length: plan.cpus }, () => new CpuBuffer());
-    for (let i = 0; i < plan.pidPool; i++) this.free.push(this.nextPid++);
+    for (let i = 0; i < plan.pidPool; i++) this.free.push({ pid: this.nextPid++, freedAt: -Infinity });
   }
 
   int(lo: number, hi: number): number {
@@ -225,16 +230,32 @@ class Node {
     this.actions.push({ ts, seq: this.seq++, run });
   }
 
-  /** A free pid from the pool, at random: ids come back soon after they are freed. */
-  allocate(task: Task): void {
-    if (this.free.length === 0) this.free.push(this.nextPid++);
-    const i = Math.floor(this.rng() * this.free.length);
-    task.id = this.free[i]!;
+  /**
+   * The next free pid after the last one handed out, as the kernel's
+   * alloc_pid does (cyclic up to pid_max), among those freed at least
+   * PID_REUSE_US before `ts`: the pool is small so that pids come back
+   * within the seconds bpftrace may lag, but the kernel hands a pid out
+   * again only after cycling through pid_max (32768 at the least: a second
+   * at 30,000 forks a second), never microseconds after it was freed (a
+   * random pick from a pool of six did, and made orderings no node shows).
+   */
+  allocate(task: Task, ts: number): void {
+    const ready = (f: { pid: number; freedAt: number }) => f.freedAt <= ts - PID_REUSE_US * 1000;
+    let i = this.free.findIndex((f) => ready(f) && f.pid > this.lastPid);
+    if (i < 0) i = this.free.findIndex(ready);
+    if (i < 0) {
+      this.free.push({ pid: this.nextPid++, freedAt: -Infinity });
+      i = this.free.length - 1;
+    }
+    task.id = this.free[i]!.pid;
+    this.lastPid = task.id;
     this.free.splice(i, 1);
   }
 
-  release(task: Task): void {
-    this.free.push(task.id);
+  release(task: Task, ts: number): void {
+    // Kept in pid order, as the kernel's cyclic search sees them.
+    const at = this.free.findIndex((f) => f.pid > task.id);
+    this.free.splice(at < 0 ? this.free.length : at, 0, { pid: task.id, freedAt: ts });
   }
 
   /** The CPU a task runs on for its next record: mostly where it ran, sometimes another. */
@@ -301,7 +322,7 @@ function cniEnv(command: string, containerId: string): Record<string, string> {
 function execAction(node: Node, task: Task, parent: Task | null, path: string, env: Record<string, string>, files: Files, truth: TrueCall | null): (ts: number) => void {
   return (ts) => {
     if (parent === null) {
-      node.allocate(task);
+      node.allocate(task, ts);
       task.start = ts - node.int(20_000, 200_000);
       task.cpu = node.int(0, node.plan.cpus - 1);
       node.alive.add(`${task.id}:${task.start}`);
@@ -311,10 +332,11 @@ function execAction(node: Node, task: Task, parent: Task | null, path: string, e
       // As the parser and the assembler compute it (µs with the ns as a fraction, then the epoch: float rounding included).
       truth.id = callId(monoToEpochUs(Math.floor(ts / 1000) + (ts % 1000) / 1000), task.id);
     }
-    const lines = execLines({ ts, pid: task.id, ppid: parent?.id ?? RUNTIME_PID, start: task.start, path, argv: [path], env, stdio: [files.stdin, files.stdout, files.stderr] });
     const comm = parent === null ? 'containerd' : (parent.owner.path.split('/').pop() ?? 'plugin').slice(0, 15);
-    lines.splice(1, 0, `P ${task.id} ${comm}`);
-    const dropped = node.print(node.cpuOf(task), ts, lines, task.owner);
+    // The exec's probes run on one CPU, whose buffer takes all its lines; they name it above the pid.
+    const cpu = node.cpuOf(task);
+    const lines = execLines({ ts, pid: task.id, ppid: parent?.id ?? RUNTIME_PID, start: task.start, path, argv: [path], env, stdio: [files.stdin, files.stdout, files.stderr], parentComm: comm, cpu });
+    const dropped = node.print(cpu, ts, lines, task.owner);
     if (dropped > 0 && truth) truth.execLost = true;
   };
 }
@@ -322,7 +344,7 @@ function execAction(node: Node, task: Task, parent: Task | null, path: string, e
 /** A fork of a new process, or a clone of a thread, by `parent` (printed with its process's pid). */
 function forkAction(node: Node, parent: Task, child: Task): (ts: number) => void {
   return (ts) => {
-    node.allocate(child);
+    node.allocate(child, ts);
     if (child.leader === null) {
       child.start = ts;
       node.alive.add(`${child.id}:${child.start}`);
@@ -341,6 +363,7 @@ function ioAction(node: Node, thread: Task, kind: 'read' | 'write', fd: number, 
   return (ts) => {
     const proc = procOf(thread);
     proc.io++;
+    if (thread !== proc) proc.threadsPrinted = true;
     const cpu = node.cpuOf(thread);
     const spec = { ts, pid: proc.id, tid: thread.id, fd, file, cpu };
     node.print(cpu, ts, kind === 'read' ? readLines(spec, data) : writeLines(spec, data), thread.owner);
@@ -350,17 +373,18 @@ function ioAction(node: Node, thread: Task, kind: 'read' | 'write', fd: number, 
 function threadExitAction(node: Node, thread: Task): (ts: number) => void {
   return (ts) => {
     node.print(node.cpuOf(thread), ts, [`T ${thread.id} ${ts}`], thread.owner);
-    node.release(thread);
+    node.release(thread, ts);
   };
 }
 
 function exitAction(node: Node, proc: Task, exitCode: number): (ts: number) => void {
   return (ts) => {
-    // Two threads printing at once may bump @io once for two: the count is a lower bound.
-    const io = proc.io > 0 && node.rng() < node.plan.drain.undercountChance ? proc.io - 1 : proc.io;
+    // Two threads printing at once on two CPUs may bump @io once for two (bpftrace's ++ on a map is a lookup
+    // and an update, not atomic): the count is a lower bound. A process of one thread prints one record at a time.
+    const io = proc.threadsPrinted && node.rng() < node.plan.drain.undercountChance ? proc.io - 1 : proc.io;
     node.print(node.cpuOf(proc), ts, [exitLine({ ts, pid: proc.id, start: proc.start, code: exitCode, ioRecords: io })], proc.owner);
     node.alive.delete(`${proc.id}:${proc.start}`);
-    node.release(proc);
+    node.release(proc, ts);
   };
 }
 
@@ -372,18 +396,17 @@ function exitAction(node: Node, proc: Task, exitCode: number): (ts: number) => v
  */
 function printCanary(node: Node, ts: number): void {
   const task = newTask(null, newTruth('canary', '/usr/bin/echo', '', 0));
-  node.allocate(task);
+  node.allocate(task, ts);
   const cpu = node.int(0, node.plan.cpus - 1);
-  const lines = execLines({ ts, pid: task.id, ppid: DAEMON_PID, start: ts - 50_000, path: '/usr/bin/echo', argv: ['echo', CANARY_OUTPUT.trimEnd()], env: { PATH: '/usr/bin:/bin', CNI_COMMAND: CANARY_COMMAND } });
-  lines.splice(1, 0, `P ${task.id} node`);
+  const lines = execLines({ ts, pid: task.id, ppid: DAEMON_PID, start: ts - 50_000, path: '/usr/bin/echo', argv: ['echo', CANARY_OUTPUT.trimEnd()], env: { PATH: '/usr/bin:/bin', CNI_COMMAND: CANARY_COMMAND }, parentComm: 'node', cpu });
   node.print(cpu, ts, lines, null);
   node.print(cpu, ts + 20_000, writeLines({ ts: ts + 20_000, pid: task.id, fd: 1, file: node.file(), cpu }, CANARY_OUTPUT), null);
   node.print(cpu, ts + 40_000, [exitLine({ ts: ts + 40_000, pid: task.id, start: ts - 50_000, ioRecords: 1 })], null);
-  node.release(task);
+  node.release(task, ts + 40_000);
 }
 
 function newTask(leader: Task | null, owner: TrueCall): Task {
-  return { id: 0, leader, start: 0, io: 0, cpu: 0, owner };
+  return { id: 0, leader, start: 0, io: 0, threadsPrinted: false, cpu: 0, owner };
 }
 
 /**
@@ -569,7 +592,7 @@ export function simulate(plan: NodePlan, opts: SimOptions = {}): SimResult {
         take(flow.releaseDue(t, ms(t)));
         take(flow.tick(ms(t)));
         if (flow.heldCount > 0 && lastArrivalUs !== null && t - lastArrivalUs >= QUIET_US) {
-          take(flow.flush(ms(t)));
+          take(flow.releaseQuiet(t, ms(t)));
           take(flow.tick(ms(t)));
         }
       }
@@ -636,6 +659,8 @@ export function simulate(plan: NodePlan, opts: SimOptions = {}): SimResult {
     take(flow.releaseDue(nowUs + later, ms(nowUs + later)));
     take(flow.tick(ms(nowUs + later)));
   }
+  // As collector.ts stops: what still runs (its exit lost, the liveness sweep not done with it) ends incomplete.
+  take(flow.assembler.flushAll('the tracer stopped while the call ran'));
   const finals = new Map<string, CniCall>();
   for (const e of events) finals.set(e.call.id, e.call);
   return { truth: node.truth, finals, events, stats: node.stats };

@@ -66,6 +66,16 @@ describe('parseTracerLine: every record kind', () => {
     ],
     ['exec chunk', `B 10841 200 ${HELLO_HEX}`, { kind: 'exec-chunk', pid: 10841, off: 200, data: HELLO }],
     ['exec chunk from before the block', `B 10841 -50 ${HELLO_HEX}`, { kind: 'exec-chunk', pid: 10841, off: -50, data: HELLO }],
+    // An exec's lines carry their CPU above the pid (cpu × 2^22 + pid): CPU 3 here.
+    [
+      'exec on CPU 3',
+      'X 5000 12590413 1 4 5 6 7 10 20 /opt/cni/bin/bridge',
+      { kind: 'exec', ts: 5, pid: 7501, cpu: 3, ppid: 1, start: '4', stdioFiles: ['5', '6', '7'], argBytes: 10, blockBytes: 20, path: '/opt/cni/bin/bridge' },
+    ],
+    ['exec chunk on CPU 3', `B 12590413 -50 ${HELLO_HEX}`, { kind: 'exec-chunk', pid: 7501, cpu: 3, off: -50, data: HELLO }],
+    ['exec parent on CPU 3', 'P 12590413 containerd', { kind: 'exec-parent', pid: 7501, cpu: 3, comm: 'containerd' }],
+    ['exec path chunk on CPU 3', `N 12590413 258 58 ${HELLO_HEX}`, { kind: 'exec-path-chunk', pid: 7501, cpu: 3, len: 258, off: 58, data: HELLO }],
+    ['cwd name on CPU 3', 'C 12590413 3 ', { kind: 'exec-cwd-name', pid: 7501, cpu: 3, depth: 3, name: Buffer.alloc(0) }],
     ['fork', 'F 2171188522770 10211 10212', { kind: 'fork', ts: 2171188522.77, ppid: 10211, pid: 10212 }],
     [
       'read',

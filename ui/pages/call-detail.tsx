@@ -20,6 +20,7 @@ const LOST_WHY: Record<NonNullable<CallDetail['lostRecordsCause']> | 'unknown', 
   'payload-tracer-cut': 'the tracer taking its bytes stopped meanwhile (a mode switch or a restart)',
   'payloads-never-came': 'some of its reads or writes never reached the daemon',
   'early-overflow': 'too many of its records came ahead of its exec',
+  'out-of-order': "its plugin's exec came after its own: its place in the tree was guessed",
   unknown: 'the tracer lost records meanwhile',
 };
 
