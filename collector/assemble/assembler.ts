@@ -16,7 +16,7 @@ import { LossWindows, overlaps, type LossWindow } from './loss-windows.js';
 import { publicationOrder } from './publication.js';
 import { streamFor } from './stream-routing.js';
 import { SOCKET_SHIM_PLUGINS, shimParentFor } from './socket-shims.js';
-import { PAYLOAD_CAP_BYTES, TID_SPACE, type CaptureMode, type KernelRecord, type TracerRecord } from '../../bpf/index.js';
+import { PAYLOAD_CAP_BYTES, TID_SPACE, isKernelRecord, type CaptureMode, type KernelRecord, type TracerRecord } from '../../bpf/index.js';
 import type { CollectorEvent, LostRecordsCause, ParentProcess } from '../types.js';
 
 export { callId } from './call-state.js';
@@ -239,6 +239,11 @@ export class CallAssembler {
     this.now = nowMs;
     this.counters.records++;
     const events: CollectorEvent[] = [];
+    // What a call did to the kernel: attached to its call, decoded when it is published.
+    if (isKernelRecord(rec)) {
+      this.attachKernel(rec);
+      return this.withRepublished(events);
+    }
     switch (rec.kind) {
       case 'hello':
         this.mode = rec.mode;
@@ -339,15 +344,6 @@ export class CallAssembler {
         }
         break;
       }
-      case 'extack':
-      case 'netlink-send':
-      case 'netlink-chunk':
-      case 'netlink-ack':
-      case 'link-name':
-      case 'sysctl-open':
-      case 'sysctl-write':
-        this.attachKernel(rec);
-        break;
       case 'lost':
         // Without the time it arrived at, the loss can be anywhere: every call open now may be hit.
         this.counters.lostEvents += rec.count;

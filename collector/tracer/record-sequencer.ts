@@ -40,7 +40,7 @@
  */
 
 import { ReorderWindow } from './reorder-window.js';
-import { expectedChunks, type TracerRecord } from '../../bpf/index.js';
+import { expectedChunks, isKernelRecord, type TracerRecord } from '../../bpf/index.js';
 
 interface Group {
   readonly ts: number;
@@ -76,6 +76,8 @@ export class RecordSequencer {
   push(rec: TracerRecord, nowUs: number, src = 0): TracerRecord[] {
     if (nowUs > this.nowUs) this.nowUs = nowUs;
     this.src = src;
+    // What a call did to the kernel: ordered by time, after the exec of their process.
+    if (isKernelRecord(rec)) return this.hold(rec, null, 0);
     switch (rec.kind) {
       case 'exec':
         return this.hold(rec, this.execGroups, cpuGroupKey(src, rec.pid, rec.cpu));
@@ -90,15 +92,6 @@ export class RecordSequencer {
       case 'thread-exit':
         // Behind the thread's fork: released ahead of it, the end of a thread would leave it followed for good.
         return rec.ts === undefined ? this.single(rec) : this.hold({ ...rec, ts: rec.ts }, null, 0);
-      // What a call did to the kernel: ordered by time, after the exec of their process.
-      case 'extack':
-      case 'netlink-send':
-      case 'netlink-chunk':
-      case 'netlink-ack':
-      case 'link-name':
-      case 'sysctl-open':
-      case 'sysctl-write':
-        return this.hold(rec, null, 0);
       case 'exec-parent':
       case 'exec-path-chunk':
       case 'exec-cwd-name':
