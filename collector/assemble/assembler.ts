@@ -5,6 +5,7 @@
  * (callers pass `nowMs`), so it can be replayed from recorded tracer output.
  */
 
+import { PidIndex } from './pid-index.js';
 import { callId, copyFd, identityFromEnv, markLost, newCallState, newHelperState, pluginName, snapshotCall, type CallState, type HelperState, type Proc } from './call-state.js';
 import { ChunkedBuffer } from './chunked-buffer.js';
 import { isInCniPath } from './cni-env.js';
@@ -198,6 +199,9 @@ export class CallAssembler {
   private readonly lossWindows = new LossWindows();
   /** Calls published lately: a loss reported after their publication still marks them (published again). */
   private readonly recentlyPublished = new Map<string, { call: CallState; atMs: number }>();
+  /** recentlyPublished by plugin pid (lateChildOf), and the top-level calls, open or recently published, by their ppid (adoptEarlyCalls). */
+  private readonly publishedByPid = new PidIndex();
+  private readonly topLevelByPpid = new PidIndex();
   /** The exited processes of calls published lately, by pid: a read or write of theirs that comes late still goes in (fileLate). */
   private readonly publishedProcs = new Map<number, { proc: Proc; call: CallState; atMs: number }>();
   /**
@@ -395,6 +399,8 @@ export class CallAssembler {
     for (const [id, p] of this.recentlyPublished) {
       if (nowMs - p.atMs < LOSS_MEMORY_MS) break;
       this.recentlyPublished.delete(id);
+      this.publishedByPid.remove(p.call.base.pid, id);
+      this.topLevelByPpid.remove(p.call.base.ppid, id);
     }
     for (const [pid, p] of this.publishedProcs) {
       if (nowMs - p.atMs < LOSS_MEMORY_MS) break;
@@ -637,6 +643,7 @@ export class CallAssembler {
       proc.helper = null;
       call.pids.add(rec.pid);
       this.calls.set(call.base.id, call);
+      if (call.base.parentId === null) this.topLevelByPpid.add(call.base.ppid, call.base.id);
       const lostEarly = this.lostBeforeExec.get(rec.pid);
       if (lostEarly && this.lostBeforeExec.delete(rec.pid)) markLost(call, lostEarly.why);
       // Its argv/env chunks did not all come (lost, or still in a CPU buffer unread when the wait for them ended):
@@ -704,9 +711,20 @@ export class CallAssembler {
       }
       return true;
     };
-    for (const c of this.calls.values()) adopt(c);
-    for (const [id, p] of this.recentlyPublished) {
-      if (this.calls.has(id) || !adopt(p.call)) continue;
+    const started = this.topLevelByPpid.get(plugin.pid);
+    for (const id of started) {
+      const open = this.calls.get(id);
+      if (open && adopt(open)) this.topLevelByPpid.remove(plugin.pid, id);
+    }
+    for (const id of started) {
+      const p = this.recentlyPublished.get(id);
+      if (this.calls.has(id)) continue;
+      if (!p) {
+        this.topLevelByPpid.remove(plugin.pid, id);
+        continue;
+      }
+      if (!adopt(p.call)) continue;
+      this.topLevelByPpid.remove(plugin.pid, id);
       const l = this.lingering.get(id);
       if (l) l.changed = true;
       else this.republished.push({ type: 'call.updated', call: snapshotCall(p.call) });
@@ -748,7 +766,12 @@ export class CallAssembler {
    * helper, and the call is published again once it ends.
    */
   private lateChildOf(ppid: number, ts: number): string | null {
-    for (const [id, p] of this.recentlyPublished) {
+    for (const id of this.publishedByPid.get(ppid)) {
+      const p = this.recentlyPublished.get(id);
+      if (!p) {
+        this.publishedByPid.remove(ppid, id);
+        continue;
+      }
       const c = p.call;
       if (c.base.pid !== ppid || c.execTimes[0]! > ts || (c.exitTs !== null && ts > c.exitTs)) continue;
       const l = this.lingering.get(id);
@@ -1075,6 +1098,7 @@ export class CallAssembler {
     if (this.lossWindows.hit(call)) markLost(call, 'tracer-lost');
     if (call.lostWhy !== null) this.counters.callsMarked[call.lostWhy]++;
     this.recentlyPublished.set(id, { call, atMs: this.now });
+    this.publishedByPid.add(call.base.pid, id);
     this.recentIds.add(id);
     if (this.recentIds.size > RECENT_IDS) this.recentIds.delete(this.recentIds.values().next().value!);
     let outlivedBy = 0;
