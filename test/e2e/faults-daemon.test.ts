@@ -132,7 +132,7 @@ describe.runIf(canRun)('the daemon killed or stopped in the middle of its work',
     } finally {
       await second.stop();
     }
-  });
+  }, 150_000); // two daemon starts, a burst and a read-back of every call: minutes on a loaded 2-core machine
 
   it('on SIGTERM stops accepting, stores what it has, and closes the database and the tracer in its 5 s budget', async () => {
     const db = path.join(scratch, 'term', 'cnirec.db');
