@@ -3,7 +3,8 @@
  * config, and what the operator is told. A run that deleted data early
  * because of the size limit is a warning (the history is shorter than the
  * maximum age promised); a plain age run is info, or nothing when it
- * deleted nothing.
+ * deleted nothing. STATUS calls past the newest their network keeps go
+ * every run while a network stays NotReady: debug, not a line every 10 s.
  */
 
 import type { Database } from 'better-sqlite3';
@@ -33,7 +34,9 @@ function report(run: RetentionRun, maxDbBytes: number, log: Logger): void {
     log.error({ ...fields, maxDbBytes }, 'the database is over its size limit and only calls in flight and live cache state are left; raise --retention-max-db-size');
   } else if (run.bySize) {
     log.warn({ ...fields, maxDbBytes }, 'retention deleted data before its maximum age to keep the database under --retention-max-db-size');
-  } else if (deleted > 0) {
+  } else if (deleted - run.statusCapped.calls - run.statusCapped.helpers > 0) {
     log.info(fields, 'retention deleted data older than --retention-max-age');
+  } else if (run.statusCapped.calls > 0) {
+    log.debug(fields, 'retention deleted STATUS calls past the newest their network keeps');
   }
 }

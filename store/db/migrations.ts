@@ -290,6 +290,18 @@ export const MIGRATIONS: readonly Migration[] = [
       db.exec('ALTER TABLE calls ADD COLUMN lost_records_cause TEXT');
     },
   },
+  {
+    version: 15,
+    name: 'retention deletes STATUS heartbeats before pod calls, and keeps a network\'s newest and the timeline\'s',
+    up(db) {
+      // Top-level STATUS calls per network, oldest first: the per-network cap counts and walks them
+      // without reading the pod calls around them (retention-prune.ts). command and parent_id, constant
+      // here, make it covering: SQLite does not count a partial index's WHERE columns as in it.
+      db.exec("CREATE INDEX calls_status_by_network ON calls (network, started_at_us, id, command, parent_id) WHERE command = 'STATUS' AND parent_id IS NULL");
+      // Whether a readiness transition links to a call, so retention keeps the timeline's calls longest.
+      db.exec('CREATE INDEX cni_readiness_transitions_by_call ON cni_readiness_transitions (call_id) WHERE call_id IS NOT NULL');
+    },
+  },
 ];
 
 export function latestVersion(migrations: readonly Migration[] = MIGRATIONS): number {

@@ -39,6 +39,8 @@ export const CALLS_PLANNER_HINTS: Readonly<Record<string, string>> = {
   calls_running: '10 1 1',
   // Calls whose network is known (most, once stdin or a conf names it); a node has a handful of networks.
   calls_by_network: `${N / 2} ${N / 6} 1 1`,
+  // Top-level STATUS calls kept whole (failing, slow, a change): a few thousand per network at most (the retention cap).
+  calls_status_by_network: `${N / 100} ${N / 300} 1 1 1 1`,
 };
 
 /**

@@ -1,7 +1,8 @@
 /**
  * The decisions retention takes, apart from the timers and transactions that
  * carry them out (retention.ts): when a run is due, how much the size limit
- * counts and how far it deletes, what a size-limited run does next, how
+ * counts and how far it deletes, what a size-limited run does next (STATUS
+ * heartbeats before pod calls), how many STATUS calls a network keeps, how
  * long a run yields after each step, and how the WAL is bounded. Pure: the
  * sizes and times are arguments.
  */
@@ -31,11 +32,34 @@ export const overHighWater = (counted: number, maxDbBytes: number): boolean => m
 /** Where a size-limited run stops deleting. */
 export const sizeTarget = (maxDbBytes: number): number => Math.floor(maxDbBytes * LOW_WATER_MARK);
 
-/** What a size-limited run does next: the oldest calls while there are any, then closed history, until under the target. */
-export function nextSizeStep(counted: number, targetBytes: number, callsLeft: boolean): 'done' | 'calls' | 'history' {
+/**
+ * The passes over the calls a size-limited run makes, in order, each oldest
+ * first. STATUS heartbeats go before any pod call: a network that stays
+ * NotReady keeps ~17,000 failing STATUS calls a day per plugin, and they must
+ * never push a pod's ADD or DEL out while one of them is left. Among them,
+ * the calls the readiness timeline names (a transition's call) go last.
+ */
+export const SIZE_CALL_PASSES = ['status', 'status-in-timeline', 'calls'] as const;
+export type SizeCallPass = (typeof SIZE_CALL_PASSES)[number];
+export type SizeStep = 'done' | SizeCallPass | 'history';
+
+/**
+ * What a size-limited run does next, until under the target: the first
+ * pass over the calls that still has something to delete, then closed history.
+ */
+export function nextSizeStep(counted: number, targetBytes: number, passesDone: ReadonlySet<SizeCallPass>): SizeStep {
   if (counted <= targetBytes) return 'done';
-  return callsLeft ? 'calls' : 'history';
+  return SIZE_CALL_PASSES.find((p) => !passesDone.has(p)) ?? 'history';
 }
+
+/**
+ * STATUS calls kept per network (the newest, plus any a readiness
+ * transition names), whatever the size: every run deletes the older ones.
+ * A long outage's failing answers are mostly the same answer again, and the
+ * ones that matter are kept anyway: where it started (its transition) and
+ * the latest. 1,000 is over an hour of one plugin's answers every 5 s.
+ */
+export const STATUS_CALLS_PER_NETWORK = 1_000;
 
 /**
  * Whether a timer tick starts a run: the interval has passed since the last

@@ -1,10 +1,12 @@
 /**
  * Keeps the database within a maximum age and a maximum size, continuously:
- * a run every few seconds deletes what is too old, then, while the database
- * is over its size limit, the oldest calls (see retention-prune.ts), then
- * hands the freed pages back to the disk (retention-vacuum.ts). Every step
- * is a short transaction and the run yields to the event loop between them,
- * so ingest, the API and the tail keep going while it works.
+ * a run every few seconds deletes what is too old and each network's STATUS
+ * calls past the newest it keeps, then, while the database is over its size
+ * limit, the oldest STATUS calls and only then the oldest calls of any kind
+ * (see retention-policy.ts, retention-prune.ts), then hands the freed pages
+ * back to the disk (retention-vacuum.ts). Every step is a short transaction
+ * and the run yields to the event loop between them, so ingest, the API and
+ * the tail keep going while it works.
  *
  * Deleting because of size means losing history earlier than the operator
  * asked for: each such run is recorded as a tracer event (`retention-size`)
@@ -24,7 +26,18 @@ import {
   type CallPosition,
   type RetentionCounts,
 } from './retention-prune.js';
-import { checkEveryMs, countedBytes, nextSizeStep, overHighWater, runDue, sizeTarget, walBounds, yieldAfterStepMs } from './retention-policy.js';
+import {
+  STATUS_CALLS_PER_NETWORK,
+  checkEveryMs,
+  countedBytes,
+  nextSizeStep,
+  overHighWater,
+  runDue,
+  sizeTarget,
+  walBounds,
+  yieldAfterStepMs,
+  type SizeCallPass,
+} from './retention-policy.js';
 import { createVacuumer } from './retention-vacuum.js';
 import { createTracerEventLog } from '../tracer-events/index.js';
 
@@ -48,6 +61,8 @@ export interface RetentionOptions extends RetentionLimits {
   readonly batchBudgetMs?: number;
   /** Free pages one incremental_vacuum step gives back. */
   readonly vacuumStepPages?: number;
+  /** STATUS calls each network keeps, the newest (those a readiness transition names are kept too); 0: no cap. */
+  readonly statusCallsPerNetwork?: number;
   /** Wall clock in ms, for the age cutoff (tests move it). */
   readonly now?: () => number;
   readonly onRun?: (run: RetentionRun) => void;
@@ -58,6 +73,8 @@ export interface RetentionRun {
   readonly startedAt: string;
   readonly durationMs: number;
   readonly deleted: RetentionCounts;
+  /** Of `deleted`: STATUS calls (with their delegates) past the newest their network keeps, and their helpers. */
+  readonly statusCapped: Pick<RetentionCounts, 'calls' | 'helpers'>;
   /** The size limit made this run delete data younger than the age limit. */
   readonly bySize: boolean;
   /** Still over the size limit with nothing left it may delete (calls in flight, live cache state). */
@@ -109,6 +126,7 @@ export function createRetentionWorker(db: Database, opts: RetentionOptions): Ret
   const batchRows = opts.batchRows ?? DEFAULT_BATCH_ROWS;
   const batchBudgetMs = opts.batchBudgetMs ?? DEFAULT_BATCH_BUDGET_MS;
   const vacuumStepPages = opts.vacuumStepPages ?? DEFAULT_VACUUM_STEP_PAGES;
+  const statusCallsPerNetwork = opts.statusCallsPerNetwork ?? STATUS_CALLS_PER_NETWORK;
   const now = opts.now ?? Date.now;
   const enabled = opts.maxAgeMs > 0 || opts.maxDbBytes > 0;
 
@@ -157,9 +175,30 @@ export function createRetentionWorker(db: Database, opts: RetentionOptions): Ret
   };
   type Run = ReturnType<typeof createRun>;
 
-  /** One short transaction deleting the oldest call trees that started before the cutoff. */
-  const callBatch = (run: Run, cutoffUs: number, position: CallPosition | null) =>
-    run.step(() => timing.time('retention', () => pruner.deleteCallTrees(cutoffUs, position, { maxRows: batchRows, budgetMs: batchBudgetMs })));
+  const limits = { maxRows: batchRows, budgetMs: batchBudgetMs };
+
+  /** One short transaction deleting the oldest call trees (of the pass: all, or STATUS ones) that started before the cutoff. */
+  const callBatch = (run: Run, cutoffUs: number, position: CallPosition | null, pass: SizeCallPass = 'calls') =>
+    run.step(() => timing.time('retention', () => pruner.deleteCallTrees(cutoffUs, position, limits, pass)));
+
+  /** Each network keeps its newest STATUS calls, and those its readiness timeline names; the older ones go, whatever the size. */
+  const capStatusCalls = async (run: Run): Promise<Pick<RetentionCounts, 'calls' | 'helpers'>> => {
+    const capped = { calls: 0, helpers: 0 };
+    if (statusCallsPerNetwork <= 0) return capped;
+    const overflowing = await run.step(() => pruner.statusOverflow(statusCallsPerNetwork));
+    for (const { network, through } of overflowing) {
+      let position: CallPosition | null = null;
+      while (!stopped) {
+        const batch = await run.step(() => timing.time('retention', () => pruner.deleteStatusTreesThrough(network, through, position, limits)));
+        addCounts(run.deleted, { calls: batch.calls, helpers: batch.helpers });
+        capped.calls += batch.calls;
+        capped.helpers += batch.helpers;
+        position = batch.position;
+        if (batch.exhausted) break;
+      }
+    }
+    return capped;
+  };
 
   /** Deletes every call tree older than the cutoff, batch by batch. */
   const deleteCalls = async (run: Run, cutoffUs: number): Promise<void> => {
@@ -210,19 +249,25 @@ export function createRetentionWorker(db: Database, opts: RetentionOptions): Ret
     return meter.measure();
   };
 
-  /** Over the limit: deletes the oldest calls, then closed history, until what the limit counts is under its target (retention-policy.ts). */
+  /**
+   * Over the limit: deletes the oldest STATUS calls, then the oldest calls of any kind, then closed history,
+   * until what the limit counts is under its target (retention-policy.ts).
+   */
   const runSizeLimit = async (run: Run): Promise<{ bySize: boolean; overLimit: boolean }> => {
     const counted = () => countedBytes(meter.measure(), walBudgetBytes);
     if (!overHighWater(counted(), opts.maxDbBytes)) return { bySize: false, overLimit: false };
     const target = sizeTarget(opts.maxDbBytes);
+    const passesDone = new Set<SizeCallPass>();
+    let pass: SizeCallPass | null = null;
     let position: CallPosition | null = null;
-    let callsLeft = true;
-    for (let step = nextSizeStep(counted(), target, callsLeft); step !== 'done' && !stopped; step = nextSizeStep(counted(), target, callsLeft)) {
-      if (step === 'calls') {
-        const batch = await callBatch(run, NO_CUTOFF, position);
+    for (let step = nextSizeStep(counted(), target, passesDone); step !== 'done' && !stopped; step = nextSizeStep(counted(), target, passesDone)) {
+      if (step !== 'history') {
+        // Each pass walks the calls from the oldest again.
+        if (step !== pass) [pass, position] = [step, null];
+        const batch = await callBatch(run, NO_CUTOFF, position, step);
         addCounts(run.deleted, { calls: batch.calls, helpers: batch.helpers });
         position = batch.position;
-        callsLeft = !batch.exhausted;
+        if (batch.exhausted) passesDone.add(step);
         // History older than every call kept goes too: it explains nothing that is still there.
         const horizonUs = pruner.oldestCallStartUs();
         if (horizonUs !== null) await deleteHistory(run, Math.floor(horizonUs / 1000), true);
@@ -245,6 +290,7 @@ export function createRetentionWorker(db: Database, opts: RetentionOptions): Ret
       await deleteCalls(run, cutoffMs * 1000);
       await deleteHistory(run, cutoffMs, false);
     }
+    const statusCapped = await capStatusCalls(run);
     const { bySize, overLimit } = opts.maxDbBytes > 0 ? await runSizeLimit(run) : { bySize: false, overLimit: false };
     // Whatever the deletes freed goes back to the disk; then the WAL is reset when nobody reads it.
     await vacuum(run);
@@ -254,6 +300,7 @@ export function createRetentionWorker(db: Database, opts: RetentionOptions): Ret
       startedAt: isoFromMs(startedMs),
       durationMs: performance.now() - t0,
       deleted: run.deleted,
+      statusCapped,
       bySize,
       overLimit,
       sizeBeforeBytes: sizeBefore,

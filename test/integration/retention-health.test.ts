@@ -11,7 +11,8 @@ import { registerHealth } from '../../api/routes/health.js';
 import { registerMetrics } from '../../api/routes/metrics.js';
 import { createRetentionWiring } from '../../daemon/retention-wiring.js';
 import { createCallStore, openDatabase, writeTimingFor, type CallStore, type Database, type RetentionWorker } from '../../store/index.js';
-import { syntheticTree } from '../support/synthetic-calls.js';
+import { STATUS_CALLS_PER_NETWORK } from '../../store/retention/retention-policy.js';
+import { syntheticStatusTree, syntheticTree } from '../support/synthetic-calls.js';
 import { TRACER_STATUS } from './api-harness.js';
 import { COLLECTOR_STATS, STORE_STATUS } from './harness.js';
 
@@ -90,6 +91,14 @@ describe('retention on /healthz and /metrics', () => {
     // Data dropped before its maximum age: a warning in the log and a tracer event.
     expect(logged.some((l) => l.level === 40 && /before its maximum age/.test(l.msg))).toBe(true);
     expect(store.listTracerEvents(5).map((e) => e.kind)).toContain('retention-size');
+  });
+
+  it('does not say data older than the maximum age went when only STATUS calls past their network\'s newest did', async () => {
+    const now = Date.now();
+    store.writeEvents(Array.from({ length: STATUS_CALLS_PER_NETWORK + 3 }, (_, i) => syntheticStatusTree(now * 1000 - 1e6 + i, 'podnet', { payloadBytes: 10 }).events).flat());
+    const run = await worker.runOnce();
+    expect(run?.statusCapped.calls).toBe(6);
+    expect(logged.filter((l) => l.level >= 30 && /retention/.test(l.msg))).toEqual([]);
   });
 
   it('counts ingest writes in the write histogram', async () => {

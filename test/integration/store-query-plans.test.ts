@@ -12,6 +12,7 @@ import { CALL_LOOP_SQL } from '../../store/findings/call-loops.js';
 import { listCallsQuery } from '../../store/calls/call-reader.js';
 import { CALLS_PLANNER_HINTS } from '../../store/db/planner-hints.js';
 import { POD_GRAPH_SQL } from '../../store/calls/pod-calls.js';
+import { RETENTION_CALL_SQL } from '../../store/retention/retention-prune.js';
 import { openDatabase, type Database } from '../../store/db/open-database.js';
 import type { CallFilter } from '../../store/calls/types.js';
 
@@ -110,6 +111,26 @@ describe('DEL/ADD loop findings', () => {
     ['lastAddFailure', ['web', 'nginx', 'u', 'eth0'], ONE_POD],
   ])('%s uses its index', (name, params, expected) => {
     expect(plan(CALL_LOOP_SQL[name], params)).toMatch(expected);
+  });
+});
+
+describe('retention', () => {
+  const ASKS_TIMELINE = new Set<keyof typeof RETENTION_CALL_SQL>(['statusRoots', 'timelineStatusRoots', 'statusThrough']);
+  it.each<[keyof typeof RETENTION_CALL_SQL, unknown[], string]>([
+    ['roots', [1, 0, '', 10], 'SEARCH c USING INDEX calls_by_started ((started_at_us,id)>(?,?) AND started_at_us<?)'],
+    // The size limit's STATUS passes walk only STATUS calls, and ask the timeline by index.
+    ['statusRoots', [1, 0, '', 10], 'SEARCH c USING INDEX calls_by_command (command=? AND (started_at_us,id)>(?,?) AND started_at_us<?)'],
+    ['timelineStatusRoots', [1, 0, '', 10], 'SEARCH c USING INDEX calls_by_command (command=? AND (started_at_us,id)>(?,?) AND started_at_us<?)'],
+    // The per-network cap reads only the small index of top-level STATUS calls.
+    ['firstStatusNetwork', [], 'SEARCH calls USING COVERING INDEX calls_status_by_network (network>?)'],
+    ['nextStatusNetwork', ['a'], 'SEARCH calls USING COVERING INDEX calls_status_by_network (network>?)'],
+    ['statusOverflow', [null, 5], 'SEARCH calls USING COVERING INDEX calls_status_by_network (network=?)'],
+    ['statusThrough', ['n', 1, 'a', 0, '', 10], 'SEARCH c USING COVERING INDEX calls_status_by_network (network=? AND (started_at_us,id)>(?,?) AND (started_at_us,id)<(?,?))'],
+  ])('%s uses its index', (name, params, expected) => {
+    const p = plan(RETENTION_CALL_SQL[name], params);
+    expect(p).toContain(expected);
+    expect(p).not.toContain('TEMP B-TREE');
+    if (ASKS_TIMELINE.has(name)) expect(p).toContain('USING COVERING INDEX cni_readiness_transitions_by_call (call_id=?)');
   });
 });
 

@@ -76,3 +76,25 @@ export function syntheticTree(startedAtUs: number, opts: { payloadBytes?: number
   const type = (c: CniCall) => (c.status === 'running' ? 'call.started' : 'call.finished');
   return { root, child, events: [root, child].map((call) => ({ type: type(call), call }) as CollectorEvent) };
 }
+
+/**
+ * A STATUS heartbeat kept whole (a failing answer, say) as the store gets it: a bridge STATUS and the
+ * host-local STATUS it delegated to, both of `network` (null: not known), no pod.
+ */
+export function syntheticStatusTree(startedAtUs: number, network: string | null, opts: { payloadBytes?: number } = {}): { root: CniCall; child: CniCall; events: CollectorEvent[] } {
+  const status = (c: CniCall): CniCall => ({
+    ...c,
+    command: 'STATUS',
+    env: { CNI_COMMAND: 'STATUS' },
+    containerId: null,
+    netns: null,
+    ifname: null,
+    cniArgs: null,
+    pod: null,
+    network,
+    outcome: { exitCode: 1, signal: null, coreDumped: false },
+  });
+  const root = status(syntheticCall({ startedAtUs, payloadBytes: opts.payloadBytes, helpers: 0 }));
+  const child = status(syntheticCall({ startedAtUs: startedAtUs + 100, plugin: 'host-local', parentId: root.id, payloadBytes: opts.payloadBytes, helpers: 0 }));
+  return { root, child, events: [root, child].map((call) => ({ type: 'call.finished', call }) as CollectorEvent) };
+}

@@ -1,7 +1,7 @@
 // Retention's decisions without timers or a database: when a run is due, how far the size limit deletes, what a
-// size-limited run does next, how long it yields, and how the WAL is bounded.
+// size-limited run does next (STATUS heartbeats before pod calls), how long it yields, and how the WAL is bounded.
 import { describe, expect, it } from 'vitest';
-import { checkEveryMs, countedBytes, nextSizeStep, overHighWater, runDue, sizeTarget, walBounds, yieldAfterStepMs } from '../../store/retention/retention-policy.js';
+import { SIZE_CALL_PASSES, checkEveryMs, countedBytes, nextSizeStep, overHighWater, runDue, sizeTarget, walBounds, yieldAfterStepMs, type SizeCallPass } from '../../store/retention/retention-policy.js';
 
 const MiB = 1024 * 1024;
 
@@ -22,12 +22,14 @@ describe('retention decisions', () => {
     expect(sizeTarget(100 * MiB)).toBe(Math.floor(85 * MiB));
   });
 
-  it.each<[string, number, boolean, ReturnType<typeof nextSizeStep>]>([
-    ['stops at the target', 85, true, 'done'],
-    ['deletes the oldest calls first', 86, true, 'calls'],
-    ['then closed history, once no call may go', 86, false, 'history'],
-  ])('in a size-limited run, %s', (_name, counted, callsLeft, step) => {
-    expect(nextSizeStep(counted, 85, callsLeft)).toBe(step);
+  it.each<[string, number, SizeCallPass[], ReturnType<typeof nextSizeStep>]>([
+    ['stops at the target', 85, [], 'done'],
+    ['deletes STATUS heartbeats first, never a pod call while one may go', 86, [], 'status'],
+    ['then the STATUS calls the readiness timeline names', 86, ['status'], 'status-in-timeline'],
+    ['then the oldest calls of any kind', 86, ['status', 'status-in-timeline'], 'calls'],
+    ['then closed history, once no call may go', 86, [...SIZE_CALL_PASSES], 'history'],
+  ])('in a size-limited run, %s', (_name, counted, done, step) => {
+    expect(nextSizeStep(counted, 85, new Set(done))).toBe(step);
   });
 
   it('starts a run when the interval has passed, else only when the size limit cannot wait, and asks the size only then', () => {
