@@ -73,7 +73,7 @@ const cpuOf = (cpu: number): { cpu?: number } => (cpu > 0 ? { cpu } : {});
 const execCpu = fc.nat({ max: 4095 });
 
 const exec = fc
-  .record({ ts: nsText, pid, cpu: execCpu, ppid: pid, traced: fc.boolean(), start: inodeText, io: fc.tuple(inodeText, inodeText, inodeText), arg: smallUint, block: smallUint, path: word })
+  .record({ ts: nsText, pid, cpu: execCpu, ppid: pid, traced: fc.constantFrom('', '+', '-'), start: inodeText, io: fc.tuple(inodeText, inodeText, inodeText), arg: smallUint, block: smallUint, path: word })
   .map(
     (r): ValidLine => ({
       model: {
@@ -82,7 +82,7 @@ const exec = fc
         fields: [
           f(r.ts, 'big'),
           f(onCpu(r), 'uint'),
-          f(r.traced ? `${r.ppid}+` : r.ppid, 'uint'),
+          f(`${r.ppid}${r.traced}`, 'uint'),
           f(r.start, 'big'),
           f(r.io[0], 'big'),
           f(r.io[1], 'big'),
@@ -92,7 +92,7 @@ const exec = fc
           f(r.path, 'rest'),
         ],
       },
-      expect: { kind: 'exec', ts: micros(r.ts), pid: r.pid, ppid: r.ppid, ...(r.traced ? { parentTraced: true } : {}), start: r.start, stdioFiles: r.io, argBytes: r.arg, blockBytes: r.block, path: r.path, ...cpuOf(r.cpu) },
+      expect: { kind: 'exec', ts: micros(r.ts), pid: r.pid, ppid: r.ppid, ...(r.traced === '+' ? { parentTraced: true } : {}), start: r.start, stdioFiles: r.io, argBytes: r.arg, blockBytes: r.block, path: r.path, ...cpuOf(r.cpu) },
     }),
   );
 
