@@ -6,7 +6,7 @@
  * | kind | fields                                                              | meaning |
  * |------|---------------------------------------------------------------------|---------|
  * | H    | version mode ts                                                     | tracer up (BEGIN) |
- * | X    | ts cpu×2^22+pid ppid start in_file out_file err_file arg_bytes block_bytes path… | traced exec; path is the rest of the line |
+ * | X    | ts cpu×2^22+pid ppid[+-] start in_file out_file err_file arg_bytes block_bytes path… | traced exec; `+`: its parent is traced too (`-`: not; neither: a tracer before the mark); path is the rest of the line |
  * | P    | cpu×2^22+pid comm…                                                  | the exec's parent's name (rest of the line) |
  * | B    | cpu×2^22+pid off hex                                                | 200 bytes of the exec's argv+env block from off (off may be < 0) |
  * | F    | ts ppid child                                                       | fork/clone by a traced process (child may be a thread) |
@@ -102,6 +102,12 @@ export type TracerRecord =
       ts: MonoMicros;
       pid: number;
       ppid: number;
+      /**
+       * The parent is traced too (a delegate or a helper of a traced process), so this
+       * exec is not a call of its own even when its parent's exec record never came.
+       * Absent: false, or a tracer before the mark.
+       */
+      parentTraced?: boolean;
       start: string;
       /** The open files of fds 0, 1, 2 at exec (struct file; inodes in older output). */
       stdioFiles: readonly [string, string, string];
@@ -375,11 +381,14 @@ function parseFields(kind: string, line: string): TracerRecord {
       const path = f[9];
       if (path === undefined || path.length === 0) throw new FieldError('field-count');
       const packed = uint(f[1]);
+      const mark = f[2]!.at(-1);
+      const parentTraced = mark === '+';
       const exec: ExecLineRecord = {
         kind: 'exec',
         ts: micros(f[0]!),
         pid: packed % TID_SPACE,
-        ppid: uint(f[2]),
+        ppid: uint(mark === '+' || mark === '-' ? f[2]!.slice(0, -1) : f[2]),
+        ...(parentTraced ? { parentTraced } : {}),
         start: inode(f[3]),
         stdioFiles: [inode(f[4]), inode(f[5]), inode(f[6])],
         argBytes: uint(f[7]),

@@ -104,7 +104,8 @@ interface ExecImage {
 interface EarlyRecords {
   since: number;
   ios: IoInFlight[];
-  forks: number[];
+  /** With their times: a fork replayed after its child exec'd and exited must still be told from a new process. */
+  forks: Array<{ pid: number; ts: number | undefined }>;
   exit: Extract<TracerRecord, { kind: 'exit' }> | null;
 }
 
@@ -592,13 +593,17 @@ export class CallAssembler {
     // Ancestry comes from the fork records: a child whose parent exited is re-parented (to init or a
     // subreaper) by the time it execs, but it still works for the call its parent worked for.
     const parent = existing ?? this.procAt(rec.ppid, rec.ts);
-    if (mayWait && parent === undefined && this.early.has(rec.ppid)) {
-      // Its parent is traced (records of it came, waiting for its exec: a fork naming this process, say) and its
-      // exec is still in a CPU buffer read later: without it this exec would be taken for a call of its own.
+    if (mayWait && parent === undefined && (rec.parentTraced === true || this.early.has(rec.ppid))) {
+      // Its parent is traced (the tracer says so, or records of it came, waiting for its exec: a fork naming this
+      // process, say) and its exec is still in a CPU buffer read later: without it this exec would be taken for a
+      // call of its own.
       this.awaitParent(pending);
       return;
     }
     const parentCallId = parent?.callId ?? this.lateChildOf(rec.ppid, rec.ts);
+    // The tracer said its parent is traced, yet no record of the parent came in all that wait: the parent's exec
+    // was lost (a full buffer). A call is made of it, marked: its parent call and what it shared with it are unknown.
+    const parentLost = rec.parentTraced === true && parent === undefined && parentCallId === null;
     const startedAtUs = this.opts.monoToEpochUs(rec.ts);
     const { filename, cut: pathCut } = pending.path.filename(rec.path);
     // A relative path (`./host-local`, a relative CNI_PATH entry) made absolute: where it lies decides whether it is a call.
@@ -648,7 +653,7 @@ export class CallAssembler {
       if (lostEarly && this.lostBeforeExec.delete(rec.pid)) markLost(call, lostEarly.why);
       // Its argv/env chunks did not all come (lost, or still in a CPU buffer unread when the wait for them ended):
       // what it says of itself (container, command) may be wrong.
-      if (!pending.block.complete()) markLost(call, 'tracer-lost');
+      if (!pending.block.complete() || parentLost) markLost(call, 'tracer-lost');
       if (SOCKET_SHIM_PLUGINS.has(call.base.plugin)) this.shimCalls.set(call.base.id, call);
       this.counters.callsStarted++;
       events.push({ type: 'call.started', call: snapshotCall(call) });
@@ -849,7 +854,7 @@ export class CallAssembler {
     const early = this.early.get(pid);
     if (!early) return;
     this.early.delete(pid);
-    for (const child of early.forks) this.onFork(pid, child);
+    for (const child of early.forks) this.onFork(pid, child.pid, child.ts);
     for (const io of early.ios) {
       if (execTs === null || io.ts >= execTs) this.fileIo(io);
       else this.counters.orphanChunks++;
@@ -860,7 +865,7 @@ export class CallAssembler {
   private onFork(ppid: number, pid: number, ts?: number): void {
     const parent = this.procAt(ppid, ts);
     if (!parent) {
-      this.earlyFor(ppid).forks.push(pid);
+      this.earlyFor(ppid).forks.push({ pid, ts });
       return;
     }
     const existing = this.procs.get(pid);

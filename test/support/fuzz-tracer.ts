@@ -73,7 +73,7 @@ const cpuOf = (cpu: number): { cpu?: number } => (cpu > 0 ? { cpu } : {});
 const execCpu = fc.nat({ max: 4095 });
 
 const exec = fc
-  .record({ ts: nsText, pid, cpu: execCpu, ppid: pid, start: inodeText, io: fc.tuple(inodeText, inodeText, inodeText), arg: smallUint, block: smallUint, path: word })
+  .record({ ts: nsText, pid, cpu: execCpu, ppid: pid, traced: fc.constantFrom('', '+', '-'), start: inodeText, io: fc.tuple(inodeText, inodeText, inodeText), arg: smallUint, block: smallUint, path: word })
   .map(
     (r): ValidLine => ({
       model: {
@@ -82,7 +82,7 @@ const exec = fc
         fields: [
           f(r.ts, 'big'),
           f(onCpu(r), 'uint'),
-          f(r.ppid, 'uint'),
+          f(`${r.ppid}${r.traced}`, 'uint'),
           f(r.start, 'big'),
           f(r.io[0], 'big'),
           f(r.io[1], 'big'),
@@ -92,7 +92,7 @@ const exec = fc
           f(r.path, 'rest'),
         ],
       },
-      expect: { kind: 'exec', ts: micros(r.ts), pid: r.pid, ppid: r.ppid, start: r.start, stdioFiles: r.io, argBytes: r.arg, blockBytes: r.block, path: r.path, ...cpuOf(r.cpu) },
+      expect: { kind: 'exec', ts: micros(r.ts), pid: r.pid, ppid: r.ppid, ...(r.traced === '+' ? { parentTraced: true } : {}), start: r.start, stdioFiles: r.io, argBytes: r.arg, blockBytes: r.block, path: r.path, ...cpuOf(r.cpu) },
     }),
   );
 
@@ -266,7 +266,7 @@ export function formatRecord(rec: TracerRecord): string {
     case 'hello':
       return `H ${rec.version} ${rec.mode} ${ns(rec.ts)}`;
     case 'exec':
-      return `X ${ns(rec.ts)} ${pidOnCpu(rec)} ${rec.ppid} ${rec.start} ${rec.stdioFiles.join(' ')} ${rec.argBytes} ${rec.blockBytes} ${rec.path}`;
+      return `X ${ns(rec.ts)} ${pidOnCpu(rec)} ${rec.ppid}${rec.parentTraced === true ? '+' : ''} ${rec.start} ${rec.stdioFiles.join(' ')} ${rec.argBytes} ${rec.blockBytes} ${rec.path}`;
     case 'exec-parent':
       return `P ${pidOnCpu(rec)} ${rec.comm}`;
     case 'exec-chunk':

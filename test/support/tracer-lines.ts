@@ -31,6 +31,8 @@ export interface ExecSpec {
   ts: number;
   pid: number;
   ppid: number;
+  /** The parent is traced too (the tracer's `+` after the ppid, `-` when not): a delegate's or a helper's exec. Left out: no mark, as a tracer before it. */
+  parentTraced?: boolean;
   /** Process start time (ns); names the process across pid reuse. */
   start: number;
   path: string;
@@ -69,7 +71,7 @@ export function execLines(spec: ExecSpec): string[] {
   const path = Buffer.from(spec.path);
   const headerPath = path.subarray(0, EXEC_HEADER_PATH_BYTES).toString('utf8');
   const id = onCpu(spec.pid, spec.cpu);
-  const lines = [`X ${spec.ts} ${id} ${spec.ppid} ${spec.start} ${i} ${o} ${e} ${argBytes} ${block.length} ${headerPath}`];
+  const lines = [`X ${spec.ts} ${id} ${spec.ppid}${spec.parentTraced === undefined ? '' : spec.parentTraced ? '+' : '-'} ${spec.start} ${i} ${o} ${e} ${argBytes} ${block.length} ${headerPath}`];
   if (path.length >= EXEC_HEADER_PATH_BYTES) {
     for (let off = 0; off < path.length; off += CHUNK_BYTES) {
       const start = off + CHUNK_BYTES > path.length ? path.length - CHUNK_BYTES : off;

@@ -335,7 +335,7 @@ function execAction(node: Node, task: Task, parent: Task | null, path: string, e
     const comm = parent === null ? 'containerd' : (parent.owner.path.split('/').pop() ?? 'plugin').slice(0, 15);
     // The exec's probes run on one CPU, whose buffer takes all its lines; they name it above the pid.
     const cpu = node.cpuOf(task);
-    const lines = execLines({ ts, pid: task.id, ppid: parent?.id ?? RUNTIME_PID, start: task.start, path, argv: [path], env, stdio: [files.stdin, files.stdout, files.stderr], parentComm: comm, cpu });
+    const lines = execLines({ ts, pid: task.id, ppid: parent?.id ?? RUNTIME_PID, parentTraced: parent !== null, start: task.start, path, argv: [path], env, stdio: [files.stdin, files.stdout, files.stderr], parentComm: comm, cpu });
     const dropped = node.print(cpu, ts, lines, task.owner);
     if (dropped > 0 && truth) truth.execLost = true;
   };

@@ -290,3 +290,68 @@ describe('a pid that was a thread whose end was lost, reused by a delegate', () 
     expect(hostLocal[0]!.parentId).toBe(ptp!.id);
   });
 });
+
+describe('a delegate or helper whose plugin’s exec was lost (a full buffer)', () => {
+  // Found by the busy-node simulation: the plugin's X line was dropped with the rest of a full CPU buffer, and
+  // its delegate (or the `ip` it ran) came in as a process with no parent known: it was published as a call of
+  // its own, unmarked. The tracer marks the parent's pid (`+`) when the parent is traced: such an exec waits
+  // for its parent, and when none comes it is still published, marked: its parent call is unknown.
+  const D_STDIO = [601, 602, 603] as const;
+  const lostPlugin = (path: string) => [
+    ...execLines({ ts: 13 * ms, pid: 101, ppid: 100, parentTraced: true, start: 12 * ms, path, env: CNI_ENV, stdio: D_STDIO }),
+    ...readLines({ ts: 14 * ms, pid: 101, file: D_STDIO[0] }, '{"type":"host-local"}'),
+    exitLine({ ts: 16 * ms, pid: 101, start: 12 * ms, ioRecords: 1 }),
+  ];
+
+  it.each([
+    ['a delegate', `${CNI_PATH}/host-local`],
+    ['a helper', '/usr/sbin/ip'],
+  ])('%s is published marked tracer-lost, with what it did', (_, path) => {
+    const r = replay(lostPlugin(path), { end: 'flushAll' });
+    expect(r.finished).toHaveLength(1);
+    expect(r.finished[0]).toMatchObject({ path, parentId: null, lostRecords: true, lostRecordsCause: 'tracer-lost' });
+  });
+
+  it('is no call of its own when its plugin’s exec comes late instead (another CPU’s buffer)', () => {
+    const plugin = execLines({ ts: 10 * ms, pid: 100, ppid: 1, start: 9 * ms, path: `${CNI_PATH}/bridge`, env: CNI_ENV, stdio: STDIO });
+    const r = replay([...lostPlugin(`${CNI_PATH}/host-local`), ...plugin, exitLine({ ts: 17 * ms, pid: 100, start: 9 * ms })]);
+    const bridge = r.finished.find((c) => c.plugin === 'bridge');
+    const delegate = r.finished.find((c) => c.plugin === 'host-local');
+    expect(delegate).toMatchObject({ parentId: bridge!.id, lostRecords: false });
+    expect(delegate!.stdin.bytes.toString()).toBe('{"type":"host-local"}');
+  });
+
+  it('an untraced parent (the runtime) makes a call without waiting', () => {
+    const r = replay([
+      ...execLines({ ts: 10 * ms, pid: 100, ppid: 1, start: 9 * ms, path: `${CNI_PATH}/bridge`, env: CNI_ENV, stdio: STDIO }),
+      exitLine({ ts: 11 * ms, pid: 100, start: 9 * ms }),
+    ], { end: 'none' });
+    r.tick(r.nowMs + 1_000);
+    expect(r.finished).toMatchObject([{ plugin: 'bridge', lostRecords: false }]);
+  });
+});
+
+describe('a fork record replayed after its child exec’d and exited', () => {
+  // Found by the busy-node simulation: the plugin's fork of its delegate came while the plugin was unknown
+  // (its exec in a CPU buffer read late) and was kept without its time. When the plugin's exec came, the
+  // delegate (waiting for it) went on and exited first, then the kept fork was replayed: undated, it was
+  // taken for a new process under the delegate's pid, and a late read of the delegate's worker thread went
+  // to that phantom: the delegate was published finished, unmarked, with part of its stdin.
+  const D_STDIO = [601, 602, 603] as const;
+  const lines = [
+    forkLine(12 * ms, 100, 101),
+    ...execLines({ ts: 13 * ms, pid: 101, ppid: 100, parentTraced: true, start: 12 * ms, path: `${CNI_PATH}/host-local`, env: CNI_ENV, stdio: D_STDIO }),
+    forkLine(13.5 * ms, 101, 102),
+    ...readLines({ ts: 14 * ms, pid: 101, file: D_STDIO[0] }, '{"type":'),
+    exitLine({ ts: 16 * ms, pid: 101, start: 12 * ms, ioRecords: 1 }),
+    ...execLines({ ts: 10 * ms, pid: 100, ppid: 1, start: 9 * ms, path: `${CNI_PATH}/bridge`, env: CNI_ENV, stdio: STDIO }),
+    ...readLines({ ts: 15 * ms, pid: 101, tid: 102, file: D_STDIO[0] }, '"host-local"}'),
+    exitLine({ ts: 17 * ms, pid: 100, start: 9 * ms }),
+  ];
+
+  it('is the child’s own fork, dated: the late read goes to the delegate', () => {
+    const r = replay(lines);
+    const delegate = r.events.filter((e) => e.call.plugin === 'host-local').at(-1)!.call;
+    expect(delegate.stdin.bytes.toString()).toBe('{"type":"host-local"}');
+  });
+});
