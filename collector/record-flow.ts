@@ -26,17 +26,39 @@ import { RecordMerger } from './tracer/record-merger.js';
 import { RecordSequencer } from './tracer/record-sequencer.js';
 import { REORDER_WINDOW, ReorderWindow, type ReorderWindowOptions } from './tracer/reorder-window.js';
 import type { CaptureMode, TracerRecord } from '../bpf/index.js';
-import type { CollectorEvent } from './types.js';
+import type { CollectorEvent, LostRecordsCause } from './types.js';
 
 /** A loss is taken to have happened at most this long (kernel µs) before its notice arrived… */
 const LOSS_LOOKBACK_MIN_US = 2_000_000;
 /** …or this many times the largest recent arrival lag, when the tracer lags further behind. */
 const LOSS_LOOKBACK_LAG_FACTOR = 3;
 
+/** A call still running (its exit not seen): what the liveness sweep checks against /proc. */
+export interface RunningCall {
+  readonly id: string;
+  readonly pid: number;
+  readonly start: string;
+  /** When it started, µs since the epoch. */
+  readonly startedAtUs: number;
+}
+
+/** What the calls assembled so far add up to (the collector's stats). */
+export interface CallStats {
+  readonly openCalls: number;
+  /** When the oldest call still running (started, no exit seen) started, µs since the epoch; null when none is. */
+  readonly oldestRunningStartUs: number | null;
+  readonly callsStarted: number;
+  readonly callsFinished: number;
+  readonly records: number;
+  readonly orphanChunks: number;
+  /** Calls published marked lostRecords, by why (the first cause each). */
+  readonly callsMarked: Readonly<Record<LostRecordsCause, number>>;
+}
+
 export class RecordFlow {
-  readonly assembler: CallAssembler;
-  readonly merger: RecordMerger;
-  readonly sequencer: RecordSequencer;
+  private readonly assembler: CallAssembler;
+  private readonly merger: RecordMerger;
+  private readonly sequencer: RecordSequencer;
   /** Kernel time (µs) of the newest record handed to the assembler: how far the call state is up to date. */
   releasedTs = 0;
   private readonly merged: TracerRecord[] = [];
@@ -115,6 +137,61 @@ export class RecordFlow {
     this.cut.length = 0;
     this.pushMerged(released);
     return this.take();
+  }
+
+  /**
+   * Calls that start from kernel time `fromTs` on take their payloads from tracer `src` (null: none does,
+   * they are recorded as `mode` calls without payloads); calls already running keep the tracer they had.
+   */
+  setPayloadSource(src: number | null, mode: CaptureMode, fromTs: number): void {
+    this.merger.setPayloadSource(src, mode, fromTs);
+  }
+
+  /** The plugin process `pid` (started at `start`) is gone without its exit record: its call ends incomplete. */
+  processGone(pid: number, start: string, reason: string): readonly CollectorEvent[] {
+    this.emit(this.assembler.processGone(pid, start, reason));
+    return this.take();
+  }
+
+  /** Ends every open call (no tracer is left to end them): those still running are published incomplete. */
+  endAllCalls(reason: string): readonly CollectorEvent[] {
+    this.emit(this.assembler.flushAll(reason));
+    return this.take();
+  }
+
+  runningCalls(): readonly RunningCall[] {
+    return this.assembler.runningCalls();
+  }
+
+  /** Every live process the calls are followed through: a starting tracer counts them as traced. */
+  livePids(): readonly number[] {
+    return this.assembler.livePids();
+  }
+
+  /** Whether a call that started before `epochUs` is not published yet (its bytes may still come from its tracer). */
+  hasOpenCallStartedBefore(epochUs: number): boolean {
+    return this.assembler.hasOpenCallStartedBefore(epochUs);
+  }
+
+  /** The reorder window (µs) at kernel time `monoUs`, and the largest recent arrival lag it follows. */
+  reorderState(monoUs: number): { windowUs: number; maxLagUs: number } {
+    const window = this.sequencer.window;
+    return { windowUs: window.windowUs(monoUs), maxLagUs: window.maxLagUs(monoUs) };
+  }
+
+  stats(): CallStats {
+    const c = this.assembler.counters;
+    let oldestRunningStartUs: number | null = null;
+    for (const call of this.assembler.runningCalls()) if (oldestRunningStartUs === null || call.startedAtUs < oldestRunningStartUs) oldestRunningStartUs = call.startedAtUs;
+    return {
+      openCalls: this.assembler.openCallCount,
+      oldestRunningStartUs,
+      callsStarted: c.callsStarted,
+      callsFinished: c.callsFinished,
+      records: c.records,
+      orphanChunks: c.orphanChunks,
+      callsMarked: { ...c.callsMarked },
+    };
   }
 
   /** When (kernel µs) the oldest held record is due by the clock; null when none waits for it. */

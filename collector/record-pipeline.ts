@@ -4,7 +4,7 @@
  * nothing older can still come, and hands what completes to `emit`.
  */
 
-import { RecordFlow } from './record-flow.js';
+import { RecordFlow, type CallStats, type RunningCall } from './record-flow.js';
 import type { AssemblerOptions } from './assemble/assembler.js';
 import type { CaptureMode, TracerRecord } from '../bpf/index.js';
 import type { CollectorEvent } from './types.js';
@@ -32,14 +32,6 @@ export class RecordPipeline {
     this.flow = new RecordFlow(assemblerOptions, initial);
   }
 
-  get assembler() {
-    return this.flow.assembler;
-  }
-
-  get merger() {
-    return this.flow.merger;
-  }
-
   /** Kernel time (µs) of the newest record handed to the assembler. */
   get releasedTs(): number {
     return this.flow.releasedTs;
@@ -58,8 +50,44 @@ export class RecordPipeline {
 
   /** The reorder window (µs) and the largest recent arrival lag it follows. */
   reorderState(nowUs = monotonicNowUs()): { windowUs: number; maxLagUs: number } {
-    const window = this.flow.sequencer.window;
-    return { windowUs: window.windowUs(nowUs), maxLagUs: window.maxLagUs(nowUs) };
+    return this.flow.reorderState(nowUs);
+  }
+
+  /** Calls that start from now on take their payloads from tracer `src`; null: none does (recorded as `mode` calls). */
+  setPayloadSource(src: number | null, mode: CaptureMode): void {
+    this.flow.setPayloadSource(src, mode, monotonicNowUs());
+  }
+
+  /** The plugin process `pid` (started at `start`) is gone without its exit record: its call is published incomplete. */
+  processGone(pid: number, start: string, reason: string): void {
+    this.out(this.flow.processGone(pid, start, reason));
+  }
+
+  /**
+   * No tracer is left to end the calls in flight: everything held goes on, then every call still open is
+   * published (incomplete when still running). Returns the events of the calls it ended.
+   */
+  endAllCalls(reason: string): readonly CollectorEvent[] {
+    this.flush();
+    const ended = this.flow.endAllCalls(reason);
+    this.out(ended);
+    return ended;
+  }
+
+  runningCalls(): readonly RunningCall[] {
+    return this.flow.runningCalls();
+  }
+
+  livePids(): readonly number[] {
+    return this.flow.livePids();
+  }
+
+  hasOpenCallStartedBefore(epochUs: number): boolean {
+    return this.flow.hasOpenCallStartedBefore(epochUs);
+  }
+
+  stats(): CallStats {
+    return this.flow.stats();
   }
 
   /**

@@ -216,7 +216,7 @@ export type CollectorEvent =
   | { readonly type: 'call.finished'; readonly call: CniCall }
   | { readonly type: 'call.updated'; readonly call: CniCall };
 
-/** The port through which store and live tail receive calls (see collector.ts). */
+/** The port through which store and live tail receive calls (see publisher.ts). */
 export interface CallListener {
   onEvents(events: readonly CollectorEvent[]): void;
 }

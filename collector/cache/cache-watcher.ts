@@ -23,9 +23,6 @@ import type { CacheEntry, CacheEvent, CacheListener } from './cache-types.js';
 import { createDirScanner } from './dir-scan.js';
 import { createDirWatches } from './dir-watches.js';
 
-export const DEFAULT_RESULT_DIRS = ['/var/lib/cni/results', '/var/lib/cni/multus/results'] as const;
-export const DEFAULT_IPAM_DIRS = ['/var/lib/cni/networks'] as const;
-
 export interface CacheWatcherOptions {
   /** libcni result cache directories (`<cacheDir>/results`, multus's). */
   readonly resultDirs: readonly string[];

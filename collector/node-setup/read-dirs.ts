@@ -7,7 +7,7 @@
 
 import { lstatSync, readdirSync, readlinkSync, statSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
-import { readBounded } from '../cache/read-bounded.js';
+import { readBounded } from '../cache/index.js';
 import type { BinDirListing, BinEntry } from './bin-dirs.js';
 import type { ConfDirListing } from './check-view.js';
 import type { ConfDirFile } from './conf-selection.js';

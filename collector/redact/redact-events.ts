@@ -5,7 +5,7 @@
  * libcni's cache entries. What holds no secret passes as the same object.
  */
 
-import type { CacheEntry } from '../cache/cache-types.js';
+import type { CacheEntry } from '../cache/index.js';
 import type { CapturedStream, CniCall, CollectorEvent, HelperProcess, KernelChange } from '../types.js';
 import { helperChange } from '../changes/index.js';
 import { redactArgv, redactCniArgs } from './redact-argv.js';

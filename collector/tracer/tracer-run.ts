@@ -62,7 +62,6 @@ export class TracerRun {
   malformedLines = 0;
   /** Records bpftrace said it lost. */
   lostEvents = 0;
-  lastRecordAt: number | null = null;
   readonly startedAt = Date.now();
   private tracer: RunningTracer | null = null;
   private isReady = false;
@@ -201,7 +200,6 @@ export class TracerRun {
 
   private onLine(line: Buffer): void {
     const parsed = parseTracerBytes(line);
-    this.lastRecordAt = Date.now();
     if (!parsed.ok) {
       this.malformedLines++;
       const e = parsed.error;

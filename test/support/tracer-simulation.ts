@@ -36,6 +36,7 @@ import { parseTracerBytes } from '../../bpf/tracer-protocol.js';
 import { CANARY_COMMAND, CANARY_OUTPUT } from '../../collector/assemble/assembler.js';
 import { callId } from '../../collector/assemble/call-state.js';
 import { RecordFlow } from '../../collector/record-flow.js';
+import { LivenessSweep } from '../../collector/liveness-sweep.js';
 import { REORDER_WINDOW, type ReorderWindowOptions } from '../../collector/tracer/reorder-window.js';
 import type { CniCall, CollectorEvent } from '../../collector/types.js';
 import { monoToEpochUs } from './replay.js';
@@ -139,7 +140,7 @@ const RUNTIME_PID = 900;
 const DAEMON_PID = 901;
 const PUBLISH_EVERY_US = 25_000;
 const QUIET_US = 40_000;
-/** The daemon's liveness sweep (collector.ts): running calls whose process is gone. */
+/** The daemon's liveness sweep (collector/liveness.ts): running calls whose process is gone. */
 const LIVENESS_EVERY_US = 5_000_000;
 const LIVENESS_MIN_AGE_US = 2_000_000;
 /** How long past the last action the daemon's liveness sweep may take to end calls whose exit was lost. */
@@ -544,27 +545,12 @@ export function simulate(plan: NodePlan, opts: SimOptions = {}): SimResult {
     lastArrivalUs = arrivalUs;
   };
   let nextLivenessUs = nowUs + LIVENESS_EVERY_US;
-  const goneSince = new Map<string, number>();
-  /** collector.ts's checkLiveness: a call whose process is gone ends once the stream has passed that moment. */
+  // The daemon's sweep (collector/liveness.ts), with no margin past the moment a process was found gone.
+  const sweep = new LivenessSweep({ minAgeUs: LIVENESS_MIN_AGE_US, gonePastUs: 0 });
+  /** collector/liveness.ts: a call whose process is gone ends once the stream has passed that moment. */
   const liveness = (t: number) => {
-    let waiting = false;
-    const open = new Set<string>();
-    for (const call of flow.assembler.runningCalls()) {
-      const key = `${call.pid}:${call.start}`;
-      open.add(key);
-      if (monoToEpochUs(t) - call.startedAtUs < LIVENESS_MIN_AGE_US || node.alive.has(key)) continue;
-      const since = goneSince.get(key);
-      if (since === undefined) {
-        goneSince.set(key, t);
-        waiting = true;
-      } else if (flow.releasedTs > since) {
-        goneSince.delete(key);
-        take(flow.assembler.processGone(call.pid, call.start, 'the plugin process is gone but its exit was not recorded'));
-      } else {
-        waiting = true;
-      }
-    }
-    for (const key of goneSince.keys()) if (!open.has(key)) goneSince.delete(key);
+    const { gone, waiting } = sweep.sweep(flow.runningCalls(), { epochUs: monoToEpochUs(t), monoUs: t, releasedTs: flow.releasedTs }, (pid, start) => node.alive.has(`${pid}:${start}`));
+    for (const call of gone) take(flow.processGone(call.pid, call.start, 'the plugin process is gone but its exit was not recorded'));
     if (waiting) printCanary(node, t * 1000);
   };
   const armClock = (atUs: number) => {
@@ -607,7 +593,7 @@ export function simulate(plan: NodePlan, opts: SimOptions = {}): SimResult {
   for (;;) {
     const idle = !pendingLines();
     // Done when nothing is left to print, read or hold, and no call waits for the liveness sweep (or for too long).
-    if (idle && a >= actions.length && flow.heldCount === 0 && (flow.assembler.runningCalls().length === 0 || nowUs > lastActionUs + WIND_DOWN_US)) break;
+    if (idle && a >= actions.length && flow.heldCount === 0 && (flow.runningCalls().length === 0 || nowUs > lastActionUs + WIND_DOWN_US)) break;
     // Nothing printed and unread: on to the next thing that happens.
     const nextActionUs = a < actions.length ? Math.ceil(actions[a]!.ts / 1000) : Infinity;
     nowUs = idle ? Math.max(nowUs + 1, Math.min(nextActionUs, nextTimerUs())) : nowUs + node.int(50, 1_500);
@@ -660,7 +646,7 @@ export function simulate(plan: NodePlan, opts: SimOptions = {}): SimResult {
     take(flow.tick(ms(nowUs + later)));
   }
   // As collector.ts stops: what still runs (its exit lost, the liveness sweep not done with it) ends incomplete.
-  take(flow.assembler.flushAll('the tracer stopped while the call ran'));
+  take(flow.endAllCalls('the tracer stopped while the call ran'));
   const finals = new Map<string, CniCall>();
   for (const e of events) finals.set(e.call.id, e.call);
   return { truth: node.truth, finals, events, stats: node.stats };

@@ -40,6 +40,7 @@ describe('the layer rule', () => {
     ['cli/probe.ts', '../daemon/run.js', 'through daemon/index.ts'],
     ['store/calls/probe.ts', '../cache/cache-reader.js', 'through store/cache/index.ts'],
     ['collector/probe.ts', '../lib/topic.js', 'through lib/index.ts'],
+    ['collector/redact/probe.ts', '../cache/cache-types.js', 'through collector/cache/index.ts'],
   ])('refuses an import past a folder index: %s importing %s', async (file, specifier, said) => {
     const messages = await restrictedImports(file, specifier);
     expect(messages).toHaveLength(1);
@@ -51,6 +52,7 @@ describe('the layer rule', () => {
     ['store/calls/probe.ts', '../cache/index.js'],
     ['store/calls/probe.ts', './call-reader.js'],
     ['collector/assemble/probe.ts', '../tracer/canary.js'],
+    ['collector/redact/probe.ts', '../cache/index.js'],
     ['cli/probe.ts', '../daemon/index.js'],
     ['collector/cache/probe.ts', '../../lib/index.js'],
     ['test/unit/probe.test.ts', '../../store/calls/call-reader.js'],

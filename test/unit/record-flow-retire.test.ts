@@ -39,7 +39,7 @@ describe('a retired tracer and the calls it still supplied', () => {
     const flow = new RecordFlow({ monoToEpochUs: (us) => us }, { src: OLD, mode: 'full' });
     const events: CollectorEvent[] = [];
     plugin(flow, events);
-    flow.merger.setPayloadSource(NEW, 'full', 1002_000);
+    flow.setPayloadSource(NEW, 'full', 1002_000);
     events.push(...flow.flush(0));
     events.push(...flow.sourceGone(OLD, false, 0));
     feed(flow, NEW, [exitLine({ ts: 1200 * MS, pid: 10, start, ioRecords: 2 })], events);
@@ -54,7 +54,7 @@ describe('a retired tracer and the calls it still supplied', () => {
     const flow = new RecordFlow({ monoToEpochUs: (us) => us }, { src: OLD, mode: 'full' });
     const events: CollectorEvent[] = [];
     plugin(flow, events);
-    flow.merger.setPayloadSource(NEW, 'full', 1002_000);
+    flow.setPayloadSource(NEW, 'full', 1002_000);
     feed(flow, NEW, [exitLine({ ts: 1003 * MS, pid: 10, start, ioRecords: 0 })], events);
     events.push(...flow.flush(0), ...flow.tick(0));
     expect(finished(events)).toHaveLength(0);
@@ -70,7 +70,7 @@ describe('a retired tracer and the calls it still supplied', () => {
     plugin(flow, events);
     feed(flow, OLD, [exitLine({ ts: 1003 * MS, pid: 10, start, ioRecords: 1 })], events);
     events.push(...flow.flush(0), ...flow.tick(0));
-    flow.merger.setPayloadSource(NEW, 'full', 1004_000);
+    flow.setPayloadSource(NEW, 'full', 1004_000);
     events.push(...flow.sourceGone(OLD, false, 0), ...flow.tick(0));
     expect(finished(events).map((c) => [c.lostRecords, c.lostRecordsCause])).toEqual([[false, null]]);
     expect(events.filter((e) => e.type === 'call.updated')).toEqual([]);
