@@ -19,6 +19,16 @@ export interface LivenessSweepOptions {
   readonly gonePastUs: number;
 }
 
+/**
+ * The daemon's settings (the busy-node simulation runs the same): calls
+ * younger than 2 s are not checked against /proc, an exit of theirs most
+ * likely still on its way; and the records handed on must have passed the
+ * moment a plugin was found gone by 5 s before its exit is taken to be lost:
+ * one CPU's buffer can be read seconds after another's under load, and its
+ * exit with it (a busy node had calls marked incomplete whose exit came late).
+ */
+export const DAEMON_SWEEP: LivenessSweepOptions = { minAgeUs: 2_000_000, gonePastUs: 5_000_000 };
+
 export interface SweepMoment {
   /** Now, µs since the epoch (calls' start times are on this clock). */
   readonly epochUs: number;

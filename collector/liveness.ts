@@ -6,19 +6,10 @@
 
 import { isProcessAlive } from './tracer/proc-info.js';
 import { runCanary } from './tracer/canary.js';
-import { LivenessSweep } from './liveness-sweep.js';
+import { DAEMON_SWEEP, LivenessSweep } from './liveness-sweep.js';
 import { monotonicNowUs } from './record-pipeline.js';
 import type { RunningCall } from './record-flow.js';
 
-/** Calls younger than this are not checked against /proc: an exit of theirs is most likely still on its way. */
-const MIN_AGE_US = 2_000_000;
-/**
- * How far (kernel µs) the records handed on must have passed the moment a
- * plugin was found gone from /proc before its exit is taken to be lost: one
- * CPU's buffer can be read seconds after another's under load, and its exit
- * with it (a busy node had calls marked incomplete whose exit came late).
- */
-const GONE_PAST_US = 5_000_000;
 const GONE_REASON = 'the plugin process is gone but its exit was not recorded';
 
 /** What the sweep needs of the record pipeline. */
@@ -31,7 +22,7 @@ export interface LivenessCalls {
 
 /** Returns the sweep, to run every few seconds. */
 export function createLiveness(calls: LivenessCalls): () => void {
-  const rule = new LivenessSweep({ minAgeUs: MIN_AGE_US, gonePastUs: GONE_PAST_US });
+  const rule = new LivenessSweep(DAEMON_SWEEP);
   return () => {
     const { gone, waiting } = rule.sweep(calls.runningCalls(), { epochUs: Date.now() * 1000, monoUs: monotonicNowUs(), releasedTs: calls.releasedTs }, isProcessAlive);
     for (const call of gone) calls.processGone(call.pid, call.start, GONE_REASON);

@@ -669,6 +669,9 @@ export class CallAssembler {
       // A descendant of a call published and let go long ago: still no call of its own, nothing to add to.
       proc.callId = parentCallId;
     }
+    // Its exit came first (its exec through a CPU buffer read later), applied to the fork entry: it ends what it
+    // became now. Without this, a delegate exited long ago stayed running until the liveness sweep gave up on it.
+    this.endWithProcess(proc, this.now);
     // Its children whose exec came first: those that waited for it, and delegates taken for calls of their own.
     this.resumeChildren(rec.pid, events);
     if (proc.role === 'plugin') this.adoptEarlyCalls(proc, rec.ts);
@@ -912,21 +915,8 @@ export class CallAssembler {
     proc.start = rec.start;
     proc.exited = true;
     proc.exitTs = rec.ts;
-    const endedAtUs = this.opts.monoToEpochUs(rec.ts);
-    const outcome = decodeWaitStatus(rec.exitCode, rec.groupExitCode, rec.signalFlags);
-    if (proc.role === 'helper' && proc.helper) {
-      proc.helper.endedAtUs = endedAtUs;
-      proc.helper.outcome = outcome;
-    }
-    if (proc.role === 'plugin' && proc.callId) {
-      const call = this.calls.get(proc.callId);
-      if (call && call.base.pid === rec.pid && call.endedAtUs === null) {
-        call.endedAtUs = endedAtUs;
-        call.exitTs = rec.ts;
-        call.outcome = outcome;
-        call.finalizeDueMs = nowMs + this.graceMs;
-      }
-    }
+    proc.outcome = decodeWaitStatus(rec.exitCode, rec.groupExitCode, rec.signalFlags);
+    this.endWithProcess(proc, nowMs);
     // A helper or fork that outlived its call's publication: nothing will ever clear it but this.
     if (proc.callId === null || !this.calls.has(proc.callId)) {
       this.procs.delete(rec.pid);
@@ -936,6 +926,25 @@ export class CallAssembler {
         // A helper's row ends with it (no "running" helper left behind in a published call).
         if (proc.role === 'helper') this.touchLingering(proc.callId);
         this.descendantEnded(proc.callId);
+      }
+    }
+  }
+
+  /** An exited process's exit ends its helper's row, or its call when it is the call's plugin process. */
+  private endWithProcess(proc: Proc, nowMs: number): void {
+    if (!proc.exited || proc.exitTs === undefined || proc.outcome === undefined) return;
+    const endedAtUs = this.opts.monoToEpochUs(proc.exitTs);
+    if (proc.role === 'helper' && proc.helper) {
+      proc.helper.endedAtUs = endedAtUs;
+      proc.helper.outcome = proc.outcome;
+    }
+    if (proc.role === 'plugin' && proc.callId) {
+      const call = this.calls.get(proc.callId);
+      if (call && call.base.pid === proc.pid && call.endedAtUs === null) {
+        call.endedAtUs = endedAtUs;
+        call.exitTs = proc.exitTs;
+        call.outcome = proc.outcome;
+        call.finalizeDueMs = nowMs + this.graceMs;
       }
     }
   }

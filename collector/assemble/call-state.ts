@@ -40,6 +40,8 @@ export interface Proc {
   forkTs?: number;
   /** When it exited (kernel µs): a fork of this pid dated before is its own fork record, come late. */
   exitTs?: number;
+  /** How it ended (its wait status, decoded), kept for an exec whose record comes after the exit's. */
+  outcome?: ProcessOutcome;
 }
 
 export interface HelperState {

@@ -36,7 +36,7 @@ import { parseTracerBytes } from '../../bpf/tracer-protocol.js';
 import { CANARY_COMMAND, CANARY_OUTPUT } from '../../collector/assemble/assembler.js';
 import { callId } from '../../collector/assemble/call-state.js';
 import { RecordFlow } from '../../collector/record-flow.js';
-import { LivenessSweep } from '../../collector/liveness-sweep.js';
+import { DAEMON_SWEEP, LivenessSweep } from '../../collector/liveness-sweep.js';
 import { REORDER_WINDOW, type ReorderWindowOptions } from '../../collector/tracer/reorder-window.js';
 import type { CniCall, CollectorEvent } from '../../collector/types.js';
 import { monoToEpochUs } from './replay.js';
@@ -142,7 +142,6 @@ const PUBLISH_EVERY_US = 25_000;
 const QUIET_US = 40_000;
 /** The daemon's liveness sweep (collector/liveness.ts): running calls whose process is gone. */
 const LIVENESS_EVERY_US = 5_000_000;
-const LIVENESS_MIN_AGE_US = 2_000_000;
 /** How long past the last action the daemon's liveness sweep may take to end calls whose exit was lost. */
 const WIND_DOWN_US = 30_000_000;
 const SRC = 1;
@@ -545,9 +544,9 @@ export function simulate(plan: NodePlan, opts: SimOptions = {}): SimResult {
     lastArrivalUs = arrivalUs;
   };
   let nextLivenessUs = nowUs + LIVENESS_EVERY_US;
-  // The daemon's sweep (collector/liveness.ts), with no margin past the moment a process was found gone.
-  const sweep = new LivenessSweep({ minAgeUs: LIVENESS_MIN_AGE_US, gonePastUs: 0 });
-  /** collector/liveness.ts: a call whose process is gone ends once the stream has passed that moment. */
+  // The daemon's sweep (collector/liveness.ts), with its settings.
+  const sweep = new LivenessSweep(DAEMON_SWEEP);
+  /** collector/liveness.ts: a call whose process is gone ends once the stream is past that moment by a margin. */
   const liveness = (t: number) => {
     const { gone, waiting } = sweep.sweep(flow.runningCalls(), { epochUs: monoToEpochUs(t), monoUs: t, releasedTs: flow.releasedTs }, (pid, start) => node.alive.has(`${pid}:${start}`));
     for (const call of gone) take(flow.processGone(call.pid, call.start, 'the plugin process is gone but its exit was not recorded'));

@@ -355,3 +355,25 @@ describe('a fork record replayed after its child exec’d and exited', () => {
     expect(delegate.stdin.bytes.toString()).toBe('{"type":"host-local"}');
   });
 });
+
+describe('a delegate whose exit comes before its exec (its exec through a CPU buffer read late)', () => {
+  // Found by the busy-node simulation (lagging runs, nothing lost): the plugin's fork of the delegate came first,
+  // then the delegate's exit, then its exec. The exit ended the fork entry; the exec made a call of it that
+  // nothing ended: it stayed running until the liveness sweep gave up on it (incomplete, though whole).
+  const D_STDIO = [601, 602, 603] as const;
+  const lines = [
+    ...execLines({ ts: 10 * ms, pid: 100, ppid: 1, parentTraced: false, start: 9 * ms, path: `${CNI_PATH}/bridge`, env: CNI_ENV, stdio: STDIO }),
+    forkLine(12 * ms, 100, 101),
+    exitLine({ ts: 16 * ms, pid: 101, start: 12 * ms, code: 2, ioRecords: 1 }),
+    ...execLines({ ts: 13 * ms, pid: 101, ppid: 100, parentTraced: true, start: 12 * ms, path: `${CNI_PATH}/host-local`, env: CNI_ENV, stdio: D_STDIO }),
+    ...writeLines({ ts: 14 * ms, pid: 101, fd: 1, file: D_STDIO[1] }, '{"code":11}'),
+    exitLine({ ts: 17 * ms, pid: 100, start: 9 * ms }),
+  ];
+
+  it('ends with that exit: finished, its exit code and its bytes', () => {
+    const r = replay(lines);
+    const delegate = r.finished.find((c) => c.plugin === 'host-local');
+    expect(delegate).toMatchObject({ status: 'finished', lostRecords: false, outcome: { exitCode: 2 } });
+    expect(delegate!.stdout.bytes.toString()).toBe('{"code":11}');
+  });
+});
