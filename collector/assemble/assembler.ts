@@ -576,7 +576,7 @@ export class CallAssembler {
       this.rememberCanary(rec.pid);
       return;
     }
-    let existing = this.procs.get(rec.pid);
+    let existing = this.procs.get(rec.pid) ?? this.exitedBeforeExec(rec.pid, rec.start);
     if (existing && existing.start === null && ((existing.ppid !== rec.ppid && this.parentLives(existing)) || forkedBefore(existing, rec.start) || (existing.forkTs !== undefined && existing.forkTs > rec.ts))) {
       // A stale fork entry (a thread's clone whose end was not seen) under a pid now used by another process,
       // or one of a later task with this pid (forked after this exec: its record came first).
@@ -677,6 +677,20 @@ export class CallAssembler {
     if (proc.role === 'plugin') this.adoptEarlyCalls(proc, rec.ts);
     this.replayBeforeExec(proc, rec.ts);
     this.replayEarly(rec.pid, rec.ts, rec.start);
+  }
+
+  /**
+   * The fork entry of process `pid` if it exited, and its parent's call was
+   * published, before its exec came (its exec through a CPU buffer read
+   * later): the exec is that process's, and its exit ends what it becomes.
+   * Its reads and writes came before publication too (counted, kept for the
+   * exec): nothing more is waited for.
+   */
+  private exitedBeforeExec(pid: number, start: string): Proc | undefined {
+    const p = this.publishedProcs.get(pid);
+    if (!p || p.proc.role !== 'fork' || p.proc.start !== start || !p.proc.exited) return undefined;
+    this.publishedProcs.delete(pid);
+    return p.proc;
   }
 
   /** Holds an exec until its parent's exec (or fork) comes, up to PARENT_WAIT_MS. */
@@ -922,6 +936,9 @@ export class CallAssembler {
       this.procs.delete(rec.pid);
       this.ioTally.forget(proc);
       this.outlived.delete(rec.pid);
+      // A fork whose exec may still come (another CPU's buffer): that exec takes it up (exitedBeforeExec).
+      const published = proc.callId === null ? undefined : this.recentlyPublished.get(proc.callId);
+      if (proc.role === 'fork' && published) this.publishedProcs.set(rec.pid, { proc, call: published.call, atMs: this.now });
       if (proc.callId !== null) {
         // A helper's row ends with it (no "running" helper left behind in a published call).
         if (proc.role === 'helper') this.touchLingering(proc.callId);

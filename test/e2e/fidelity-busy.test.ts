@@ -38,7 +38,7 @@ describe.runIf(canRun)('a busy node (exec loops beside concurrent calls with big
     const h = await health(daemon.url);
     const tracerRss = h.tracer.pid === null ? null : rssBytes(h.tracer.pid);
     console.info(
-      `busy node: ${r.calls} calls in ${r.seconds.toFixed(1)} s, ${r.exact} byte-exact, ${r.marked} marked (${r.markedWhole} of them whole: ${JSON.stringify(r.reasons)}; the daemon's causes ${JSON.stringify(r.markedBy)}), ` +
+      `busy node: ${r.calls} calls in ${r.seconds.toFixed(1)} s, ${r.exact} byte-exact, ${r.marked} marked (${r.markedWhole} of them whole: ${JSON.stringify(r.reasons)}; the daemon's causes ${JSON.stringify(r.markedBy)}; delegates marked ${JSON.stringify(r.markedDelegates)}), ` +
         `${r.silent.length} silently wrong; ${r.lostRecords} records lost; RSS: main bpftrace ${mib(tracerRss)}, standby ${mib(h.tracer.standby?.rssBytes ?? null)}, daemon ${mib(rssBytes(daemon.process.pid!))}`,
     );
     if (r.markedCut.length > 0) console.info(`marked and cut: ${r.markedCut.slice(0, 10).join('; ')}`);

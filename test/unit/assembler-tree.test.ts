@@ -377,3 +377,30 @@ describe('a delegate whose exit comes before its exec (its exec through a CPU bu
     expect(delegate!.stdout.bytes.toString()).toBe('{"code":11}');
   });
 });
+
+describe('a delegate whose fork and exit come before its plugin’s publication, and its exec after', () => {
+  // Found by the busy-node simulation (lagging runs, nothing lost): the delegate's exec was in a CPU buffer read
+  // late, past its exit and past the publication of its plugin's call, which took the exited fork entry with it.
+  // The exec made a call that nothing ended: it stayed running, then ended incomplete.
+  const D_STDIO = [601, 602, 603] as const;
+  const lines = [
+    ...execLines({ ts: 10 * ms, pid: 100, ppid: 1, parentTraced: false, start: 9 * ms, path: `${CNI_PATH}/bridge`, env: CNI_ENV, stdio: STDIO }),
+    forkLine(12 * ms, 100, 101),
+    ...writeLines({ ts: 14 * ms, pid: 101, fd: 1, file: D_STDIO[1] }, '{"code":11}'),
+    exitLine({ ts: 16 * ms, pid: 101, start: 12 * ms, code: 2, ioRecords: 1 }),
+    exitLine({ ts: 17 * ms, pid: 100, start: 9 * ms }),
+  ];
+  const lateExec = execLines({ ts: 13 * ms, pid: 101, ppid: 100, parentTraced: true, start: 12 * ms, path: `${CNI_PATH}/host-local`, env: CNI_ENV, stdio: D_STDIO });
+
+  it('is the delegate of that call, ended by that exit, with its bytes', () => {
+    const r = replay(lines, { end: 'none' });
+    r.tick(r.nowMs + 2_000);
+    const bridge = r.finished.find((c) => c.plugin === 'bridge');
+    expect(bridge).toBeDefined();
+    r.feed(lateExec);
+    r.tick(r.nowMs + 2_000);
+    const delegate = r.finished.find((c) => c.plugin === 'host-local');
+    expect(delegate).toMatchObject({ status: 'finished', parentId: bridge!.id, lostRecords: false, outcome: { exitCode: 2 } });
+    expect(delegate!.stdout.bytes.toString()).toBe('{"code":11}');
+  });
+});

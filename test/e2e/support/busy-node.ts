@@ -30,6 +30,8 @@ export interface BusyNodeResult {
   readonly markedWhole: number;
   /** Why the marked ones were marked, counted. */
   readonly reasons: Record<string, number>;
+  /** The delegates (host-local) marked lostRecords, by cause: their bytes are not compared, the daemon counts them. */
+  readonly markedDelegates: Readonly<Record<string, number>>;
   /** The daemon's count of calls marked lostRecords, by cause (all calls: delegates too). */
   readonly markedBy: Readonly<Record<string, number>>;
   /** Marked calls whose bytes are not whole: what was stored of what was sent. */
@@ -98,7 +100,7 @@ export async function runBusyNode(daemon: RunningDaemon, opts: BusyNodeOptions):
       60_000,
       () => daemon.logs(),
     );
-    const result = { exact: 0, marked: 0, markedWhole: 0, reasons: {} as Record<string, number>, markedCut: [] as string[], silent: [] as string[], wrongTrees: [] as string[] };
+    const result = { exact: 0, marked: 0, markedWhole: 0, reasons: {} as Record<string, number>, markedDelegates: {} as Record<string, number>, markedCut: [] as string[], silent: [] as string[], wrongTrees: [] as string[] };
     for (const s of sent) {
       const call = await daemon.waitFor(
         `the ${s.command} of ${s.containerId}`,
@@ -118,6 +120,7 @@ export async function runBusyNode(daemon: RunningDaemon, opts: BusyNodeOptions):
       }
       // The host-local child of each call is a delegate of it, not a call of its own (nor of another call).
       const delegates = daemon.callsFor(s.containerId).filter((c) => c.parentId === call.id);
+      for (const d of delegates.filter((c) => c.lostRecords)) result.markedDelegates[d.lostRecordsCause ?? 'none'] = (result.markedDelegates[d.lostRecordsCause ?? 'none'] ?? 0) + 1;
       if (!marked(call) && (delegates.length !== 1 || delegates[0]!.plugin !== 'host-local')) {
         const all = daemon.callsFor(s.containerId).map((c) => `${c.command} ${c.plugin} id=${c.id} pid=${c.pid} ppid=${c.ppid} parent=${c.parentId} ${c.status}`);
         result.wrongTrees.push(`${s.command} ${s.containerId} (${call.id}): ${all.join('; ')}`);
