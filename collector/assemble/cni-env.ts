@@ -8,7 +8,7 @@ import type { PodRef } from '../types.js';
 
 const TRACE_CONTEXT = new Set(['TRACEPARENT', 'TRACESTATE']);
 
-export function isKeptEnvName(name: string): boolean {
+function isKeptEnvName(name: string): boolean {
   return name.startsWith('CNI_') || TRACE_CONTEXT.has(name);
 }
 

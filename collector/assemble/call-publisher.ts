@@ -1,0 +1,342 @@
+/**
+ * The calls the assembler holds, open and published lately, and their
+ * publication: a finished call goes out when publication.ts says nothing
+ * known is outstanding; one whose descendants still run lingers and is
+ * published again, once, when they end; one a loss or a late record turns
+ * out to concern after it went out is published again, marked or with the
+ * bytes. What was published is remembered a while for that.
+ */
+
+import { markLost, snapshotCall, type CallState, type Proc } from './call-state.js';
+import { LossWindows, overlaps, type LossWindow } from './loss-windows.js';
+import { PidIndex } from './pid-index.js';
+import { publicationOrder } from './publication.js';
+import { SOCKET_SHIM_PLUGINS } from './socket-shims.js';
+import { OUTLIVED_TTL_MS, type ProcessTable } from './process-table.js';
+import { EARLY_RECORDS_TTL_MS } from './early-records.js';
+import type { AssemblyContext } from './assembly-context.js';
+import type { IoTally } from './io-tally.js';
+import type { CollectorEvent, LostRecordsCause } from '../types.js';
+
+/**
+ * How long (ms) a loss is remembered, and a published call kept to be marked
+ * by one: well past the longest a record lags behind (a loss is reported
+ * when its CPU buffer is read, which is when the records around it arrive).
+ */
+const LOSS_MEMORY_MS = 60_000;
+/** Ids of published calls remembered, so an exec record seen again after its call ended is not a second call. */
+const RECENT_IDS = 4096;
+
+export class CallPublisher {
+  private readonly calls = new Map<string, CallState>();
+  /** The open calls of socket shims, apart: every new top-level call looks for its shim among them, not among all calls. */
+  private readonly shimCalls = new Map<string, CallState>();
+  /** Ids of the last calls finished, oldest first (a Set keeps insertion order). */
+  private readonly recentIds = new Set<string>();
+  /**
+   * Calls published while descendants of their plugin still ran (a daemon it
+   * started, `( sleep 3; echo late >&2 ) &`). What those do next (helpers,
+   * their exits, output after the plugin's exit) still belongs to the call,
+   * which is published again, once, when the last of them ends (or after
+   * OUTLIVED_TTL_MS). `changed`: something new to publish.
+   */
+  private readonly lingering = new Map<string, { call: CallState; since: number; changed: boolean }>();
+  /** Spans of kernel time (µs) in which a tracer lost records, remembered for a while (see recordsLost). */
+  private readonly lossWindows = new LossWindows();
+  /** Calls published lately: a loss reported after their publication still marks them (published again). */
+  private readonly recentlyPublished = new Map<string, { call: CallState; atMs: number }>();
+  /** recentlyPublished by plugin pid (lateChildOf), and the top-level calls, open or recently published, by their ppid (adoptable). */
+  private readonly publishedByPid = new PidIndex();
+  private readonly topLevelByPpid = new PidIndex();
+  /** The exited processes of calls published lately, by pid: a read or write of theirs that comes late still goes in. */
+  private readonly publishedProcs = new Map<number, { proc: Proc; call: CallState; atMs: number }>();
+  /** Processes marked lostRecords before their exec came, and when (see markLostRecords). */
+  private readonly lostBeforeExec = new Map<number, { at: number; why: LostRecordsCause }>();
+  /** Published calls changed since (by descendants, a loss, late bytes): handed on with the next events. */
+  private readonly republished: CollectorEvent[] = [];
+
+  constructor(
+    private readonly ctx: AssemblyContext,
+    private readonly procs: ProcessTable,
+    private readonly ioTally: IoTally<Proc>,
+    /** Moves what the call's processes read and wrote, still in flight, into it before it goes out. */
+    private readonly settleIo: (call: CallState) => void,
+  ) {}
+
+  get openCount(): number {
+    return this.calls.size;
+  }
+
+  openCalls(): IterableIterator<[string, CallState]> {
+    return this.calls.entries();
+  }
+
+  open(id: string): CallState | undefined {
+    return this.calls.get(id);
+  }
+
+  isOpen(id: string): boolean {
+    return this.calls.has(id);
+  }
+
+  /** The open call, or the published one whose descendants still run. */
+  callFor(id: string): CallState | undefined {
+    return this.calls.get(id) ?? this.lingering.get(id)?.call;
+  }
+
+  /** A call published lately (still to be marked by a loss, or adopted). */
+  recent(id: string): CallState | undefined {
+    return this.recentlyPublished.get(id)?.call;
+  }
+
+  /** Whether a call of this id is open or was published lately: an exec seen again is not a second call. */
+  isKnown(id: string): boolean {
+    return this.calls.has(id) || this.recentIds.has(id);
+  }
+
+  /** The exited process `pid` of a call published lately. */
+  publishedProc(pid: number): { proc: Proc; call: CallState } | undefined {
+    return this.publishedProcs.get(pid);
+  }
+
+  /**
+   * A fork entry that exited after its call was published: its exec may
+   * still come (another CPU's buffer read later), and takes it up
+   * (`takeExitedFork`).
+   */
+  keepExitedFork(proc: Proc): void {
+    const published = proc.callId === null ? undefined : this.recentlyPublished.get(proc.callId);
+    if (published) this.publishedProcs.set(proc.pid, { proc, call: published.call, atMs: this.ctx.nowMs });
+  }
+
+  /**
+   * The fork entry of process `pid` if it exited, and its parent's call was
+   * published, before its exec came (its exec through a CPU buffer read
+   * later): the exec is that process's, and its exit ends what it becomes.
+   * Its reads and writes came before publication too (counted, kept for the
+   * exec): nothing more is waited for.
+   */
+  takeExitedFork(pid: number, start: string): Proc | undefined {
+    const p = this.publishedProcs.get(pid);
+    if (!p || p.proc.role !== 'fork' || p.proc.start !== start || !p.proc.exited) return undefined;
+    this.publishedProcs.delete(pid);
+    return p.proc;
+  }
+
+  /** The top-level calls, open or published lately, that process `ppid` started. */
+  topLevelOf(ppid: number): readonly string[] {
+    return this.topLevelByPpid.get(ppid);
+  }
+
+  /** No longer a top-level call of `ppid` to look at (adopted, or gone). */
+  forgetTopLevel(ppid: number, id: string): void {
+    this.topLevelByPpid.remove(ppid, id);
+  }
+
+  shims(): IterableIterator<CallState> {
+    return this.shimCalls.values();
+  }
+
+  /** A call whose plugin's image may have changed (an exec in place): a socket shim or not. */
+  updateShim(call: CallState): void {
+    if (SOCKET_SHIM_PLUGINS.has(call.base.plugin)) this.shimCalls.set(call.base.id, call);
+    else this.shimCalls.delete(call.base.id);
+  }
+
+  /** A new call, open from now on. */
+  add(call: CallState): void {
+    this.calls.set(call.base.id, call);
+    if (call.base.parentId === null) this.topLevelByPpid.add(call.base.ppid, call.base.id);
+    if (SOCKET_SHIM_PLUGINS.has(call.base.plugin)) this.shimCalls.set(call.base.id, call);
+  }
+
+  /**
+   * Marks the call `pid` works for as having lost records (the tracer that
+   * captured its payloads died under it). A process whose exec has not come
+   * yet (another CPU's buffer) is remembered, and its call marked when it
+   * does (takeLostBeforeExec), for as long as records wait for their exec.
+   */
+  markLostRecords(pid: number, why: LostRecordsCause): void {
+    const callId = this.procs.get(pid)?.callId;
+    const call = callId ? this.calls.get(callId) : undefined;
+    if (call) markLost(call, why);
+    else this.lostBeforeExec.set(pid, { at: this.ctx.nowMs, why });
+  }
+
+  /** Why the process `pid`, whose exec came now, was marked before it did, if it was. */
+  takeLostBeforeExec(pid: number): LostRecordsCause | null {
+    const lost = this.lostBeforeExec.get(pid);
+    if (!lost) return null;
+    this.lostBeforeExec.delete(pid);
+    return lost.why;
+  }
+
+  /** A loss without a time (an older tracer's notice): every call open now may be hit. */
+  markAllOpen(why: LostRecordsCause): void {
+    for (const call of this.calls.values()) markLost(call, why);
+  }
+
+  /** A tracer lost records in `window`: every call alive in it is marked, those published lately published again. */
+  recordsLost(window: LossWindow, nowMs: number): void {
+    this.lossWindows.add(window, nowMs);
+    for (const call of this.calls.values()) if (overlaps(call, window)) markLost(call, 'tracer-lost');
+    for (const l of this.lingering.values()) if (overlaps(l.call, window) && !l.call.lostRecords) {
+      markLost(l.call, 'tracer-lost');
+      l.changed = true;
+    }
+    for (const [id, p] of this.recentlyPublished) {
+      if (p.call.lostRecords || this.lingering.has(id) || !overlaps(p.call, window)) continue;
+      markLost(p.call, 'tracer-lost');
+      this.republished.push({ type: 'call.updated', call: snapshotCall(p.call) });
+    }
+  }
+
+  /** A published call's descendants did something that changes it: it is published again when they are done. */
+  touch(id: string): void {
+    const l = this.lingering.get(id);
+    if (l) l.changed = true;
+  }
+
+  /** A published call changed: published again now, or when its descendants are done if they still run. */
+  republish(call: CallState): void {
+    const l = this.lingering.get(call.base.id);
+    if (l) l.changed = true;
+    else this.republished.push({ type: 'call.updated', call: snapshotCall(call) });
+  }
+
+  /** A descendant of a published call ended: when it was the last, the call is published once more if it changed. */
+  descendantEnded(id: string): void {
+    const l = this.lingering.get(id);
+    if (l && !this.procs.hasLiveDescendant(id, l.call)) this.release(id);
+  }
+
+  /**
+   * The published call whose plugin process `ppid` was, running at `ts`:
+   * its child's exec came after it was published (a CPU buffer drained later
+   * than the reorder window allowed for). The child is still its delegate or
+   * helper, and the call is published again once it ends.
+   */
+  lateChildOf(ppid: number, ts: number): string | null {
+    for (const id of this.publishedByPid.get(ppid)) {
+      const p = this.recentlyPublished.get(id);
+      if (!p) {
+        this.publishedByPid.remove(ppid, id);
+        continue;
+      }
+      const c = p.call;
+      if (c.base.pid !== ppid || c.execTimes[0]! > ts || (c.exitTs !== null && ts > c.exitTs)) continue;
+      const l = this.lingering.get(id);
+      if (l) l.changed = true;
+      else this.lingering.set(id, { call: c, since: this.ctx.nowMs, changed: true });
+      return id;
+    }
+    return null;
+  }
+
+  /** A process whose pid was reused before its exit came: its call, if it was the plugin, ends incomplete. */
+  retire(proc: Proc, reason: string, events: CollectorEvent[]): void {
+    this.procs.delete(proc.pid);
+    if (proc.role !== 'plugin' || !proc.callId) return;
+    const call = this.calls.get(proc.callId);
+    if (call && call.base.pid === proc.pid && call.endedAtUs === null) {
+      call.incompleteReason = reason;
+      events.push(this.finalize(proc.callId, call));
+    }
+  }
+
+  /** Publishes the finished calls nothing known is outstanding for, in publication.ts's order. */
+  publishDue(nowMs: number, events: CollectorEvent[]): void {
+    const waits = { missingIo: (c: CallState) => this.missingIo(c), hasLiveDescendant: (id: string, c: CallState) => this.procs.hasLiveDescendant(id, c) };
+    for (const id of publicationOrder(this.calls, nowMs, waits)) events.push(this.finalize(id, this.calls.get(id)!));
+  }
+
+  /** The daemon found the plugin process gone without its exit record: its call ends. */
+  processGone(pid: number, start: string, reason: string): CollectorEvent[] {
+    for (const [id, call] of this.calls) {
+      if (call.base.pid === pid && call.start === start && call.endedAtUs === null) {
+        call.incompleteReason = reason;
+        return [this.finalize(id, call)];
+      }
+    }
+    return [];
+  }
+
+  /** Ends every open call (those still running incomplete) and lets every lingering one go. */
+  flushAll(reason: string, events: CollectorEvent[]): void {
+    for (const [id, call] of this.calls) {
+      if (call.endedAtUs === null) call.incompleteReason = reason;
+      events.push(this.finalize(id, call));
+    }
+    for (const id of [...this.lingering.keys()]) this.release(id);
+  }
+
+  /** Lets lingering calls go after OUTLIVED_TTL_MS, and forgets losses and publications past LOSS_MEMORY_MS. */
+  sweep(nowMs: number): void {
+    for (const [id, l] of this.lingering) if (nowMs - l.since >= OUTLIVED_TTL_MS) this.release(id);
+    this.lossWindows.forget(nowMs, LOSS_MEMORY_MS);
+    for (const [id, p] of this.recentlyPublished) {
+      if (nowMs - p.atMs < LOSS_MEMORY_MS) break;
+      this.recentlyPublished.delete(id);
+      this.publishedByPid.remove(p.call.base.pid, id);
+      this.topLevelByPpid.remove(p.call.base.ppid, id);
+    }
+    for (const [pid, p] of this.publishedProcs) {
+      if (nowMs - p.atMs < LOSS_MEMORY_MS) break;
+      this.publishedProcs.delete(pid);
+    }
+    for (const [pid, { at }] of this.lostBeforeExec) if (nowMs - at >= EARLY_RECORDS_TTL_MS) this.lostBeforeExec.delete(pid);
+  }
+
+  /** Adds the published calls changed since to `events`. */
+  takeRepublished(events: CollectorEvent[]): CollectorEvent[] {
+    if (this.republished.length === 0) return events;
+    events.push(...this.republished);
+    this.republished.length = 0;
+    return events;
+  }
+
+  /** Whether a process of the call exited with payload records announced that have not all come. */
+  private missingIo(call: CallState): boolean {
+    for (const proc of this.ioTally.waiting()) if (proc.callId === call.base.id) return true;
+    return false;
+  }
+
+  private release(id: string): void {
+    const l = this.lingering.get(id);
+    if (!l) return;
+    this.lingering.delete(id);
+    if (l.changed) this.republished.push({ type: 'call.updated', call: snapshotCall(l.call) });
+  }
+
+  private finalize(id: string, call: CallState): CollectorEvent {
+    const now = this.ctx.nowMs;
+    this.settleIo(call);
+    this.calls.delete(id);
+    this.shimCalls.delete(id);
+    if (this.lossWindows.hit(call)) markLost(call, 'tracer-lost');
+    if (call.lostWhy !== null) this.ctx.counters.callsMarked[call.lostWhy]++;
+    this.recentlyPublished.set(id, { call, atMs: now });
+    this.publishedByPid.add(call.base.pid, id);
+    this.recentIds.add(id);
+    if (this.recentIds.size > RECENT_IDS) this.recentIds.delete(this.recentIds.values().next().value!);
+    let outlivedBy = 0;
+    for (const pid of call.pids) {
+      const proc = this.procs.get(pid);
+      if (proc?.callId !== id) continue;
+      if (proc.exited || proc.pid === call.base.pid) {
+        this.procs.delete(pid);
+        this.ioTally.forget(proc);
+        if (proc.exited && proc.exitTs !== undefined) {
+          this.publishedProcs.delete(pid);
+          this.publishedProcs.set(pid, { proc, call, atMs: now });
+        }
+      } else {
+        this.procs.outlive(proc, now);
+        outlivedBy++;
+      }
+    }
+    if (outlivedBy > 0 && call.incompleteReason === null) this.lingering.set(id, { call, since: now, changed: false });
+    this.ctx.counters.callsFinished++;
+    return { type: 'call.finished', call: snapshotCall(call) };
+  }
+}

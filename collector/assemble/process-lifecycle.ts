@@ -1,0 +1,133 @@
+/**
+ * Forks and exits: a fork adds a process to its parent's call, an exit ends
+ * a helper, a plugin's call (due for publication) or a descendant that
+ * outlived its call. Records that came before their process was known wait
+ * in EarlyRecordStore and are replayed here once it is.
+ */
+
+import { decodeWaitStatus } from './wait-status.js';
+import type { AssemblyContext } from './assembly-context.js';
+import type { CallPublisher } from './call-publisher.js';
+import type { CanaryWatch } from './canary-watch.js';
+import type { Proc } from './call-state.js';
+import type { EarlyRecordStore } from './early-records.js';
+import type { IoRouter } from './io-routing.js';
+import type { IoTally } from './io-tally.js';
+import type { ProcessTable } from './process-table.js';
+import type { TracerRecord } from '../../bpf/index.js';
+
+export class ProcessLifecycle {
+  private readonly graceMs: number;
+
+  constructor(
+    private readonly ctx: AssemblyContext,
+    private readonly procs: ProcessTable,
+    private readonly publisher: CallPublisher,
+    private readonly ioTally: IoTally<Proc>,
+    private readonly early: EarlyRecordStore,
+    private readonly io: IoRouter,
+    private readonly canaries: CanaryWatch,
+  ) {
+    this.graceMs = ctx.opts.finalizeGraceMs ?? 0;
+  }
+
+  fork(ppid: number, pid: number, ts?: number): void {
+    const parent = this.procs.at(ppid, ts);
+    if (!parent) {
+      this.early.for(ppid, this.ctx.nowMs).forks.push({ pid, ts });
+      return;
+    }
+    const existing = this.procs.get(pid);
+    // The child's exec may have been delivered first (another CPU's buffer); keep what it said. Its exit too:
+    // a fork dated before the exit of the process it names is that process's own fork, not a new process's.
+    if (existing && (!existing.exited || (ts !== undefined && existing.ppid === ppid && existing.exitTs !== undefined && ts < existing.exitTs))) {
+      // Unless it is a fork entry whose end was not seen (a thread's), and this a later fork of a new task.
+      const stale = existing.start === null && existing.forkTs !== undefined && ts !== undefined && ts > existing.forkTs;
+      if (!stale) return;
+    }
+    // The late fork record of a process whose call is published already (dated before its exit): no new process.
+    const published = this.publisher.publishedProc(pid);
+    if (published && ts !== undefined && published.proc.exitTs !== undefined && ts < published.proc.exitTs) return;
+    // A new process under this pid (a new entry: nothing counted for an earlier one counts for it).
+    this.procs.set({ pid, ppid, start: null, callId: parent.callId, role: 'fork', helper: null, exited: false, ...(ts !== undefined ? { forkTs: ts } : {}), ...(parent.fds ? { fds: new Map(parent.fds) } : {}) });
+    if (parent.callId) this.publisher.callFor(parent.callId)?.pids.add(pid);
+    this.replayEarly(pid, null, null);
+  }
+
+  exit(rec: Extract<TracerRecord, { kind: 'exit' }>, nowMs: number): void {
+    this.io.processEnded(rec.pid);
+    if (this.canaries.exited(rec.pid)) return;
+    const proc = this.procs.get(rec.pid);
+    if (!proc) {
+      this.early.for(rec.pid, this.ctx.nowMs).exit = rec;
+      return;
+    }
+    if (proc.start !== null && proc.start !== rec.start) return;
+    this.ioTally.exited(proc, rec.ioRecords, nowMs);
+    proc.start = rec.start;
+    proc.exited = true;
+    proc.exitTs = rec.ts;
+    proc.outcome = decodeWaitStatus(rec.exitCode, rec.groupExitCode, rec.signalFlags);
+    this.endWith(proc, nowMs);
+    // A helper or fork that outlived its call's publication: nothing will ever clear it but this.
+    if (proc.callId === null || !this.publisher.isOpen(proc.callId)) {
+      this.procs.delete(rec.pid);
+      this.ioTally.forget(proc);
+      this.procs.forgetOutlived(rec.pid);
+      // A fork whose exec may still come (another CPU's buffer): that exec takes it up (ExecAssembly).
+      if (proc.role === 'fork' && proc.callId !== null) this.publisher.keepExitedFork(proc);
+      if (proc.callId !== null) {
+        // A helper's row ends with it (no "running" helper left behind in a published call).
+        if (proc.role === 'helper') this.publisher.touch(proc.callId);
+        this.publisher.descendantEnded(proc.callId);
+      }
+    }
+  }
+
+  /**
+   * An exited process's exit ends its helper's row, or its call when it is
+   * the call's plugin process: at its exit, or at its exec when the exit came
+   * first (its exec through a CPU buffer read later, the exit applied to its
+   * fork entry).
+   */
+  endWith(proc: Proc, nowMs: number): void {
+    if (!proc.exited || proc.exitTs === undefined || proc.outcome === undefined) return;
+    const endedAtUs = this.ctx.opts.monoToEpochUs(proc.exitTs);
+    if (proc.role === 'helper' && proc.helper) {
+      proc.helper.endedAtUs = endedAtUs;
+      proc.helper.outcome = proc.outcome;
+    }
+    if (proc.role === 'plugin' && proc.callId) {
+      const call = this.publisher.open(proc.callId);
+      if (call && call.base.pid === proc.pid && call.endedAtUs === null) {
+        call.endedAtUs = endedAtUs;
+        call.exitTs = proc.exitTs;
+        call.outcome = proc.outcome;
+        call.finalizeDueMs = nowMs + this.graceMs;
+      }
+    }
+  }
+
+  threadExit(tid: number): void {
+    this.io.threadEnded(tid);
+    // A clone() of a thread looks like a fork to the tracer; drop that phantom.
+    const proc = this.procs.get(tid);
+    if (proc && proc.role === 'fork' && proc.start === null) {
+      this.procs.delete(tid);
+      this.procs.forgetOutlived(tid);
+      if (proc.callId !== null) this.publisher.descendantEnded(proc.callId);
+    }
+  }
+
+  /** The process is known now: what arrived before its exec (at `execTs`) or fork applies to it. */
+  replayEarly(pid: number, execTs: number | null, start: string | null): void {
+    const early = this.early.take(pid);
+    if (!early) return;
+    for (const child of early.forks) this.fork(pid, child.pid, child.ts);
+    for (const io of early.ios) {
+      if (execTs === null || io.ts >= execTs) this.io.file(io);
+      else this.ctx.counters.orphanChunks++;
+    }
+    if (early.exit && (start === null || early.exit.start === start)) this.exit(early.exit, this.ctx.nowMs);
+  }
+}
