@@ -21,7 +21,7 @@
  * a recorder may lose bytes when the node starves it, never without saying so.
  */
 
-import { CallAssembler, type AssemblerOptions } from './assemble/assembler.js';
+import { CallAssembler, type AssemblerOptions } from './assemble/index.js';
 import { RecordMerger } from './tracer/record-merger.js';
 import { RecordSequencer } from './tracer/record-sequencer.js';
 import { REORDER_WINDOW, ReorderWindow, type ReorderWindowOptions } from './tracer/reorder-window.js';

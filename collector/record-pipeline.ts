@@ -5,7 +5,7 @@
  */
 
 import { RecordFlow, type CallStats, type RunningCall } from './record-flow.js';
-import type { AssemblerOptions } from './assemble/assembler.js';
+import type { AssemblerOptions } from './assemble/index.js';
 import type { CaptureMode, TracerRecord } from '../bpf/index.js';
 import type { CollectorEvent } from './types.js';
 

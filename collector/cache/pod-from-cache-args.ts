@@ -4,7 +4,7 @@
  * a cache entry and the calls that made it name the same pod.
  */
 
-import { podFromArgs } from '../assemble/cni-env.js';
+import { podFromArgs } from '../assemble/index.js';
 import type { PodRef } from '../types.js';
 
 export function podFromCacheArgs(pairs: readonly (readonly [string, string])[]): PodRef | null {

@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import { isOwnCanary, runCanary } from './canary.js';
 import { startTracer, type RunningTracer, type TracerExit, type TracerSettings } from './tracer-process.js';
 import { parseTracerBytes, type PayloadPath, type TracerRecord } from '../../bpf/index.js';
-import { CANARY_OUTPUT } from '../assemble/assembler.js';
+import { CANARY_OUTPUT } from '../assemble/index.js';
 
 /** Lost records are logged at most this often (summed), however often bpftrace reports them. */
 const LOST_LOG_INTERVAL_MS = 10_000;

@@ -41,6 +41,7 @@ describe('the layer rule', () => {
     ['store/calls/probe.ts', '../cache/cache-reader.js', 'through store/cache/index.ts'],
     ['collector/probe.ts', '../lib/topic.js', 'through lib/index.ts'],
     ['collector/redact/probe.ts', '../cache/cache-types.js', 'through collector/cache/index.ts'],
+    ['collector/tracer/probe.ts', '../assemble/assembler.js', 'through collector/assemble/index.ts'],
   ])('refuses an import past a folder index: %s importing %s', async (file, specifier, said) => {
     const messages = await restrictedImports(file, specifier);
     expect(messages).toHaveLength(1);
