@@ -107,6 +107,8 @@ interface EarlyRecords {
   /** With their times: a fork replayed after its child exec'd and exited must still be told from a new process. */
   forks: Array<{ pid: number; ts: number | undefined }>;
   exit: Extract<TracerRecord, { kind: 'exit' }> | null;
+  /** Its threads' ends, with the payload records they printed (added to its count). */
+  threadEnds: Array<{ tid: number; ts: number; ioRecords: number }>;
 }
 
 /** How long records may wait for the exec or fork of their process. */
@@ -339,6 +341,14 @@ export class CallAssembler {
       case 'thread-exit': {
         // Its last chunks may still come through another CPU's buffer: wait for them (or the finalize).
         for (const [key, io] of this.ioByTid) if (io.tid === rec.tid && io.buf.complete()) this.commitIo(key);
+        // The payload records it printed are its process's too: the call waits for them as for its exit's count.
+        // (Not dated against the process's exit: a thread still ending as the last one exits prints after it.)
+        if (rec.pid !== undefined && rec.ts !== undefined && rec.ioRecords !== undefined && !this.canaryPids.has(rec.pid)) {
+          const ended = { tid: rec.tid, ts: rec.ts, ioRecords: rec.ioRecords };
+          const owner = this.procs.get(rec.pid);
+          if (owner) this.ioTally.threadEnded(owner, ended.tid, ended.ts, ended.ioRecords, nowMs);
+          else if (!this.publishedProcs.has(rec.pid)) this.earlyFor(rec.pid).threadEnds.push(ended);
+        }
         // A clone() of a thread looks like a fork to the tracer; drop that phantom.
         const proc = this.procs.get(rec.tid);
         if (proc && proc.role === 'fork' && proc.start === null) {
@@ -414,7 +424,7 @@ export class CallAssembler {
     for (const [pid, early] of this.early) {
       if (nowMs - early.since < EARLY_RECORDS_TTL_MS) continue;
       this.early.delete(pid);
-      this.counters.orphanChunks += early.ios.length + early.forks.length + (early.exit ? 1 : 0);
+      this.counters.orphanChunks += early.ios.length + early.forks.length + early.threadEnds.length + (early.exit ? 1 : 0);
     }
 
     // After publishing: what its last reads and writes left here is as old as they are.
@@ -860,7 +870,7 @@ export class CallAssembler {
   private earlyFor(pid: number): EarlyRecords {
     let early = this.early.get(pid);
     if (!early) {
-      early = { since: this.now, ios: [], forks: [], exit: null };
+      early = { since: this.now, ios: [], forks: [], exit: null, threadEnds: [] };
       this.early.set(pid, early);
     }
     return early;
@@ -876,6 +886,8 @@ export class CallAssembler {
       if (execTs === null || io.ts >= execTs) this.fileIo(io);
       else this.counters.orphanChunks++;
     }
+    const proc = this.procs.get(pid);
+    if (proc) for (const t of early.threadEnds) this.ioTally.threadEnded(proc, t.tid, t.ts, t.ioRecords, this.now);
     if (early.exit && (start === null || early.exit.start === start)) this.onExit(early.exit, this.now);
   }
 
@@ -1091,11 +1103,13 @@ export class CallAssembler {
 
   /**
    * A read or write of a process of a published call, made before its exit,
-   * that came after the call was published: its exit's count of payload
-   * records is a lower bound (threads printing at once on two CPUs may bump
-   * it once for two, bpftrace's map increment is not atomic), so the call
-   * was taken for whole without it. Its bytes go in (streams are ordered by
-   * time) and the call is published again: what is stored ends byte-exact.
+   * that came after the call was published. The tracer's counts (per thread,
+   * exact) hold a call until its records are in, so this is a safety net: for
+   * what those counts miss (a thread's end never seen, an older tracer's
+   * count per process, which two threads printing at once on two CPUs could
+   * bump once for two) or a call published without its records after
+   * IO_WAIT_MS. Its bytes go in (streams are ordered by time) and the call is
+   * published again: what is stored ends byte-exact.
    */
   private fileLate(io: IoInFlight): boolean {
     const late = this.publishedProcs.get(io.pid);
