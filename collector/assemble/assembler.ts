@@ -115,6 +115,12 @@ interface EarlyRecords {
 const EARLY_RECORDS_TTL_MS = 10_000;
 /** How long an exec waits for the exec of its traced parent (well within EARLY_RECORDS_TTL_MS: its records wait meanwhile). */
 const PARENT_WAIT_MS = 5_000;
+/**
+ * How long (kernel µs) after its process's exit a thread's end may be dated:
+ * a thread that dropped the process's live count before the last one may
+ * reach its exit probe after that one printed the exit.
+ */
+const THREAD_END_AFTER_EXIT_US = 10_000;
 /** Reads and writes kept per forked process for an exec that may still come (a bound: a fork that never execs). */
 const BEFORE_EXEC_MAX = 256;
 /**
@@ -346,8 +352,10 @@ export class CallAssembler {
         if (rec.pid !== undefined && rec.ts !== undefined && rec.ioRecords !== undefined && !this.canaryPids.has(rec.pid)) {
           const ended = { tid: rec.tid, ts: rec.ts, ioRecords: rec.ioRecords };
           const owner = this.procs.get(rec.pid);
+          const published = this.publishedProcs.get(rec.pid)?.proc.exitTs;
           if (owner) this.ioTally.threadEnded(owner, ended.tid, ended.ts, ended.ioRecords, nowMs);
-          else if (!this.publishedProcs.has(rec.pid)) this.earlyFor(rec.pid).threadEnds.push(ended);
+          // A published process's own thread (its records, should any come, go in late), else the pid's next process's.
+          else if (published === undefined || rec.ts > published + THREAD_END_AFTER_EXIT_US) this.earlyFor(rec.pid).threadEnds.push(ended);
         }
         // A clone() of a thread looks like a fork to the tracer; drop that phantom.
         const proc = this.procs.get(rec.tid);
