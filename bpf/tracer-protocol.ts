@@ -14,8 +14,8 @@
  * | W    | ts pid tid fd file len cpu                                          | len bytes written to its stdout/stderr; D lines follow |
  * | U    | ts pid tid R|W fd file len                                          | len bytes moved on such a file and not taken (see below) |
  * | D    | cpu×2^22+tid off hex                                                | 200 bytes of the thread's current R/W payload on that CPU, from off |
- * | Q    | ts pid start exit_code group_exit_code signal_flags io_records      | last thread of a traced process exited |
- * | T    | tid ts                                                              | a traced non-leader thread exited (ts: since the sequencer orders it behind the thread's fork) |
+ * | Q    | ts pid start exit_code group_exit_code signal_flags io_records      | last thread of a traced process exited; io_records: its leader's (see below) |
+ * | T    | tid ts pid io_records                                               | a traced non-leader thread of process pid exited (or exec'd, leaving its tid), having printed io_records (ts: since the sequencer orders it behind the thread's fork) |
  * | N    | cpu×2^22+pid len off hex                                            | 200 bytes of the exec's path (len bytes in all) from off: only when X's was cut |
  * | C    | cpu×2^22+pid depth hex                                              | a name of a relative exec's working directory, depth 0 the innermost; empty: the root |
  * | G    | ts pid tid old_fd new_fd                                            | the process copied old_fd to new_fd (dup, dup2, dup3, fcntl F_DUPFD): counted in io_records |
@@ -56,11 +56,14 @@
  * two CPUs can come interleaved, and each line goes with the exec of its
  * own CPU. A pid with no CPU above it is CPU 0, or a tracer before the field.
  *
- * io_records counts the R, W, U and O headers the process's threads printed
- * (0 in light mode): the collector holds the call until that many came, as
- * they may trail the exit from other CPUs' buffers. A lower bound (threads
- * printing at the same moment may each count once for two), never more.
- * Lines of earlier versions without cpu or io_records still parse (the field left out).
+ * io_records counts the R, W, U and G headers one thread printed (0 in
+ * light mode), counted per thread, so exact (a thread runs on one CPU at a
+ * time; one count per process missed a bump when two threads printed at
+ * once): Q carries the leader's, each T its thread's. A process's records
+ * are its Q's count plus its threads' T counts; the collector holds the call
+ * until that many came, as they may trail the exit from other CPUs' buffers.
+ * Lines of earlier versions without cpu or io_records still parse (the field
+ * left out), and so do T lines without ts, or without pid and io_records.
  */
 
 export const PROTOCOL_VERSION = 1;
@@ -132,11 +135,15 @@ export type TracerRecord =
       exitCode: number;
       groupExitCode: number;
       signalFlags: number;
-      /** R, W and U headers its threads printed (a lower bound); absent when the tracer did not say. */
+      /** R, W, U and G headers its leader printed (its other threads' are on their thread-exit); absent when the tracer did not say. */
       ioRecords?: number;
     }
-  /** A traced non-leader thread ended (ts absent in older output: it then passes unordered). */
-  | { kind: 'thread-exit'; tid: number; ts?: MonoMicros }
+  /**
+   * A traced non-leader thread ended (ts absent in older output: it then
+   * passes unordered). pid and ioRecords (the R, W, U and G headers the
+   * thread printed) absent in older output.
+   */
+  | { kind: 'thread-exit'; tid: number; ts?: MonoMicros; pid?: number; ioRecords?: number }
   /** N: part of an exec's path, which has `len` bytes. */
   | { kind: 'exec-path-chunk'; pid: number; cpu?: number; len: number; off: number; data: Buffer }
   /** C: a name of a relative exec's working directory, `depth` steps below it; empty for the root. */
@@ -419,8 +426,12 @@ function parseFields(kind: string, line: string): TracerRecord {
       return { kind: 'fd-copy', ts: micros(f[0]!), pid: uint(f[1]), tid: uint(f[2]), oldFd: uint(f[3]), newFd: uint(f[4]) };
     }
     case 'T': {
-      const f = between(line, 1, 2);
-      return f.length === 2 ? { kind: 'thread-exit', tid: uint(f[0]), ts: micros(f[1]!) } : { kind: 'thread-exit', tid: uint(f[0]) };
+      const f = between(line, 1, 4);
+      // T tid (oldest), T tid ts, T tid ts pid io_records.
+      if (f.length === 3) throw new FieldError('field-count');
+      if (f.length === 1) return { kind: 'thread-exit', tid: uint(f[0]) };
+      const ended = { kind: 'thread-exit' as const, tid: uint(f[0]), ts: micros(f[1]!) };
+      return f.length === 4 ? { ...ended, pid: uint(f[2]), ioRecords: uint(f[3]) } : ended;
     }
     case 'N': {
       const [pid, len, off, hex] = splitN(line, 4);

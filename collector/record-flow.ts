@@ -216,8 +216,8 @@ export class RecordFlow {
   private pushMerged(records: readonly TracerRecord[]): void {
     for (const rec of records) {
       if ('ts' in rec && rec.ts !== undefined && rec.ts > this.releasedTs) this.releasedTs = rec.ts;
-      // Its payload tracer died (or never sent its copy) while it ran: marked while its call is still open.
-      if (rec.kind === 'exit' && this.cut.includes(rec.pid)) this.assembler.markLostRecords(rec.pid);
+      // Its payload tracer died (or never sent its copy of this end) while it ran: marked while its call is still open.
+      if ((rec.kind === 'exit' || rec.kind === 'thread-exit') && rec.pid !== undefined && this.cut.includes(rec.pid)) this.assembler.markLostRecords(rec.pid);
       this.emit(this.assembler.push(rec, this.nowMs));
     }
   }

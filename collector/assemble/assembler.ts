@@ -130,7 +130,7 @@ export class CallAssembler {
         this.lifecycle.exit(rec, nowMs);
         break;
       case 'thread-exit':
-        this.lifecycle.threadExit(rec.tid);
+        this.lifecycle.threadExit(rec, nowMs);
         break;
       case 'lost':
         // Without the time it arrived at, the loss can be anywhere: every call open now may be hit.

@@ -17,6 +17,8 @@ export interface EarlyRecords {
   /** With their times: a fork replayed after its child exec'd and exited must still be told from a new process. */
   forks: Array<{ pid: number; ts: number | undefined }>;
   exit: Extract<TracerRecord, { kind: 'exit' }> | null;
+  /** Its threads' ends, with the payload records they printed (added to its count). */
+  threadEnds: Array<{ tid: number; ts: number; ioRecords: number }>;
 }
 
 export class EarlyRecordStore {
@@ -26,7 +28,7 @@ export class EarlyRecordStore {
   for(pid: number, nowMs: number): EarlyRecords {
     let early = this.byPid.get(pid);
     if (!early) {
-      early = { since: nowMs, ios: [], forks: [], exit: null };
+      early = { since: nowMs, ios: [], forks: [], exit: null, threadEnds: [] };
       this.byPid.set(pid, early);
     }
     return early;
@@ -69,5 +71,5 @@ export class EarlyRecordStore {
 }
 
 function count(early: EarlyRecords): number {
-  return early.ios.length + early.forks.length + (early.exit ? 1 : 0);
+  return early.ios.length + early.forks.length + early.threadEnds.length + (early.exit ? 1 : 0);
 }

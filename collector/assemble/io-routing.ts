@@ -216,11 +216,14 @@ export class IoRouter {
 
   /**
    * A read or write of a process of a published call, made before its exit,
-   * that came after the call was published: its exit's count of payload
-   * records is a lower bound (threads printing at once on two CPUs may bump
-   * it once for two, bpftrace's map increment is not atomic), so the call
-   * was taken for whole without it. Its bytes go in (streams are ordered by
-   * time) and the call is published again: what is stored ends byte-exact.
+   * that came after the call was published. The tracer's counts (per thread,
+   * exact) hold a call until its records are in, so this is a safety net: for
+   * what those counts miss (a thread's end come later than the wait for
+   * descendants, an older tracer's count per process, which two threads
+   * printing at once on two CPUs could bump once for two) or a call published
+   * without its records after IO_WAIT_MS. Its bytes go in (streams are
+   * ordered by time) and the call is published again: what is stored ends
+   * byte-exact.
    */
   private fileLate(io: IoInFlight): boolean {
     const late = this.publisher.publishedProc(io.pid);

@@ -1,13 +1,15 @@
 /**
- * Whether every payload record of a process has come in. The tracer's exit
- * record says how many read, write and uncaptured headers the process's
- * threads printed; those may trail the exit, as bpftrace drains one CPU's
- * buffer at a time and the exit can come through another. A call is held
- * until its processes' counts are met, instead of for a fixed grace period
- * that a CPU buffer drained late outlasts.
+ * Whether every payload record of a process has come in. The tracer counts
+ * the payload records (reads, writes, uncaptured bytes, fd copies) per
+ * thread, exactly: the exit record carries the leader's count, each thread's
+ * end record its thread's, before or after the exit. Those records may trail
+ * the ends, as bpftrace drains one CPU's buffer at a time and an end can come
+ * through another. A call is held until its processes' counts are met,
+ * instead of for a fixed grace period that a CPU buffer drained late
+ * outlasts.
  *
- * The tracer's count is a lower bound (two threads printing at once may
- * count once), so a tally is never waited on for more than was printed.
+ * A process's count is the sum of what its ends announced, each end once
+ * (an end seen twice is not counted twice).
  *
  * Kept per process (the assembler's entry for it), not per pid: a pid is
  * reused, and the exec of the next process with it must not wipe what the
@@ -21,7 +23,8 @@ const FORGET_MS = 120_000;
 
 export class IoTally<P> {
   private readonly seen = new Map<P, { n: number; atMs: number }>();
-  private readonly expected = new Map<P, number>();
+  /** Per process, what each of its ends announced: its exit's ('exit'), each thread's (by tid and time). */
+  private readonly announced = new Map<P, Map<string, number>>();
 
   /** A payload record of process `pid` came in. */
   record(pid: P, nowMs: number): void {
@@ -40,23 +43,29 @@ export class IoTally<P> {
     if (s && s.n > 0) s.n--;
   }
 
-  /** Process `pid` exited, its tracer having printed `printed` payload records for it (undefined: not said). */
+  /** Process `pid` exited, its tracer having printed `printed` payload records for its leader (undefined: not said). */
   exited(pid: P, printed: number | undefined, nowMs: number): void {
-    if (printed === undefined || printed <= this.count(pid)) return;
-    this.expected.set(pid, printed);
-    if (!this.seen.has(pid)) this.seen.set(pid, { n: 0, atMs: nowMs });
+    this.announce(pid, 'exit', printed, nowMs);
   }
 
-  /** How many of the records its exit announced have not come yet. */
+  /** Thread `tid` of process `pid` ended at `ts`, its tracer having printed `printed` payload records for it. */
+  threadEnded(pid: P, tid: number, ts: number, printed: number, nowMs: number): void {
+    this.announce(pid, `t${tid}:${ts}`, printed, nowMs);
+  }
+
+  /** How many of the records its ends announced have not come yet. */
   missing(pid: P): number {
-    const want = this.expected.get(pid);
-    return want === undefined ? 0 : Math.max(0, want - this.count(pid));
+    const ends = this.announced.get(pid);
+    if (ends === undefined) return 0;
+    let want = 0;
+    for (const n of ends.values()) want += n;
+    return Math.max(0, want - this.count(pid));
   }
 
   /** The process is done with (its call published): a new process with its pid starts from nothing. */
   forget(pid: P): void {
     this.seen.delete(pid);
-    this.expected.delete(pid);
+    this.announced.delete(pid);
   }
 
   /** Drops counts of processes whose exit never came (lost), so the tally stays bounded. */
@@ -66,16 +75,30 @@ export class IoTally<P> {
 
   clear(): void {
     this.seen.clear();
-    this.expected.clear();
+    this.announced.clear();
   }
 
   get size(): number {
     return this.seen.size;
   }
 
-  /** The processes whose exit announced records that have not all come. */
+  /** The processes whose ends announced records that have not all come. */
   *waiting(): IterableIterator<P> {
-    for (const pid of this.expected.keys()) if (this.missing(pid) > 0) yield pid;
+    for (const pid of this.announced.keys()) if (this.missing(pid) > 0) yield pid;
+  }
+
+  private announce(pid: P, end: string, printed: number | undefined, nowMs: number): void {
+    if (printed === undefined) return;
+    let ends = this.announced.get(pid);
+    if (ends === undefined) {
+      ends = new Map();
+      this.announced.set(pid, ends);
+    }
+    ends.set(end, printed);
+    // Dated now: swept with its records when none come for long (sweep).
+    const s = this.seen.get(pid);
+    if (s) s.atMs = nowMs;
+    else this.seen.set(pid, { n: 0, atMs: nowMs });
   }
 
   private count(pid: P): number {

@@ -16,6 +16,13 @@ import type { IoTally } from './io-tally.js';
 import type { ProcessTable } from './process-table.js';
 import type { TracerRecord } from '../../bpf/index.js';
 
+/**
+ * How long (kernel µs) after its process's exit a thread's end may be dated:
+ * a thread that dropped the process's live count before the last one may
+ * reach its exit probe after that one printed the exit.
+ */
+const THREAD_END_AFTER_EXIT_US = 10_000;
+
 export class ProcessLifecycle {
   private readonly graceMs: number;
 
@@ -108,8 +115,19 @@ export class ProcessLifecycle {
     }
   }
 
-  threadExit(tid: number): void {
+  threadExit(rec: Extract<TracerRecord, { kind: 'thread-exit' }>, nowMs: number): void {
+    const tid = rec.tid;
     this.io.threadEnded(tid);
+    // The payload records it printed are its process's too: the call waits for them as for its exit's count.
+    // (Not dated against the process's exit: a thread still ending as the last one exits prints after it.)
+    if (rec.pid !== undefined && rec.ts !== undefined && rec.ioRecords !== undefined && !this.canaries.has(rec.pid)) {
+      const ended = { tid, ts: rec.ts, ioRecords: rec.ioRecords };
+      const owner = this.procs.get(rec.pid);
+      const published = this.publisher.publishedProc(rec.pid)?.proc.exitTs;
+      if (owner) this.ioTally.threadEnded(owner, ended.tid, ended.ts, ended.ioRecords, nowMs);
+      // A published process's own thread (its records, should any come, go in late), else the pid's next process's.
+      else if (published === undefined || rec.ts > published + THREAD_END_AFTER_EXIT_US) this.early.for(rec.pid, this.ctx.nowMs).threadEnds.push(ended);
+    }
     // A clone() of a thread looks like a fork to the tracer; drop that phantom.
     const proc = this.procs.get(tid);
     if (proc && proc.role === 'fork' && proc.start === null) {
@@ -128,6 +146,8 @@ export class ProcessLifecycle {
       if (execTs === null || io.ts >= execTs) this.io.file(io);
       else this.ctx.counters.orphanChunks++;
     }
+    const proc = this.procs.get(pid);
+    if (proc) for (const t of early.threadEnds) this.ioTally.threadEnded(proc, t.tid, t.ts, t.ioRecords, this.ctx.nowMs);
     if (early.exit && (start === null || early.exit.start === start)) this.exit(early.exit, this.ctx.nowMs);
   }
 }

@@ -12,7 +12,8 @@
  *   SAME_EVENT_US (each program reads the clock itself, microseconds apart);
  *   its chunk lines go with it, or not;
  * - a fork, by parent and child pid within SAME_EVENT_US;
- * - an exit, by pid and start time (a process exits once).
+ * - an exit, by pid and start time (a process exits once);
+ * - a thread's end, by tid within SAME_EVENT_US.
  *
  * Payloads (reads, writes) cannot be matched that way (a thread's writes
  * may follow one another within microseconds with the same length), so each
@@ -33,11 +34,15 @@
 
 import type { CaptureMode, TracerRecord } from '../../bpf/index.js';
 
-/** An exit whose count of payload records is not the payload tracer's: nothing to wait for. */
-function withoutIoCount(rec: Extract<TracerRecord, { kind: 'exit' }>): Extract<TracerRecord, { kind: 'exit' }> {
+/** An exit or a thread's end: it says how many payload records its process (its leader) or thread printed. */
+type CountedEnd = Extract<TracerRecord, { kind: 'exit' | 'thread-exit' }>;
+
+/** An end whose count of payload records is not the payload tracer's: nothing to wait for. */
+function withoutIoCount(rec: CountedEnd): CountedEnd {
   if (rec.ioRecords === undefined) return rec;
-  const { ioRecords: _count, ...rest } = rec;
-  return rest;
+  const copy = { ...rec };
+  delete copy.ioRecords;
+  return copy;
 }
 
 /** Two tracers' timestamps of one kernel event differ by the time between their probes' runs. */
@@ -46,13 +51,14 @@ export const SAME_EVENT_US = 2_000;
 const CUT_WINDOW_US = 1_000_000;
 /**
  * How far (kernel µs) the tracer supplying a process's payloads must have
- * printed past its exit, reported first by another tracer, before its own
- * copy (with the count of payload records to wait for) is taken to be lost:
+ * printed past its exit (or a thread's end), reported first by another
+ * tracer, before its own copy (with the count of payload records to wait
+ * for) is taken to be lost:
  * it lags behind the sched-only standby under load, by seconds. Its records
  * are read one CPU buffer at a time, so a little more than one lags another.
  */
 const HOLD_EXIT_PAST_US = 5_000_000;
-/** How long (µs of the clock) such an exit waits at most, should the payload tracer print nothing at all. */
+/** How long (µs of the clock) such an end waits at most, should the payload tracer print nothing at all. */
 const HOLD_EXIT_MAX_US = 30_000_000;
 /** Sightings are forgotten this far (kernel µs) behind the newest record: a lagging tracer's copy arrives well within it. */
 const REMEMBER_US = 60_000_000;
@@ -94,11 +100,14 @@ export class RecordMerger {
   private readonly ioPassed = new Map<string, boolean>();
   private readonly dead = new Set<number>();
   /**
-   * Exits another tracer reported first, waiting for the payload tracer's own
-   * copy: only then is it known whether its bytes all arrived, or whether it
+   * Exits and thread ends another tracer reported first, waiting for the
+   * payload tracer's own copy: it carries the count of payload records to
+   * wait for (a sched-only standby's has none: passed on first, it would let
+   * the call be published before the records it did not count came). Only
+   * then is it known whether the bytes all arrived, or whether that tracer
    * died with them unread (and the call must say so before it is published).
    */
-  private readonly heldExits = new Map<string, { rec: Extract<TracerRecord, { kind: 'exit' }>; owner: number; heldAtUs: number }>();
+  private readonly heldEnds = new Map<string, { rec: CountedEnd & { ts: number; pid: number }; owner: number; heldAtUs: number }>();
   /** The newest timestamp each tracer has printed: how far its output has come. */
   private readonly srcMaxTs = new Map<number, number>();
   private epochs: PayloadEpoch[];
@@ -138,10 +147,10 @@ export class RecordMerger {
       if (owner.exitedTs === null) inFlight.push(pid);
       if (owner.exitedTs === null || owner.exitedTs > this.maxTs - CUT_WINDOW_US) cut.push(pid);
     }
-    // Exits held for its copy go on now (after the caller has marked their calls): their bytes may be cut.
-    for (const [key, held] of this.heldExits) {
+    // Ends held for its copy go on now (after the caller has marked their calls): their bytes may be cut.
+    for (const [key, held] of this.heldEnds) {
       if (held.owner !== src) continue;
-      this.heldExits.delete(key);
+      this.heldEnds.delete(key);
       if (!cut.includes(held.rec.pid)) cut.push(held.rec.pid);
       if (!inFlight.includes(held.rec.pid)) inFlight.push(held.rec.pid);
       out.push(withoutIoCount(held.rec));
@@ -150,15 +159,16 @@ export class RecordMerger {
   }
 
   /**
-   * Exits whose payload tracer's copy never came, as of `nowUs` (kernel µs),
-   * go on without a count, their pids in `cut`: that tracer lost the exit,
-   * so it may have lost the process's bytes too, and the call must say so.
+   * Exits and thread ends whose payload tracer's copy never came, as of
+   * `nowUs` (kernel µs), go on without a count, their processes' pids in
+   * `cut`: that tracer lost the end, so it may have lost the process's bytes
+   * too, and the call must say so.
    */
   expire(nowUs: number, out: TracerRecord[], cut: number[]): void {
-    for (const [key, held] of this.heldExits) {
+    for (const [key, held] of this.heldEnds) {
       const ownerTs = this.srcMaxTs.get(held.owner) ?? 0;
       if (ownerTs <= held.rec.ts + HOLD_EXIT_PAST_US && nowUs - held.heldAtUs < HOLD_EXIT_MAX_US) continue;
-      this.heldExits.delete(key);
+      this.heldEnds.delete(key);
       cut.push(held.rec.pid);
       out.push(withoutIoCount(held.rec));
     }
@@ -213,28 +223,14 @@ export class RecordMerger {
         out.push(rec);
         return;
       case 'exit': {
-        const owner = this.owners.get(rec.pid);
         const key = `q${rec.pid}:${rec.start}`;
         if (!this.firstSighting(key, src, rec.ts)) {
-          // The payload tracer's own copy of an exit held for it: it says how many payload records to expect.
-          const held = this.heldExits.get(key);
-          if (held && held.owner === src) {
-            this.heldExits.delete(key);
-            out.push(rec);
-          }
+          this.passHeldCopy(rec, key, src, out);
           return;
         }
+        const owner = this.owners.get(rec.pid);
         if (owner) owner.exitedTs = rec.ts;
-        // An exit ahead of its exec (another CPU's buffer) goes by the tree its process would start.
-        const ownerSrc = owner ? owner.src : this.payloadSourceAt(rec.ts);
-        if (ownerSrc !== null && this.dead.has(ownerSrc)) {
-          cut.push(rec.pid);
-        } else if (ownerSrc !== null && ownerSrc !== src) {
-          this.heldExits.set(key, { rec, owner: ownerSrc, heldAtUs: Math.max(this.maxTs, rec.ts) });
-          return;
-        }
-        // Its count of payload records holds only from the tracer the process's payloads come from.
-        out.push(this.ownerOf(rec.pid, rec.ts) === src ? rec : withoutIoCount(rec));
+        this.passCountedEnd(rec, key, src, out, cut);
         return;
       }
       case 'read':
@@ -270,15 +266,57 @@ export class RecordMerger {
         if (this.ioPassed.get(`${src}:nl:${rec.tid}:${rec.ts}`) === true) out.push(rec);
         return;
       case 'thread-exit': {
-        const owner = this.owners.get(rec.tid);
-        if (owner && owner.exitedTs === null) owner.exitedTs = this.maxTs;
-        out.push(rec);
+        // Older tracers' ends, without a time or a count: every copy goes on (ending a thread twice changes nothing).
+        if (rec.ts === undefined || rec.pid === undefined) {
+          this.threadEnded(rec.tid);
+          out.push(rec);
+          return;
+        }
+        const key = `t${rec.tid}`;
+        if (!this.firstSighting(key, src, rec.ts)) {
+          this.passHeldCopy(rec, key, src, out);
+          return;
+        }
+        this.threadEnded(rec.tid);
+        this.passCountedEnd({ ...rec, ts: rec.ts, pid: rec.pid }, key, src, out, cut);
         return;
       }
       default:
         // lost (each tracer's losses are its own; the assembler marks the calls open), noise.
         out.push(rec);
     }
+  }
+
+  /**
+   * The first copy of an exit or a thread's end (`key`: its sighting). Its
+   * count of payload records holds only from the tracer its process's
+   * payloads come from: another tracer's copy is held for that one's (see
+   * heldEnds). One ahead of its exec (another CPU's buffer) goes by the tree
+   * its process would start.
+   */
+  private passCountedEnd(rec: CountedEnd & { ts: number; pid: number }, key: string, src: number, out: TracerRecord[], cut: number[]): void {
+    const ownerSrc = this.ownerOf(rec.pid, rec.ts);
+    if (ownerSrc !== null && this.dead.has(ownerSrc)) {
+      cut.push(rec.pid);
+    } else if (ownerSrc !== null && ownerSrc !== src) {
+      this.heldEnds.set(key, { rec, owner: ownerSrc, heldAtUs: Math.max(this.maxTs, rec.ts) });
+      return;
+    }
+    out.push(ownerSrc === src ? rec : withoutIoCount(rec));
+  }
+
+  /** A later copy of an end: the payload tracer's own copy of one held for it goes on (it says how many payload records to expect). */
+  private passHeldCopy(rec: CountedEnd, key: string, src: number, out: TracerRecord[]): void {
+    const held = this.heldEnds.get(key);
+    if (!held || held.owner !== src) return;
+    this.heldEnds.delete(key);
+    out.push(rec);
+  }
+
+  /** A thread ended: the entry its clone made (it looks like a fork) is no longer a running process. */
+  private threadEnded(tid: number): void {
+    const owner = this.owners.get(tid);
+    if (owner && owner.exitedTs === null) owner.exitedTs = this.maxTs;
   }
 
   /** Puts a hello into the stream before the first record of a new payload epoch. */

@@ -156,8 +156,11 @@ const exit = fc.record({ ts: nsText, pid, start: inodeText, code: int32, group: 
   }),
 );
 
-const threadExit = fc.record({ tid: pid, ts: nsText }).map(
-  (r): ValidLine => ({ model: { kind: 'T', exact: true, grown: true, fields: [f(r.tid, 'uint'), f(r.ts, 'big')] }, expect: { kind: 'thread-exit', tid: r.tid, ts: micros(r.ts) } }),
+const threadExit = fc.record({ tid: pid, ts: nsText, pid, io: smallUint }).map(
+  (r): ValidLine => ({
+    model: { kind: 'T', exact: true, grown: true, fields: [f(r.tid, 'uint'), f(r.ts, 'big'), f(r.pid, 'uint'), f(r.io, 'uint')] },
+    expect: { kind: 'thread-exit', tid: r.tid, ts: micros(r.ts), pid: r.pid, ioRecords: r.io },
+  }),
 );
 
 const execPathChunk = fc.record({ pid, cpu: execCpu, len: fc.integer({ min: 199, max: 4095 }), off: fc.integer({ min: -1, max: 4095 }), data: chunk }).map(
@@ -286,7 +289,8 @@ export function formatRecord(rec: TracerRecord): string {
     case 'fd-copy':
       return `G ${ns(rec.ts)} ${rec.pid} ${rec.tid} ${rec.oldFd} ${rec.newFd}`;
     case 'thread-exit':
-      return rec.ts === undefined ? `T ${rec.tid}` : `T ${rec.tid} ${ns(rec.ts)}`;
+      if (rec.ts === undefined) return `T ${rec.tid}`;
+      return rec.pid === undefined || rec.ioRecords === undefined ? `T ${rec.tid} ${ns(rec.ts)}` : `T ${rec.tid} ${ns(rec.ts)} ${rec.pid} ${rec.ioRecords}`;
     case 'exec-path-chunk':
       return `N ${pidOnCpu(rec)} ${rec.len} ${rec.off} ${hex(rec.data)}`;
     case 'exec-cwd-name':

@@ -157,8 +157,12 @@ export function forkLine(ts: number, ppid: number, child: number): string {
   return `F ${ts} ${ppid} ${child}`;
 }
 
-export function threadExitLine(tid: number): string {
-  return `T ${tid}`;
+/**
+ * T for a thread's end: as the oldest tracers print it (tid only), or, given
+ * `ended`, with its time, its process and the payload records it printed.
+ */
+export function threadExitLine(tid: number, ended?: { ts: number; pid: number; ioRecords: number }): string {
+  return ended === undefined ? `T ${tid}` : `T ${tid} ${ended.ts} ${ended.pid} ${ended.ioRecords}`;
 }
 
 export function helloLine(mode: 'full' | 'light', ts = 1_000_000): string {

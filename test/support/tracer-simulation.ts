@@ -11,8 +11,9 @@
  * busy node's pid_max wraps). Each record is printed as the .bt program
  * prints it (test/support/tracer-lines.ts) into the buffer of the CPU the
  * task runs on, in kernel time order: X P B… at exec (cpu×2^22+pid), F for forks and thread
- * clones, R/W and their D lines (cpu×2^22+tid), T `<tid> <ts>` for a worker
- * thread's end, Q with io_records, the R/W headers the process printed.
+ * clones, R/W and their D lines (cpu×2^22+tid), T `<tid> <ts> <pid> <io_records>` for a worker
+ * thread's end with the R/W headers that thread printed, Q with the leader's (counted
+ * per thread, so exact).
  *
  * bpftrace: its buffers are read one CPU at a time, in a random order, each
  * for some or all of what it holds (a header and its D lines may come apart);
@@ -40,7 +41,7 @@ import { DAEMON_SWEEP, LivenessSweep } from '../../collector/liveness-sweep.js';
 import { REORDER_WINDOW, type ReorderWindowOptions } from '../../collector/tracer/reorder-window.js';
 import type { CniCall, CollectorEvent } from '../../collector/types.js';
 import { monoToEpochUs } from './replay.js';
-import { execLines, exitLine, forkLine, readLines, writeLines } from './tracer-lines.js';
+import { execLines, exitLine, forkLine, readLines, threadExitLine, writeLines } from './tracer-lines.js';
 
 /** One process of a call that reads the call's stdin and writes its stdout and stderr. */
 export interface ProcPlan {
@@ -78,8 +79,6 @@ export interface DrainPlan {
   readonly globalStallMaxUs: number;
   /** Lines a CPU buffer holds; what is printed into a full one is lost. null: never full. */
   readonly capacity: number | null;
-  /** Chance that a process's io_records counts one header less (two threads bumped @io at once: a lower bound). */
-  readonly undercountChance: number;
 }
 
 export interface NodePlan {
@@ -164,11 +163,10 @@ interface Task {
   /** Pid of a process's leader, tid of a thread; 0 until allocated. */
   id: number;
   readonly leader: Task | null;
-  /** The leader's start time (ns), its io_records count. */
+  /** The leader's start time (ns). */
   start: number;
+  /** The payload records this thread (or leader) printed: its T's (its Q's) io_records. */
   io: number;
-  /** A thread other than the leader printed a payload record: its io_records may come short (see exitAction). */
-  threadsPrinted: boolean;
   cpu: number;
   /** The call whose process tree it belongs to, for the loss tally. */
   readonly owner: TrueCall;
@@ -358,12 +356,11 @@ function procOf(task: Task): Task {
   return task.leader ?? task;
 }
 
-/** A read or write by `thread`: the header is counted in its process's io_records even when its lines are dropped. */
+/** A read or write by `thread`: the header is counted in the thread's io_records even when its lines are dropped. */
 function ioAction(node: Node, thread: Task, kind: 'read' | 'write', fd: number, file: number, data: Buffer): (ts: number) => void {
   return (ts) => {
     const proc = procOf(thread);
-    proc.io++;
-    if (thread !== proc) proc.threadsPrinted = true;
+    thread.io++;
     const cpu = node.cpuOf(thread);
     const spec = { ts, pid: proc.id, tid: thread.id, fd, file, cpu };
     node.print(cpu, ts, kind === 'read' ? readLines(spec, data) : writeLines(spec, data), thread.owner);
@@ -372,17 +369,14 @@ function ioAction(node: Node, thread: Task, kind: 'read' | 'write', fd: number, 
 
 function threadExitAction(node: Node, thread: Task): (ts: number) => void {
   return (ts) => {
-    node.print(node.cpuOf(thread), ts, [`T ${thread.id} ${ts}`], thread.owner);
+    node.print(node.cpuOf(thread), ts, [threadExitLine(thread.id, { ts, pid: procOf(thread).id, ioRecords: thread.io })], thread.owner);
     node.release(thread, ts);
   };
 }
 
 function exitAction(node: Node, proc: Task, exitCode: number): (ts: number) => void {
   return (ts) => {
-    // Two threads printing at once on two CPUs may bump @io once for two (bpftrace's ++ on a map is a lookup
-    // and an update, not atomic): the count is a lower bound. A process of one thread prints one record at a time.
-    const io = proc.threadsPrinted && node.rng() < node.plan.drain.undercountChance ? proc.io - 1 : proc.io;
-    node.print(node.cpuOf(proc), ts, [exitLine({ ts, pid: proc.id, start: proc.start, code: exitCode, ioRecords: io })], proc.owner);
+    node.print(node.cpuOf(proc), ts, [exitLine({ ts, pid: proc.id, start: proc.start, code: exitCode, ioRecords: proc.io })], proc.owner);
     node.alive.delete(`${proc.id}:${proc.start}`);
     node.release(proc, ts);
   };
@@ -406,7 +400,7 @@ function printCanary(node: Node, ts: number): void {
 }
 
 function newTask(leader: Task | null, owner: TrueCall): Task {
-  return { id: 0, leader, start: 0, io: 0, threadsPrinted: false, cpu: 0, owner };
+  return { id: 0, leader, start: 0, io: 0, cpu: 0, owner };
 }
 
 /**
@@ -690,7 +684,6 @@ export function drainPlan(load: Load): fc.Arbitrary<DrainPlan> {
         globalStallChance: fc.constantFrom(0, 0.01),
         globalStallMaxUs: fc.integer({ min: 1, max: 8_000 }),
         capacity: fc.constant(null),
-        undercountChance: fc.constant(0),
       });
     case 'lags':
       return fc.record({
@@ -699,7 +692,6 @@ export function drainPlan(load: Load): fc.Arbitrary<DrainPlan> {
         globalStallChance: fc.constantFrom(0, 0.002, 0.01),
         globalStallMaxUs: fc.integer({ min: 1, max: 500_000 }),
         capacity: fc.constant(null),
-        undercountChance: fc.constantFrom(0, 0.05),
       });
     case 'starved':
       return fc.record({
@@ -708,7 +700,6 @@ export function drainPlan(load: Load): fc.Arbitrary<DrainPlan> {
         globalStallChance: fc.constantFrom(0, 0.002, 0.01),
         globalStallMaxUs: fc.integer({ min: 1, max: 500_000 }),
         capacity: fc.integer({ min: 20, max: 400 }),
-        undercountChance: fc.constantFrom(0, 0.05),
       });
   }
 }

@@ -173,6 +173,27 @@ describe('RecordMerger', () => {
     expect(only).not.toHaveProperty('ioRecords');
   });
 
+  it("holds a thread's end the standby reported first until the payload tracer's copy with the thread's count", () => {
+    const ended = (ts: number, tid: number, pid: number, ioRecords: number): TracerRecord => ({ kind: 'thread-exit', ts, tid, pid, ioRecords });
+    const m = new RecordMerger({ src: MAIN, mode: 'full' });
+    const out: TracerRecord[] = [];
+    m.merge([exec(T, 10), fork(T + 10, 10, 11), fork(T + 11, 10, 12), ended(T + 500, 11, 10, 0)], [MAIN, MAIN, MAIN, STANDBY], out);
+    // The standby's copy (no payload probes: count 0) would let the call out before the worker's records came.
+    expect(out.filter((r) => r.kind === 'thread-exit')).toEqual([]);
+    m.merge([ended(T + 502, 11, 10, 2), ended(T + 600, 12, 10, 1), ended(T + 601, 12, 10, 0)], [MAIN, MAIN, STANDBY], out);
+    expect(out.filter((r) => r.kind === 'thread-exit')).toEqual([ended(T + 502, 11, 10, 2), ended(T + 600, 12, 10, 1)]);
+    // One whose payload tracer's copy never comes goes on without a count, its process cut.
+    m.merge([ended(T + 700, 13, 10, 0)], [STANDBY], out);
+    const expired: TracerRecord[] = [];
+    const cut: number[] = [];
+    m.merge([write(T + 6_000_000, 10)], [MAIN], out);
+    m.expire(T + 6_000_000, expired, cut);
+    expect(expired).toEqual([{ kind: 'thread-exit', ts: T + 700, tid: 13, pid: 10 }]);
+    expect(cut).toEqual([10]);
+    // An older tracer's end (no time, no count) passes as it is, every copy.
+    expect(run(m, [[STANDBY, { kind: 'thread-exit', tid: 14 }], [MAIN, { kind: 'thread-exit', tid: 14 }]])).toHaveLength(2);
+  });
+
   it("holds an exit that came ahead of its exec, and reports it cut when the payload tracer dies before its copy", () => {
     const m = new RecordMerger({ src: MAIN, mode: 'full' });
     const out: TracerRecord[] = [];
