@@ -58,6 +58,17 @@ const CUT_WINDOW_US = 1_000_000;
  * are read one CPU buffer at a time, so a little more than one lags another.
  */
 const HOLD_EXIT_PAST_US = 5_000_000;
+/**
+ * How far apart (kernel µs) two tracers may date one exit or thread end:
+ * their programs run one after the other on the same tracepoint hit, but a
+ * program can be preempted between them on a busy node, past SAME_EVENT_US.
+ * Unmatched, the standby's copy was held for a payload tracer's copy that
+ * had already gone on, and expired as a lost end: its call marked cut though
+ * nothing was (the busy-node test: 20-60 delegates a run). An exit's key
+ * names its process (pid and start); a thread end's, its tid: two ends of one
+ * tid within a second from two tracers are one end.
+ */
+const SAME_END_US = 1_000_000;
 /** How long (µs of the clock) such an end waits at most, should the payload tracer print nothing at all. */
 const HOLD_EXIT_MAX_US = 30_000_000;
 /** Sightings are forgotten this far (kernel µs) behind the newest record: a lagging tracer's copy arrives well within it. */
@@ -224,7 +235,7 @@ export class RecordMerger {
         return;
       case 'exit': {
         const key = `q${rec.pid}:${rec.start}`;
-        if (!this.firstSighting(key, src, rec.ts)) {
+        if (!this.firstSighting(key, src, rec.ts, SAME_END_US)) {
           this.passHeldCopy(rec, key, src, out);
           return;
         }
@@ -273,7 +284,7 @@ export class RecordMerger {
           return;
         }
         const key = `t${rec.tid}`;
-        if (!this.firstSighting(key, src, rec.ts)) {
+        if (!this.firstSighting(key, src, rec.ts, SAME_END_US)) {
           this.passHeldCopy(rec, key, src, out);
           return;
         }
@@ -295,6 +306,15 @@ export class RecordMerger {
    * its process would start.
    */
   private passCountedEnd(rec: CountedEnd & { ts: number; pid: number }, key: string, src: number, out: TracerRecord[], cut: number[]): void {
+    const held = this.heldEnds.get(key);
+    if (held && held.owner === src && Math.abs(held.rec.ts - rec.ts) < SAME_END_US) {
+      // The payload tracer's own copy of the end held for it, dated too far from the other's to be matched as
+      // one sighting (a tracepoint program preempted between the two tracers' runs): it goes on, and the held
+      // copy with it, instead of expiring as a lost end and marking the call cut though nothing was.
+      this.heldEnds.delete(key);
+      out.push(rec);
+      return;
+    }
     const ownerSrc = this.ownerOf(rec.pid, rec.ts);
     if (ownerSrc !== null && this.dead.has(ownerSrc)) {
       cut.push(rec.pid);
@@ -354,13 +374,13 @@ export class RecordMerger {
   }
 
   /** Whether this is the first tracer to report the event `key` at about `ts`; remembers it either way. */
-  private firstSighting(key: string, src: number, ts: number): boolean {
+  private firstSighting(key: string, src: number, ts: number, withinUs = SAME_EVENT_US): boolean {
     let seen = this.sightings.get(key);
     if (seen === undefined) {
       seen = [];
       this.sightings.set(key, seen);
     }
-    const same = seen.find((s) => !s.srcs.includes(src) && Math.abs(s.ts - ts) <= SAME_EVENT_US);
+    const same = seen.find((s) => !s.srcs.includes(src) && Math.abs(s.ts - ts) <= withinUs);
     if (same) {
       same.srcs.push(src);
       this.counters.duplicates++;

@@ -190,6 +190,18 @@ describe('RecordMerger', () => {
     m.expire(T + 6_000_000, expired, cut);
     expect(expired).toEqual([{ kind: 'thread-exit', ts: T + 700, tid: 13, pid: 10 }]);
     expect(cut).toEqual([10]);
+    // The payload tracer's copy dated 5 ms after the standby's (its program preempted between the two runs): not
+    // matched as one sighting, yet it releases the held copy, which does not expire as cut.
+    m.merge([ended(T + 800, 15, 10, 0), ended(T + 5_800, 15, 10, 4)], [STANDBY, MAIN], out);
+    expect(out.filter((r) => r.kind === 'thread-exit').at(-1)).toEqual(ended(T + 5_800, 15, 10, 4));
+    // The same the other way round: the payload tracer's copy first, the standby's 5 ms later is a duplicate, not held.
+    m.merge([ended(T + 900, 16, 10, 3), ended(T + 5_900, 16, 10, 0)], [MAIN, STANDBY], out);
+    expect(out.filter((r) => r.kind === 'thread-exit').at(-1)).toEqual(ended(T + 900, 16, 10, 3));
+    const later: TracerRecord[] = [];
+    const laterCut: number[] = [];
+    m.merge([write(T + 12_000_000, 10)], [MAIN], out);
+    m.expire(T + 12_000_000, later, laterCut);
+    expect([later, laterCut]).toEqual([[], []]);
     // An older tracer's end (no time, no count) passes as it is, every copy.
     expect(run(m, [[STANDBY, { kind: 'thread-exit', tid: 14 }], [MAIN, { kind: 'thread-exit', tid: 14 }]])).toHaveLength(2);
   });
