@@ -306,15 +306,6 @@ export class RecordMerger {
    * its process would start.
    */
   private passCountedEnd(rec: CountedEnd & { ts: number; pid: number }, key: string, src: number, out: TracerRecord[], cut: number[]): void {
-    const held = this.heldEnds.get(key);
-    if (held && held.owner === src && Math.abs(held.rec.ts - rec.ts) < SAME_END_US) {
-      // The payload tracer's own copy of the end held for it, dated too far from the other's to be matched as
-      // one sighting (a tracepoint program preempted between the two tracers' runs): it goes on, and the held
-      // copy with it, instead of expiring as a lost end and marking the call cut though nothing was.
-      this.heldEnds.delete(key);
-      out.push(rec);
-      return;
-    }
     const ownerSrc = this.ownerOf(rec.pid, rec.ts);
     if (ownerSrc !== null && this.dead.has(ownerSrc)) {
       cut.push(rec.pid);
