@@ -7,3 +7,4 @@
 export { type BatchTopic, type Topic, createBatchTopic, createTopic } from './topic.js';
 export { type SerialSteps, createSerialSteps } from './serial-steps.js';
 export { isoFromMs, isoFromUs } from './iso-time.js';
+export { type TarEntry, type TarSource, TarFormatError, readTarGz, writeTarGz } from './tar-gz.js';
