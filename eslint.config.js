@@ -10,7 +10,7 @@ export const LAYERS = ['lib', 'bpf', 'collector', 'store', 'otel', 'api', 'daemo
 /** Folders inside a layer with a public surface of their own (an index.ts), which siblings go through. */
 export const INNER = {
   collector: ['assemble', 'cache', 'capture', 'changes', 'node-setup'],
-  store: ['db', 'calls', 'cache', 'findings', 'retention', 'tracer-events', 'node-setup', 'export'],
+  store: ['db', 'calls', 'cache', 'findings', 'retention', 'tracer-events', 'node-setup', 'export', 'bundle'],
 };
 
 const FLOW = LAYERS.join(' → ');

@@ -1,6 +1,6 @@
 /** The store's public surface, for api/, cli/ and the daemon. */
 
-export { openDatabase, openReadConnection, type Database, StoreError, isTransientStoreError, type StoreErrorCode, MIGRATIONS, migrate, type Migration, writeTimingFor, type WriteTiming, type WriteTimingStats, type WriteKind, type DatabaseSize, toStoreError } from './db/index.js';
+export { APPLICATION_ID, latestVersion, openDatabase, openReadConnection, type Database, StoreError, isTransientStoreError, type StoreErrorCode, MIGRATIONS, migrate, type Migration, writeTimingFor, type WriteTiming, type WriteTimingStats, type WriteKind, type DatabaseSize, toStoreError } from './db/index.js';
 export { createCallStore, byStartThenId, summaryOfCall, networkOfStdin, createCallReader, type CallReader, createStoreListener, type StoreListener, type StoreListenerOptions, MAX_PAGE_SIZE, type StoreStatus } from './calls/index.js';
 export type * from './calls/index.js';
 export { createRetentionWorker, type RetentionOptions, type RetentionRun, type RetentionStatus, type RetentionWorker, type RetentionCounts } from './retention/index.js';
@@ -38,3 +38,4 @@ export {
   cniErrorCodeText,
 } from './network/index.js';
 export { createExportOutbox, EXPORT_SIGNALS, type ExportOutbox, type ExportSignal, type OutboxBounds, type OutboxEntry, type OutboxKind, type Watermarks, createExportReads, type CallTraceKey, type ExportReads } from './export/index.js';
+export { BUNDLE_TABLES, ALL_PAYLOADS, NO_PAYLOADS, type PayloadChoice, type PodSelector, type RecordSelection, type SnapshotSummary, openRecordReadOnly, payloadCutFor, samplePayloads, snapshotRecord } from './bundle/index.js';

@@ -2,7 +2,7 @@
 
 export { type DatabaseSize, createSizeMeter } from './db-size.js';
 export { StoreError, type StoreErrorCode, isTransientStoreError, toStoreError } from './errors.js';
-export { MIGRATIONS, type Migration, migrate } from './migrations.js';
+export { APPLICATION_ID, MIGRATIONS, type Migration, latestVersion, migrate } from './migrations.js';
 export { type Database, openDatabase, openReadConnection } from './open-database.js';
 export { EXPORT_TRIGGERS } from './export-schema.js';
 export { type WriteKind, type WriteTiming, type WriteTimingStats, writeTimingFor } from './write-timing.js';

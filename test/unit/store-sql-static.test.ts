@@ -117,6 +117,27 @@ const ALLOWED_FRAGMENTS: Readonly<Record<string, Readonly<Record<string, string>
     PROBE: 'constant SQL columns (the latest VERSION probe)',
     PROBE_JOIN: 'a constant join, its binary bound by the outer row',
   },
+  'bundle-selection.ts': {
+    IN_WINDOW: 'a constant SQL condition, its window bound to @sinceUs/@untilUs',
+  },
+  'bundle-tables.ts': {
+    "overlaps('first_seen_ms', 'coalesce(superseded_at_ms, removed_at_ms)')": 'a constant condition over constant column names, its window bound to :sinceMs/:untilMs',
+    CONTAINER: 'a constant SQL condition over the selection\'s temporary table',
+    POD: 'a constant SQL condition over the selection\'s temporary table',
+  },
+  'snapshot.ts': {
+    PAGE_SIZE_BYTES: 'a numeric constant',
+    APPLICATION_ID: 'a numeric constant',
+    schemaVersion: 'the number SQLite returned for the source\'s user_version',
+    select: 'column names the source\'s own pragma_table_info gave, each quoted, or the constant payload CASE of BUNDLE_TABLES',
+    'quote(table)': 'a table name from the source\'s own sqlite_schema, quoted',
+    "rule?.rows ?? '1'": 'a condition from the constant BUNDLE_TABLES, its values bound to :named parameters',
+    'rule.rows': 'the same condition',
+    "columns.map(quote).join(', ')": 'column names the source\'s own pragma_table_info gave, each quoted',
+    "columns.map(() => '?').join(', ')": 'one ? per column',
+    'quote(p.startedAtUs)': 'a column name from the constant BUNDLE_TABLES, quoted',
+    any: 'conditions over the constant payload column names of BUNDLE_TABLES',
+  },
   'open-database.ts': {
     BUSY_TIMEOUT_MS: 'a numeric constant',
     JOURNAL_SIZE_LIMIT_BYTES: 'a numeric constant',
@@ -139,7 +160,7 @@ const ALLOWED_PUSHES: Readonly<Record<string, string>> = {
 };
 
 /** Identifiers passed to prepare/exec that hold whole statements; each is checked where it is built. */
-const STATEMENT_NAMES = new Set(['sql', 'DELETE_HELPERS', 'INSERT_FINISHED', 'INSERT_HELPER', 'INSERT_STARTED', 'MARK_INCOMPLETE', 'UPDATE_FINISHED', 'UPDATE_IDENTITY', 'CREATE_CALLS', 'CREATE_HELPERS', 'CREATE_TRACER_EVENTS', 'CREATE_CACHE_ENTRIES', 'CREATE_IP_HISTORY', 'CREATE_CACHE_FINDINGS', 'TREE_INFO', 'DELETE_TREE', 'HISTORY_SQL[t]', 'POD_GRAPH_SQL.podCalls', 'POD_GRAPH_SQL.podCallsOfUid', 'POD_GRAPH_SQL.childIds', 'POD_GRAPH_SQL.byIds', 'POD_GRAPH_SQL.helpers', 'CALL_LOOP_SQL.delLoops', 'CALL_LOOP_SQL.addLoops', 'CALL_LOOP_SQL.lastDelFailure', 'CALL_LOOP_SQL.lastAddFailure', 'CREATE_CONF_VERSIONS', 'CREATE_PLUGIN_BINARIES', 'CREATE_CALL_BINARIES', 'CONFIG_FAILURE_SQL.adds', 'CREATE_EXPORT_OUTBOX', 'CREATE_EXPORT_WATERMARKS', 'CREATE_READINESS', 'CREATE_READINESS_TRANSITIONS', 'GC_DEL_SQL', 'CREATE_CALL_UPDATES', 'CREATE_CALL_UPDATES_INDEX', 'STATUS_OF', 'INSERT_UPDATE', 't.sql', 'RETENTION_CALL_SQL.firstStatusNetwork', 'RETENTION_CALL_SQL.nextStatusNetwork', 'RETENTION_CALL_SQL.statusOverflow', 'RETENTION_CALL_SQL.statusThrough']);
+const STATEMENT_NAMES = new Set(['sql', 'DELETE_HELPERS', 'INSERT_FINISHED', 'INSERT_HELPER', 'INSERT_STARTED', 'MARK_INCOMPLETE', 'UPDATE_FINISHED', 'UPDATE_IDENTITY', 'CREATE_CALLS', 'CREATE_HELPERS', 'CREATE_TRACER_EVENTS', 'CREATE_CACHE_ENTRIES', 'CREATE_IP_HISTORY', 'CREATE_CACHE_FINDINGS', 'TREE_INFO', 'DELETE_TREE', 'HISTORY_SQL[t]', 'POD_GRAPH_SQL.podCalls', 'POD_GRAPH_SQL.podCallsOfUid', 'POD_GRAPH_SQL.childIds', 'POD_GRAPH_SQL.byIds', 'POD_GRAPH_SQL.helpers', 'CALL_LOOP_SQL.delLoops', 'CALL_LOOP_SQL.addLoops', 'CALL_LOOP_SQL.lastDelFailure', 'CALL_LOOP_SQL.lastAddFailure', 'CREATE_CONF_VERSIONS', 'CREATE_PLUGIN_BINARIES', 'CREATE_CALL_BINARIES', 'CONFIG_FAILURE_SQL.adds', 'CREATE_EXPORT_OUTBOX', 'CREATE_EXPORT_WATERMARKS', 'CREATE_READINESS', 'CREATE_READINESS_TRANSITIONS', 'GC_DEL_SQL', 'CREATE_CALL_UPDATES', 'CREATE_CALL_UPDATES_INDEX', 'STATUS_OF', 'INSERT_UPDATE', 't.sql', 's.sql', 'RETENTION_CALL_SQL.firstStatusNetwork', 'RETENTION_CALL_SQL.nextStatusNetwork', 'RETENTION_CALL_SQL.statusOverflow', 'RETENTION_CALL_SQL.statusThrough']);
 
 const SQL_WORDS = /\b(SELECT|INSERT|UPDATE|DELETE|WHERE|VALUES|PRAGMA|CREATE|ORDER BY|LIMIT|SET|IN)\b/;
 const SINKS = new Set(['prepare', 'exec', 'pragma']);

@@ -1,0 +1,223 @@
+/**
+ * A bundle's record: the rows a selection keeps, copied from the daemon's
+ * database into a new file of the same schema (every table, index and
+ * trigger the source has, its schema version and application id), as one
+ * consistent snapshot while the daemon goes on writing. The source is opened
+ * read-only and read in one transaction (WAL: the daemon's writes go on and
+ * are not seen); rows are copied in slices with the event loop let go
+ * between them, so a daemon making a bundle keeps reading its tracer.
+ */
+
+import { existsSync } from 'node:fs';
+import BetterSqlite3, { type Database } from 'better-sqlite3';
+import { APPLICATION_ID, latestVersion, StoreError, toStoreError } from '../db/index.js';
+import { BUNDLE_TABLES, type TableRule } from './bundle-tables.js';
+import { selectCalls, type RecordSelection, type SelectionParams } from './bundle-selection.js';
+
+/** Whose payloads a bundle keeps: those of rows started at or after `keepFromUs`; null: none. */
+export interface PayloadChoice {
+  readonly keepFromUs: number | null;
+}
+
+export const ALL_PAYLOADS: PayloadChoice = { keepFromUs: 0 };
+export const NO_PAYLOADS: PayloadChoice = { keepFromUs: null };
+
+export interface SnapshotSummary {
+  readonly schemaVersion: number;
+  /** The window the node-wide history covers: the one asked for, widened to the calls kept. */
+  readonly window: { readonly sinceMs: number; readonly untilMs: number };
+  readonly missingCalls: readonly string[];
+  /** Rows copied, per table (every table of the schema, 0 included). */
+  readonly rows: Readonly<Record<string, number>>;
+  /** Calls (and helpers) whose payloads were left out although they had some. */
+  readonly payloadsLeftOut: number;
+}
+
+export interface SnapshotOptions {
+  readonly source: string;
+  readonly target: string;
+  readonly selection: RecordSelection;
+  readonly payloads: PayloadChoice;
+  /** How long a slice of copying may hold the event loop (ms). */
+  readonly sliceMs?: number;
+}
+
+const PAGE_SIZE_BYTES = 16 * 1024;
+const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
+
+/** Opens a database file read-only, refusing what is not a cnirec record this build can read. */
+export function openRecordReadOnly(file: string): Database {
+  if (!existsSync(file)) throw new StoreError('not-a-database', file, `There is no cnirec database at ${file}: pass the daemon's --db (CNIREC_DB).`);
+  let db: Database;
+  try {
+    db = new BetterSqlite3(file, { readonly: true, fileMustExist: true, timeout: 5_000 });
+  } catch (err) {
+    throw toStoreError(err, file, 'read');
+  }
+  try {
+    const appId = db.pragma('application_id', { simple: true }) as number;
+    if (appId !== APPLICATION_ID) throw new StoreError('not-a-database', file, `The file ${file} is not a cnirec database.`);
+    const version = db.pragma('user_version', { simple: true }) as number;
+    if (version > latestVersion()) {
+      throw new StoreError('schema-too-new', file, `The database ${file} was written by a newer cnirec (schema ${version}, this build knows ${latestVersion()}): use that cnirec's bundle command.`);
+    }
+    return db;
+  } catch (err) {
+    db.close();
+    throw toStoreError(err, file, 'read');
+  }
+}
+
+export async function snapshotRecord(opts: SnapshotOptions): Promise<SnapshotSummary> {
+  const src = openRecordReadOnly(opts.source);
+  let dst: Database | null = null;
+  try {
+    dst = new BetterSqlite3(opts.target);
+    dst.pragma(`page_size = ${PAGE_SIZE_BYTES}`);
+    dst.pragma('auto_vacuum = INCREMENTAL');
+    // A private file made in one go: nothing to recover from, so no journal and no fsync.
+    dst.pragma('journal_mode = OFF');
+    dst.pragma('synchronous = OFF');
+    src.exec('BEGIN');
+    try {
+      return await copy(src, dst, opts);
+    } finally {
+      src.exec('COMMIT');
+    }
+  } catch (err) {
+    throw toStoreError(err, opts.source, 'make a bundle of');
+  } finally {
+    src.close();
+    dst?.close();
+  }
+}
+
+async function copy(src: Database, dst: Database, opts: SnapshotOptions): Promise<SnapshotSummary> {
+  const pace = pacer(opts.sliceMs ?? 15);
+  const selected = selectCalls(src, opts.selection);
+  const params = { ...selected.params, keepFromUs: opts.payloads.keepFromUs ?? Number.MAX_SAFE_INTEGER };
+  const schemaVersion = src.pragma('user_version', { simple: true }) as number;
+  const schema = src
+    .prepare<[], { type: string; name: string; sql: string }>("SELECT type, name, sql FROM main.sqlite_schema WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' ORDER BY rowid")
+    .all();
+  const tables = schema.filter((s) => s.type === 'table');
+  dst.pragma(`application_id = ${APPLICATION_ID}`);
+  dst.pragma(`user_version = ${schemaVersion}`);
+  dst.exec('BEGIN');
+  for (const t of tables) dst.exec(t.sql);
+  const rows: Record<string, number> = {};
+  let payloadsLeftOut = 0;
+  for (const t of tables) {
+    const rule = BUNDLE_TABLES[t.name];
+    const copied = await copyTable(src, dst, t.name, rule, params, pace);
+    rows[t.name] = copied;
+    if (rule?.payloads) payloadsLeftOut += countLeftOut(src, t.name, rule, params);
+  }
+  copySequences(src, dst);
+  // Indexes after the rows: building each once is faster than keeping it up to date row by row.
+  for (const s of schema) if (s.type !== 'table') dst.exec(s.sql);
+  dst.exec('COMMIT');
+  return { schemaVersion, window: { sinceMs: params.sinceMs, untilMs: params.untilMs }, missingCalls: selected.missingCalls, rows, payloadsLeftOut };
+}
+
+type Params = SelectionParams & { keepFromUs: number };
+
+async function copyTable(src: Database, dst: Database, table: string, rule: TableRule | undefined, params: Params, pace: () => Promise<void>): Promise<number> {
+  const columns = src.prepare<[string], { name: string }>('SELECT name FROM pragma_table_info(?)').all(table).map((c) => c.name);
+  const select = columns.map((c) => selectColumn(c, rule)).join(', ');
+  const read = src.prepare(`SELECT ${select} FROM main.${quote(table)} WHERE ${rule?.rows ?? '1'}`).raw(true);
+  const write = dst.prepare(`INSERT INTO main.${quote(table)} (${columns.map(quote).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`);
+  let n = 0;
+  for (const row of read.iterate(params) as IterableIterator<unknown[]>) {
+    write.run(row);
+    if (++n % 256 === 0) await pace();
+  }
+  return n;
+}
+
+/** A payload stream's columns as the bundle keeps them: emptied and marked truncated (its total kept) for rows older than the cut. */
+function selectColumn(column: string, rule: TableRule | undefined): string {
+  const p = rule?.payloads;
+  const s = p?.streams.find((x) => x.bytes === column || x.truncated === column);
+  if (!p || !s) return quote(column);
+  const kept = `${quote(p.startedAtUs)} >= :keepFromUs`;
+  if (column === s.bytes) return `CASE WHEN ${kept} THEN ${quote(s.bytes)} ELSE x'' END`;
+  return `CASE WHEN ${kept} OR length(${quote(s.bytes)}) = 0 THEN ${quote(s.truncated)} ELSE 1 END`;
+}
+
+function countLeftOut(src: Database, table: string, rule: TableRule, params: Params): number {
+  const p = rule.payloads!;
+  const any = p.streams.map((s) => `length(${quote(s.bytes)}) > 0`).join(' OR ');
+  const sql = `SELECT count(*) AS n FROM main.${quote(table)} WHERE (${rule.rows}) AND ${quote(p.startedAtUs)} < :keepFromUs AND (${any})`;
+  return src.prepare<[Params], { n: number }>(sql).get(params)!.n;
+}
+
+/** AUTOINCREMENT's high-water marks, so a table's next id in the bundle is the one the node would have given. */
+function copySequences(src: Database, dst: Database): void {
+  const has = (db: Database) => db.prepare("SELECT 1 FROM main.sqlite_schema WHERE name = 'sqlite_sequence'").get() !== undefined;
+  if (!has(src) || !has(dst)) return;
+  dst.exec('DELETE FROM main.sqlite_sequence');
+  const insert = dst.prepare<[string, number]>('INSERT INTO main.sqlite_sequence (name, seq) VALUES (?, ?)');
+  for (const r of src.prepare<[], { name: string; seq: number }>('SELECT name, seq FROM main.sqlite_sequence').all()) insert.run(r.name, r.seq);
+}
+
+/** Lets the event loop run when a slice has held it for `sliceMs`. */
+function pacer(sliceMs: number): () => Promise<void> {
+  let since = performance.now();
+  return async () => {
+    if (performance.now() - since < sliceMs) return;
+    await new Promise((resolve) => setImmediate(resolve));
+    since = performance.now();
+  };
+}
+
+/**
+ * The start time from which payloads must be kept for about `dropBytes` of
+ * them (oldest first) to be left out of the snapshot in `file`; null when
+ * leaving them all out is not enough.
+ */
+export function payloadCutFor(file: string, dropBytes: number): number | null {
+  const db = openRecordReadOnly(file);
+  try {
+    const rows = db
+      .prepare<[], [number, number]>(
+        `SELECT started_at_us, length(stdin) + length(stdout) + length(stderr) FROM main.calls
+         UNION ALL SELECT started_at_us, length(stdout) + length(stderr) FROM main.helpers
+         ORDER BY 1`,
+      )
+      .raw(true)
+      .iterate() as IterableIterator<[number, number]>;
+    let dropped = 0;
+    for (const [at, bytes] of rows) {
+      if (dropped >= dropBytes) return at;
+      dropped += bytes;
+    }
+    return null;
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * About `limit` bytes of the payloads in a snapshot, taken evenly across its rows: how well they compress
+ * says how many of them a bundle must leave out to lose a given number of compressed bytes.
+ */
+export function samplePayloads(file: string, limit: number): Buffer {
+  const db = openRecordReadOnly(file);
+  try {
+    const total = db.prepare<[], { n: number | null }>('SELECT sum(length(stdin) + length(stdout) + length(stderr)) AS n FROM main.calls').get()!.n ?? 0;
+    const every = Math.max(1, Math.ceil(total / limit));
+    const parts: Buffer[] = [];
+    let seen = 0;
+    let taken = 0;
+    for (const [stdin, stdout, stderr] of db.prepare('SELECT stdin, stdout, stderr FROM main.calls').raw(true).iterate() as IterableIterator<Buffer[]>) {
+      if (seen++ % every !== 0 && total > limit) continue;
+      for (const b of [stdin!, stdout!, stderr!]) parts.push(b);
+      taken += stdin!.length + stdout!.length + stderr!.length;
+      if (taken >= limit) break;
+    }
+    return Buffer.concat(parts);
+  } finally {
+    db.close();
+  }
+}
