@@ -10,8 +10,9 @@ import type { CapturedStream, CniCall, CollectorEvent, HelperProcess, KernelChan
 import { helperChange } from '../changes/index.js';
 import { redactArgv, redactCniArgs } from './redact-argv.js';
 import { createBytesRedactor } from './redact-json-bytes.js';
+import { createCacheFileRedactor } from './redact-cache-file.js';
 import { createValueRedactor } from './redact-value.js';
-import { keyClassifier, type RedactionRules } from './redaction-rules.js';
+import { keyClassifier, REDACTION_MARKER, type RedactionRules } from './redaction-rules.js';
 
 export interface Redactor {
   stream(stream: CapturedStream): CapturedStream;
@@ -19,6 +20,8 @@ export interface Redactor {
   callEvents(events: readonly CollectorEvent[]): CollectorEvent[];
   /** Applied by the cache watcher as soon as a file is decoded (see CacheWatcherOptions.redact). */
   cacheEntry(entry: CacheEntry): CacheEntry;
+  /** A libcni cache file's bytes as they are on disk, for what leaves the node as a file (a bundle). */
+  cacheFile(bytes: Buffer): Buffer;
 }
 
 function redoneFromHelper(ch: KernelChange, helpers: readonly HelperProcess[]): KernelChange {
@@ -81,13 +84,16 @@ export function createRedactor(rules: RedactionRules): Redactor {
     const config = value(e.config, '/config');
     const result = value(e.result, '/result');
     const capabilityArgs = value(e.capabilityArgs, '/capabilityArgs');
-    if (config === null && result === null && capabilityArgs === null) return e;
+    // The runtime's CNI_ARGS as libcni cached them: a secret one is hidden as in the call's own CNI_ARGS.
+    const secretArgs = e.cniArgs.flatMap(([k], i) => (isSecretKey(k) ? [`/cniArgs/${i}/1`] : []));
+    if (config === null && result === null && capabilityArgs === null && secretArgs.length === 0) return e;
     return {
       ...e,
       config: config?.value ?? e.config,
       result: result?.value ?? e.result,
       capabilityArgs: (capabilityArgs?.value as CacheEntry['capabilityArgs'] | undefined) ?? e.capabilityArgs,
-      redactions: [...(config?.pointers ?? []), ...(result?.pointers ?? []), ...(capabilityArgs?.pointers ?? [])],
+      cniArgs: secretArgs.length === 0 ? e.cniArgs : e.cniArgs.map(([k, v]) => [k, isSecretKey(k) ? REDACTION_MARKER : v] as const),
+      redactions: [...(config?.pointers ?? []), ...(result?.pointers ?? []), ...(capabilityArgs?.pointers ?? []), ...secretArgs],
     };
   };
 
@@ -100,5 +106,6 @@ export function createRedactor(rules: RedactionRules): Redactor {
         return c === ev.call ? ev : { ...ev, call: c };
       }),
     cacheEntry,
+    cacheFile: createCacheFileRedactor(rules),
   };
 }

@@ -98,3 +98,39 @@ describe('redacting parsed JSON (cache entries)', () => {
     }
   });
 });
+
+describe('redacting libcni cache files as files (bundles)', () => {
+  const file = {
+    kind: 'cniCacheV1',
+    containerId: 'c1',
+    config: Buffer.from(JSON.stringify({ name: 'vnet', plugins: [{ type: 'x', apiKey: 'conf-secret' }] })).toString('base64'),
+    ifName: 'eth0',
+    networkName: 'vnet',
+    cniArgs: [['K8S_POD_NAME', 'p'], ['VENDOR_API_KEY', 'args-secret']],
+    result: { ips: [{ address: '10.1.0.2/24' }], vendor: { sessionKey: 'res-secret' } },
+  };
+
+  it("hides the secrets of the decoded config, the result and CNI_ARGS pairs, keeping the pod's own args", () => {
+    const out = redactor.cacheFile(Buffer.from(JSON.stringify(file)));
+    const text = out.toString('utf8');
+    expect(text).not.toMatch(/-secret/);
+    const back = JSON.parse(text) as typeof file;
+    expect(back.cniArgs).toEqual([['K8S_POD_NAME', 'p'], ['VENDOR_API_KEY', '[redacted]']]);
+    expect(JSON.parse(Buffer.from(back.config, 'base64').toString('utf8'))).toEqual({ name: 'vnet', plugins: [{ type: 'x', apiKey: '[redacted]' }] });
+  });
+
+  it('hides them in a file cut short too, and passes a file without secrets as it is', () => {
+    const cut = Buffer.from(JSON.stringify({ ...file, config: 'AAAA' }).slice(0, -40));
+    expect(redactor.cacheFile(cut).toString('utf8')).not.toMatch(/args-secret/);
+    const clean = Buffer.from('{"kind":"cniCacheV1","cniArgs":[["K8S_POD_NAME","p"]]}');
+    expect(redactor.cacheFile(clean)).toBe(clean);
+  });
+
+  it('hides CNI_ARGS pairs naming a secret in the cache entries the record keeps', () => {
+    const parsed = parseCacheFile(Buffer.from(JSON.stringify(file)), '/r/vnet-c1-eth0', '/r');
+    if (!parsed.ok) throw new Error(parsed.problem.message);
+    const e = redactor.cacheEntry(parsed.entry);
+    expect(e.cniArgs).toEqual([['K8S_POD_NAME', 'p'], ['VENDOR_API_KEY', '[redacted]']]);
+    expect(e.redactions).toContain('/cniArgs/1/1');
+  });
+});
