@@ -10,6 +10,7 @@ import type { ApiDeps } from './deps.js';
 import { answerFrameworkError, registerErrorHandling } from './errors.js';
 import { createReadOps } from './read-ops.js';
 import { closeRefusedUpgrades } from './refused-upgrades.js';
+import { registerBundle, registerSourceHeader } from './routes/bundle.js';
 import { registerCache } from './routes/cache.js';
 import { registerCalls } from './routes/calls.js';
 import { registerDocs, registerOpenApi } from './routes/docs.js';
@@ -47,6 +48,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
   // route, because it only sees routes added after it.
   registerErrorHandling(app);
   registerAuth(app, deps.token);
+  registerSourceHeader(app, deps);
   // Root level, so it also covers upgrades the auth hook refuses before any route's hooks run.
   closeRefusedUpgrades(app);
   await registerOpenApi(app, { authRequired: authEnabled(deps.token) });
@@ -60,6 +62,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
   registerCache(app, reads);
   registerNodeCni(app, deps);
   registerCniStatus(app, deps);
+  registerBundle(app, deps);
   await registerDocs(app);
 
   // Live side (api/tail/, api/metrics/): the websocket tail and /metrics.

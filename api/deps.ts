@@ -13,6 +13,7 @@ import type { ConfListener, DoctorReport, RecordKnowledge } from '../collector/i
 import type { NetworkReadiness, ReadinessListener } from '../store/index.js';
 import type { CacheReader, CacheStatus, CallStore, ConfHistory, FindingsReader, GcChecks, PluginBinaries, RetentionStatus, StoreStatus, WriteTiming } from '../store/index.js';
 import type { OtelExportStatus } from '../otel/index.js';
+import type { BundleQuery, SourceBody } from './schemas/bundle.js';
 
 /** The libcni cache side; absent (or null) when the daemon watches no cache directory. */
 export interface CacheDeps {
@@ -60,6 +61,29 @@ export interface ApiDeps {
   readonly readiness?: ReadinessDeps;
   /** The built web view (dist/ui/, holding index.html); absent or null: /ui/ answers that it is not built. */
   readonly uiDir?: string | null;
+  /** What the record is of: this node live, or a bundle opened with `cnirec open` (GET /api/v1/source); absent: a live node of unknown name. */
+  readonly source?: () => SourceBody;
+  /** Makes bundles of the record (GET /api/v1/bundle); absent: 501. */
+  readonly bundle?: BundleDeps;
+}
+
+/** What the API reads of its own routes for a bundle: the daemon's state when it was made. */
+export interface DaemonReadings {
+  readonly health: unknown;
+  readonly tracer: unknown;
+  readonly nodeCni: unknown;
+  readonly readiness: unknown;
+  readonly metrics: string | null;
+}
+
+export type BundleOutcome =
+  | { readonly ok: true; readonly file: string; readonly name: string; cleanup(): Promise<void> }
+  /** A refusal the client can act on (a call not recorded, too big for maxBytes). */
+  | { readonly ok: false; readonly status: 400 | 404 | 413; readonly message: string };
+
+/** GET /api/v1/bundle: the daemon makes the bundle; the route reads the daemon's own state for it and streams the file. */
+export interface BundleDeps {
+  make(query: BundleQuery, readings: DaemonReadings): Promise<BundleOutcome>;
 }
 
 /** The heartbeat sieve's read side: each network's readiness, and its checks and changes as they come. */
@@ -114,3 +138,6 @@ export type UiDeps = Pick<ApiDeps, 'uiDir'>;
 
 /** GET /api/v1/tracer, PUT /api/v1/tracer/mode. */
 export type TracerDeps = Pick<ApiDeps, 'tracerStatus' | 'setCaptureMode' | 'capture'>;
+
+/** GET /api/v1/bundle and GET /api/v1/source. */
+export type BundleRouteDeps = Pick<ApiDeps, 'bundle' | 'source' | 'version'>;

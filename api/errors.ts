@@ -22,7 +22,8 @@ export type ApiErrorCode =
   | 'internal_error'
   | 'not_implemented'
   | 'mode_switch_failed'
-  | 'store_unavailable';
+  | 'store_unavailable'
+  | 'busy';
 
 export class ApiError extends Error {
   override readonly name = 'ApiError';

@@ -8,6 +8,7 @@
 export { buildApp } from './app.js';
 export type { ApiDeps, CacheDeps, NodeCniDeps, NodeCniStatus, ReadinessDeps } from './deps.js';
 export { presentReport } from './present/node-cni.js';
+export { presentReadiness } from './present/readiness.js';
 export { lostRecordsText } from './present/lost-records.js';
 export type { ConfDiffBody, ConfVersionBody, DoctorReportBody, RecordKnowledgeBody } from './schemas/node-cni.js';
 
@@ -28,3 +29,7 @@ export type { TailCacheEntry, TailGap, TailServerMessage } from './schemas/tail.
 export type { NetworkReadinessView, ReadinessList } from './schemas/readiness.js';
 export type { TracerStatusBody as TracerStatus, CaptureModeBody } from './schemas/tracer.js';
 export { captureModeBodySchema } from './schemas/tracer.js';
+export { BUNDLE_HEADER } from './routes/bundle.js';
+export type { BundleDeps, BundleOutcome, DaemonReadings } from './deps.js';
+export type { BundleQuery, SourceBody } from './schemas/bundle.js';
+export { readTimeParam } from './schemas/time-param.js';

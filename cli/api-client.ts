@@ -7,7 +7,9 @@
  * already names the offending field), or a server that is not cnirec.
  */
 
+import { BUNDLE_HEADER } from '../api/index.js';
 import { ClientError } from './errors.js';
+import { stderr } from './output.js';
 
 export type * from '../api/index.js';
 
@@ -54,6 +56,36 @@ export async function putJson<T>(opts: ClientOptions, path: string, body: unknow
   return (await res.json()) as T;
 }
 
+/** The bundle the answers come from (an API served by `cnirec open`); null while they come from a live node. */
+export interface BundleSource {
+  readonly node: string;
+  readonly takenAt: string;
+}
+
+let bundleSource: BundleSource | null = null;
+
+/** Whether the daemon answered as an opened bundle, and of which node and time. */
+export function answeredFromBundle(): BundleSource | null {
+  return bundleSource;
+}
+
+/** Notes, once, that the answers come from a bundle: its node and time, not a live node. */
+function noteSource(res: Response): void {
+  if (bundleSource !== null) return;
+  const header = res.headers.get(BUNDLE_HEADER);
+  if (header === null) return;
+  const fields = new Map(header.split(';').map((p) => p.trim().split('=') as [string, string]));
+  bundleSource = { node: decodeURIComponent(fields.get('node') ?? ''), takenAt: fields.get('taken-at') ?? '' };
+  stderr.line(`cnirec: reading a bundle of node ${bundleSource.node} taken at ${bundleSource.takenAt} (cnirec open), not a live node`);
+}
+
+/** GET a file (a bundle) into `write`; the daemon's refusal or absence as for every request. */
+export async function download(opts: ClientOptions, path: string, write: (body: ReadableStream<Uint8Array>, res: Response) => Promise<void>): Promise<void> {
+  const res = await request(opts, path);
+  if (res.body === null) throw notCnirec(opts, res);
+  await write(res.body, res);
+}
+
 async function request(opts: ClientOptions, path: string, send?: { method: 'PUT'; body: string }): Promise<Response> {
   let res: Response;
   try {
@@ -65,6 +97,7 @@ async function request(opts: ClientOptions, path: string, send?: { method: 'PUT'
   } catch (err) {
     throw unreachable(opts, err);
   }
+  noteSource(res);
   if (res.ok) return res;
   const body = isJson(res) ? ((await res.json().catch(() => null)) as { error?: { message?: unknown } } | null) : null;
   const message = typeof body?.error?.message === 'string' ? body.error.message : null;
@@ -86,5 +119,8 @@ export function unreachable(opts: ClientOptions, err: unknown): ClientError {
     return new ClientError(`the daemon at ${opts.api} did not answer within ${opts.timeoutMs / 1000}s (--timeout): it may be overloaded, or the address may lead elsewhere`);
   }
   const why = e?.cause?.code ?? e?.cause?.message ?? (err instanceof Error ? err.message : String(err));
-  return new ClientError(`no cnirec daemon answers at ${opts.api} (${why}): start it (sudo cnirec run) or pass --api URL`);
+  return new DaemonUnreachable(`no cnirec daemon answers at ${opts.api} (${why}): start it (sudo cnirec run) or pass --api URL`);
 }
+
+/** Nothing listens at the address (as opposed to a daemon that answered, or was too slow to). */
+export class DaemonUnreachable extends ClientError {}

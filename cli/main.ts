@@ -8,9 +8,9 @@
  */
 
 import { readFileSync } from 'node:fs';
-import { pino } from 'pino';
-import { buildInfo, ConfigError, configReference, flagName, isRepeatable, loadConfig, settings, type SettingName, runDaemon } from '../daemon/index.js';
+import { buildInfo, ConfigError, configReference, createDaemonLogger, flagName, isRepeatable, loadConfig, settings, type SettingName, runDaemon } from '../daemon/index.js';
 import { DEFAULT_API, DEFAULT_TIMEOUT_MS, type ClientOptions } from './api-client.js';
+import { bundleCommand } from './bundle-command.js';
 import { cacheCommand } from './cache-command.js';
 import { captureCommand } from './capture-command.js';
 import { callsCommand } from './calls-command.js';
@@ -21,6 +21,7 @@ import { ClientError, HelpRequested, UsageError } from './errors.js';
 import { findingsCommand } from './findings-command.js';
 import { parseCommand } from './flags.js';
 import { ipCommand } from './ip-command.js';
+import { openCommand } from './open-command.js';
 import { endQuietlyOnClosedPipe, stderr, stdout } from './output.js';
 import { podCommand } from './pod-command.js';
 import { replayCommand, showCommand } from './show-command.js';
@@ -49,6 +50,12 @@ commands:
   capture [auto|full|light]   what the tracer captures now, why and until when; or set it
                [--for DURATION] [--pod NS/NAME | --namespace NS]   (full for one pod: its payloads only)
   replay ID    print a shell script that re-runs the call by hand
+  bundle       the node's CNI story in one .tar.gz to hand over: the record of the last 6 hours
+               (or of pods, calls), the node's CNI setup, the daemon's health, settings and log
+                 [--since T] [--until T] [--pod NS/NAME]... [--pod-uid UID] [--call ID]...
+                 [-o FILE|-] [--max-size SIZE] [--no-payloads] [--db FILE]   (works with the daemon down)
+  open FILE    serve a bundle read-only anywhere (no root, bpftrace or CNI): web view, API, and the
+               commands above with --api   [--listen HOST:PORT] [--token-file FILE]
   doctor       check the node's CNI setup: the conf dirs and bin dirs the
                runtimes read, the active network and why, JSON errors,
                cniVersion, missing or broken plugins; exit 1 on a problem.
@@ -87,6 +94,7 @@ const CLIENT_COMMANDS: Readonly<Record<string, Command>> = {
   cache: cacheCommand,
   capture: captureCommand,
   replay: replayCommand,
+  bundle: bundleCommand,
   doctor: doctorCommand,
   config: configCommand,
   // Loaded when asked for: the MCP SDK is not worth every other command's start-up time.
@@ -108,6 +116,8 @@ export async function main(argv: string[]): Promise<number> {
     switch (command) {
       case 'run':
         return await run(rest);
+      case 'open':
+        return await openCommand(rest);
       case 'config-doc':
         stdout.raw(`${configReference()}\n`);
         return 0;
@@ -146,7 +156,7 @@ function reportError(err: unknown): number {
     stderr.line(`cnirec: ${err.message}`);
     return 2;
   }
-  if (err instanceof ClientError || (err instanceof Error && err.name === 'DemoError')) {
+  if (err instanceof ClientError || (err instanceof Error && err.name === 'DemoError') || isBundleRefusal(err)) {
     stderr.line(`cnirec: ${err.message}`);
     return 1;
   }
@@ -160,8 +170,8 @@ function reportError(err: unknown): number {
 
 async function run(args: string[]): Promise<number> {
   const config = loadConfig(parseRunFlags(args), process.env);
-  const log = pino({ level: config.logLevel, base: { app: 'cnirec' } });
-  return runDaemon(config, log);
+  const { log, recentLines } = createDaemonLogger(config.logLevel);
+  return runDaemon(config, log, recentLines);
 }
 
 /** `cnirec run`'s flags, as loadConfig takes them (exported so deploy/ manifests can be checked against it). */
@@ -243,4 +253,9 @@ export function apiUrl(value: string, flag: string): string {
 /** Errors whose message is meant for the person at the terminal (typed errors of the layers below). */
 function isUserFacing(err: unknown): boolean {
   return err instanceof Error && ['StoreError', 'TracerStartError'].includes(err.name);
+}
+
+/** A bundle refused (not found, too big, damaged, foreign): a failure of the request, not of the command line. */
+function isBundleRefusal(err: unknown): err is Error {
+  return err instanceof Error && err.name === 'BundleError';
 }

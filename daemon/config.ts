@@ -294,6 +294,12 @@ function requireTokenBeyondLoopback(cfg: { listen: { host: string }; token: stri
   });
 }
 
+/** A HOST:PORT as --listen takes it (for `cnirec open`), and whether it is loopback (else a token is required); null when malformed. */
+export function parseListen(text: string): { host: string; port: number; loopback: boolean } | null {
+  const r = listenAddress.safeParse(text);
+  return r.success ? { host: r.data.host, port: r.data.port, loopback: LOOPBACK.test(r.data.host) } : null;
+}
+
 /** Markdown table of every setting, for the README. */
 export function configReference(): string {
   const rows = (Object.keys(settings) as SettingName[]).map((name) => {

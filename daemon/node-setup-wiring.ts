@@ -211,7 +211,7 @@ export function createNodeSetupWiring(
 }
 
 /** Conf files go through the same JSON redaction as payloads: the same stream shape, the same rules. */
-function redactConf(redactor: Redactor, bytes: Buffer): { bytes: Buffer; pointers: readonly string[] } | null {
+export function redactConf(redactor: Redactor, bytes: Buffer): { bytes: Buffer; pointers: readonly string[] } | null {
   const out = redactor.stream({ bytes, totalBytes: bytes.length, truncated: false });
   return out.bytes === bytes ? null : { bytes: out.bytes, pointers: out.redactions ?? [] };
 }

@@ -20,10 +20,12 @@ import { createOtelWiring } from './otel-wiring.js';
 import { createCaptureWiring } from './capture-wiring.js';
 import { createNetworkWiring } from './network-wiring.js';
 import { findUiDir } from './ui-dir.js';
+import { createBundleWiring, nodeName } from './bundle-wiring.js';
 
 const SHUTDOWN_BUDGET_MS = 5000;
 
-export async function runDaemon(config: DaemonConfig, log: Logger): Promise<number> {
+/** `recentLogLines`: the daemon's last log lines, for bundles (daemon/log-ring.ts). */
+export async function runDaemon(config: DaemonConfig, log: Logger, recentLogLines: () => readonly string[] = () => []): Promise<number> {
   const token = resolveToken(config);
   const problems = runPreflight({ bpftracePath: config.bpftrace, mountTracefs: config.mountTracefs });
   if (problems.length > 0) {
@@ -118,6 +120,9 @@ export async function runDaemon(config: DaemonConfig, log: Logger): Promise<numb
     subscribeConf: (listener) => nodeSetup.subscribeConf(listener),
     version: buildInfo().version,
     uiDir,
+    source: () => ({ kind: 'node', node: nodeName(), cnirec: buildInfo().version, bundle: null }),
+    // Bundles of the record (GET /api/v1/bundle, `cnirec bundle`, the web view's download).
+    bundle: createBundleWiring(config, redactor, recentLogLines),
     ...(otel ? { otelStatus: () => otel.status() } : {}),
   });
   const url = await app.listen({ host: config.listen.host, port: config.listen.port });
