@@ -37,6 +37,8 @@ export interface ApiDeps {
   readonly capture?: CaptureControl;
   /** Follows calls live (websocket tail, metrics): the daemon passes the collector's subscribe. */
   readonly subscribe?: (listener: CallListener) => () => void;
+  /** Follows the calls as the store keeps them, each named by its CNI network (healthy STATUS heartbeats folded away): /metrics counts these. */
+  readonly subscribeStored?: (listener: CallListener) => () => void;
   /** Follows the tracer's gaps (tail `tracer.gap`): the daemon passes the collector's subscribeTracer. */
   readonly subscribeTracer?: (listener: TracerEventListener) => () => void;
   /** Bearer token required on every route but /healthz; null = no auth (loopback only). */
@@ -121,7 +123,10 @@ export interface NodeCniDeps {
 export type HealthDeps = Pick<ApiDeps, 'tracerStatus' | 'capture' | 'collectorStats' | 'storeStatus' | 'retentionStatus' | 'writeTiming' | 'cache' | 'otelStatus'>;
 
 /** GET /metrics: the daemon's numbers at scrape time, and the calls as they finish. */
-export type MetricsDeps = Pick<ApiDeps, 'readiness' | 'tracerStatus' | 'capture' | 'collectorStats' | 'storeStatus' | 'subscribe' | 'retentionStatus' | 'writeTiming' | 'cache' | 'nodeCni' | 'version' | 'otelStatus'> & {
+export type MetricsDeps = Pick<
+  ApiDeps,
+  'readiness' | 'tracerStatus' | 'capture' | 'collectorStats' | 'storeStatus' | 'subscribe' | 'subscribeStored' | 'findings' | 'retentionStatus' | 'writeTiming' | 'cache' | 'nodeCni' | 'version' | 'otelStatus'
+> & {
   readonly store: Pick<CallStore, 'databaseSizeBytes'>;
 };
 
@@ -137,7 +142,7 @@ export type NodeCniRouteDeps = Pick<ApiDeps, 'nodeCni'> & { readonly store: Pick
 export type UiDeps = Pick<ApiDeps, 'uiDir'>;
 
 /** GET /api/v1/tracer, PUT /api/v1/tracer/mode. */
-export type TracerDeps = Pick<ApiDeps, 'tracerStatus' | 'setCaptureMode' | 'capture'>;
+export type TracerDeps = Pick<ApiDeps, 'tracerStatus' | 'setCaptureMode' | 'capture' | 'source'>;
 
 /** GET /api/v1/bundle and GET /api/v1/source. */
 export type BundleRouteDeps = Pick<ApiDeps, 'bundle' | 'source' | 'version'>;

@@ -109,6 +109,7 @@ export async function runDaemon(config: DaemonConfig, log: Logger, recentLogLine
     setCaptureMode: async (mode) => void (await capture.request({ setting: mode, forMs: null, scope: null })),
     capture,
     subscribe: subscribeScoped,
+    subscribeStored: (listener) => network.subscribe(listener),
     subscribeTracer: (listener) => collector.subscribeTracer(listener),
     logger: log.child({ component: 'api' }),
     cache: cache.api,

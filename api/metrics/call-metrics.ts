@@ -1,13 +1,21 @@
 /**
- * Counts finished calls and their durations, fed by the collector like the
- * store and the tail. Only `call.finished` counts: a call is counted once,
- * when its outcome is known; a later `call.updated` (output or helpers after
- * the plugin exited) is counted apart.
+ * Counts finished calls and their durations, by command, plugin and CNI
+ * network. Only `call.finished` counts: a call is counted once, when its
+ * outcome is known; a later `call.updated` (output or helpers after the
+ * plugin exited) is counted apart.
+ *
+ * The daemon feeds it the calls as the store keeps them (each named by its
+ * network: the heartbeat sieve's output) and the sieve's STATUS checks:
+ * a STATUS heartbeat folded into readiness is never a stored call, so each
+ * top-level STATUS counts once, from its check (its delegates' STATUS, folded
+ * with it, are not counted apart). Fed the collector's raw calls alone (no
+ * sieve: tests, older wiring), it counts every call, with the network it carries.
  */
 
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { type CallListener, type CniCall, callSucceeded } from '../../collector/index.js';
-import { commandLabel, createPluginLabeler, isPluginCall, OTHER } from './metric-labels.js';
+import type { ReadinessListener } from '../../store/index.js';
+import { commandLabel, createNetworkLabeler, createPluginLabeler, isPluginCall, OTHER } from './metric-labels.js';
 
 /**
  * CNI calls range from a few ms (VERSION, host-local) through hundreds of ms
@@ -23,17 +31,27 @@ export function outcomeLabel(call: Pick<CniCall, 'status' | 'outcome'>): CallOut
   return callSucceeded(call) ? 'ok' : 'failed';
 }
 
-export function createCallMetrics(registry: Registry): CallListener {
+export interface CallMetrics {
+  /** Subscribe to calls (as stored, when `countsStatusChecks`). */
+  readonly calls: CallListener;
+  /** Subscribe to the sieve's readiness: each STATUS check it folded or kept. */
+  readonly statusChecks: ReadinessListener;
+}
+
+const isStatusRoot = (c: CniCall) => c.parentId === null && c.command === 'STATUS' && !c.isVersionProbe;
+
+/** `countsStatusChecks`: top-level STATUS calls are counted from the readiness checks (and skipped as calls, but for incomplete ones, which are no check). */
+export function createCallMetrics(registry: Registry, { countsStatusChecks = false }: { countsStatusChecks?: boolean } = {}): CallMetrics {
   const calls = new Counter({
     name: 'cnirec_calls_total',
-    help: 'CNI plugin calls that ended, by command, plugin and outcome (ok, failed, incomplete)',
-    labelNames: ['command', 'plugin', 'outcome'] as const,
+    help: 'CNI plugin calls that ended, by command, plugin, CNI network ("" when not known) and outcome (ok, failed, incomplete)',
+    labelNames: ['command', 'plugin', 'network', 'outcome'] as const,
     registers: [registry],
   });
   const duration = new Histogram({
     name: 'cnirec_call_duration_seconds',
-    help: 'Duration of CNI plugin calls that ended with a known outcome',
-    labelNames: ['command', 'plugin'] as const,
+    help: 'Duration of CNI plugin calls that ended with a known outcome, by command, plugin and CNI network',
+    labelNames: ['command', 'plugin', 'network'] as const,
     buckets: CALL_DURATION_BUCKETS_SECONDS,
     registers: [registry],
   });
@@ -51,26 +69,39 @@ export function createCallMetrics(registry: Registry): CallListener {
     registers: [registry],
   });
   const pluginLabel = createPluginLabeler();
+  const networkLabel = createNetworkLabeler();
+
+  const count = (labels: { command: string; plugin: string; network: string }, outcome: CallOutcomeLabel, durationUs: number | null) => {
+    calls.inc({ ...labels, outcome });
+    // An incomplete call's end is a guess (exit unseen, process found gone): not a duration.
+    if (outcome !== 'incomplete' && durationUs !== null) duration.observe(labels, durationUs / 1e6);
+  };
 
   return {
-    onEvents(events) {
-      for (const event of events) {
-        if (event.type === 'call.updated') updated.inc({ command: commandLabel(event.call.command) });
-        if (event.type !== 'call.finished') continue;
-        const call = event.call;
-        const labels = { command: commandLabel(call.command), plugin: pluginLabel(isPluginCall(call) ? call.plugin : OTHER) };
-        const outcome = outcomeLabel(call);
-        calls.inc({ ...labels, outcome });
-        // An incomplete call's end is a guess (exit unseen, process found gone): not a duration.
-        if (outcome !== 'incomplete' && call.durationUs !== null) duration.observe(labels, call.durationUs / 1e6);
-        if (call.stdin.redactions) redacted.inc({ stream: 'stdin' });
-        if (call.stdout.redactions) redacted.inc({ stream: 'stdout' });
-        if (call.stderr.redactions) redacted.inc({ stream: 'stderr' });
-        for (const h of call.helpers) {
-          if (h.stdout.redactions) redacted.inc({ stream: 'helper' });
-          if (h.stderr.redactions) redacted.inc({ stream: 'helper' });
+    calls: {
+      onEvents(events) {
+        for (const event of events) {
+          if (event.type === 'call.updated') updated.inc({ command: commandLabel(event.call.command) });
+          if (event.type !== 'call.finished') continue;
+          const call = event.call;
+          const outcome = outcomeLabel(call);
+          if (countsStatusChecks && isStatusRoot(call) && outcome !== 'incomplete') continue;
+          count({ command: commandLabel(call.command), plugin: pluginLabel(isPluginCall(call) ? call.plugin : OTHER), network: networkLabel(call.network ?? null) }, outcome, call.durationUs);
+          if (call.stdin.redactions) redacted.inc({ stream: 'stdin' });
+          if (call.stdout.redactions) redacted.inc({ stream: 'stdout' });
+          if (call.stderr.redactions) redacted.inc({ stream: 'stderr' });
+          for (const h of call.helpers) {
+            if (h.stdout.redactions) redacted.inc({ stream: 'helper' });
+            if (h.stderr.redactions) redacted.inc({ stream: 'helper' });
+          }
         }
-      }
+      },
+    },
+    statusChecks: {
+      onReadiness(event) {
+        if (!countsStatusChecks || event.type !== 'check') return;
+        count({ command: 'STATUS', plugin: pluginLabel(event.plugin), network: networkLabel(event.network) }, event.ok ? 'ok' : 'failed', event.durationUs);
+      },
     },
   };
 }

@@ -38,3 +38,18 @@ export function createPluginLabeler(maxLabels = MAX_PLUGIN_LABELS): (plugin: str
     return plugin;
   };
 }
+
+/** A node has a handful of CNI networks; beyond this the rest share "other". */
+const MAX_NETWORK_LABELS = 32;
+
+/** A call's network as a label: "" when not known, "other" past the cap. */
+export function createNetworkLabeler(maxLabels = MAX_NETWORK_LABELS): (network: string | null) => string {
+  const seen = new Set<string>();
+  return (network) => {
+    const name = network ?? '';
+    if (seen.has(name)) return name;
+    if (name.length > MAX_PLUGIN_LABEL_LENGTH * 4 || seen.size >= maxLabels) return OTHER;
+    seen.add(name);
+    return name;
+  };
+}

@@ -19,6 +19,7 @@ import { registerOtelMetrics } from '../metrics/otel-metrics.js';
 import { registerRetentionMetrics, registerWriteMetrics } from '../metrics/store-metrics.js';
 import { registerNodeCniMetrics } from '../metrics/node-cni-metrics.js';
 import { registerReadinessMetrics } from '../metrics/readiness-metrics.js';
+import { registerLoopMetrics } from '../metrics/loop-metrics.js';
 import { readTailStats } from '../tail/tail-stats.js';
 
 export function registerMetrics(app: FastifyInstance, deps: MetricsDeps): void {
@@ -28,8 +29,15 @@ export function registerMetrics(app: FastifyInstance, deps: MetricsDeps): void {
     { version: deps.version ?? 'unknown', nodejs: process.version },
     1,
   );
-  const unsubscribe = deps.subscribe?.(createCallMetrics(registry));
-  app.addHook('onClose', async () => unsubscribe?.());
+  // Calls as stored (named by their network) with the STATUS checks folded beside them; else the collector's own.
+  const callMetrics = createCallMetrics(registry, { countsStatusChecks: deps.subscribeStored !== undefined && deps.readiness !== undefined });
+  const unsubscribe = (deps.subscribeStored ?? deps.subscribe)?.(callMetrics.calls);
+  const unsubscribeChecks = deps.subscribeStored ? deps.readiness?.subscribe(callMetrics.statusChecks) : undefined;
+  app.addHook('onClose', async () => {
+    unsubscribe?.();
+    unsubscribeChecks?.();
+  });
+  if (deps.findings) registerLoopMetrics(registry, deps.findings);
   // Looked up per scrape: the tail may be registered after this route, or not at all.
   registerDaemonMetrics(registry, deps, () => readTailStats(app));
   // Retention: write stalls and what retention deletes.

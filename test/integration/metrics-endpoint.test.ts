@@ -35,9 +35,9 @@ describe('GET /metrics', () => {
     t.collector.emit(started(ok1), started(ok2), finished(ok1), finished(ok2), finished(failed), finished(incomplete));
 
     const text = await scrape();
-    expect(valueOf(text, 'cnirec_calls_total{command="ADD",plugin="bridge",outcome="ok"}')).toBe(2);
-    expect(valueOf(text, 'cnirec_calls_total{command="ADD",plugin="host-local",outcome="failed"}')).toBe(1);
-    expect(valueOf(text, 'cnirec_calls_total{command="DEL",plugin="bridge",outcome="incomplete"}')).toBe(1);
+    expect(valueOf(text, 'cnirec_calls_total{command="ADD",plugin="bridge",network="",outcome="ok"}')).toBe(2);
+    expect(valueOf(text, 'cnirec_calls_total{command="ADD",plugin="host-local",network="",outcome="failed"}')).toBe(1);
+    expect(valueOf(text, 'cnirec_calls_total{command="DEL",plugin="bridge",network="",outcome="incomplete"}')).toBe(1);
     // Starts are not counted: only ended calls.
     expect(text.match(/^cnirec_calls_total\{/gm)).toHaveLength(3);
   });
@@ -47,7 +47,7 @@ describe('GET /metrics', () => {
     t.collector.emit(started(call), finished(call));
     t.collector.emit(updated(call));
     const text = await scrape();
-    expect(valueOf(text, 'cnirec_calls_total{command="ADD",plugin="bridge",outcome="ok"}')).toBe(1);
+    expect(valueOf(text, 'cnirec_calls_total{command="ADD",plugin="bridge",network="",outcome="ok"}')).toBe(1);
     expect(valueOf(text, 'cnirec_calls_updated_total{command="ADD"}')).toBe(1);
   });
 
@@ -70,18 +70,18 @@ describe('GET /metrics', () => {
 
     const text = await scrape();
     const series = (suffix: string) => `cnirec_call_duration_seconds_${suffix}`;
-    expect(valueOf(text, series('bucket{le="0.005",command="ADD",plugin="bridge"}'))).toBe(1);
-    expect(valueOf(text, series('bucket{le="0.5",command="ADD",plugin="bridge"}'))).toBe(1);
-    expect(valueOf(text, series('bucket{le="1",command="ADD",plugin="bridge"}'))).toBe(2);
-    expect(valueOf(text, series('bucket{le="60",command="ADD",plugin="bridge"}'))).toBe(2);
-    expect(valueOf(text, series('count{command="ADD",plugin="bridge"}'))).toBe(2);
-    expect(valueOf(text, series('sum{command="ADD",plugin="bridge"}'))).toBeCloseTo(0.703, 6);
+    expect(valueOf(text, series('bucket{le="0.005",command="ADD",plugin="bridge",network=""}'))).toBe(1);
+    expect(valueOf(text, series('bucket{le="0.5",command="ADD",plugin="bridge",network=""}'))).toBe(1);
+    expect(valueOf(text, series('bucket{le="1",command="ADD",plugin="bridge",network=""}'))).toBe(2);
+    expect(valueOf(text, series('bucket{le="60",command="ADD",plugin="bridge",network=""}'))).toBe(2);
+    expect(valueOf(text, series('count{command="ADD",plugin="bridge",network=""}'))).toBe(2);
+    expect(valueOf(text, series('sum{command="ADD",plugin="bridge",network=""}'))).toBeCloseTo(0.703, 6);
   });
 
   it('labels a command it does not know as "other"', async () => {
     t.collector.emit(finished(makeCall({ command: 'FROBNICATE' })), finished(makeCall({ command: null })));
     const text = await scrape();
-    expect(valueOf(text, 'cnirec_calls_total{command="other",plugin="bridge",outcome="ok"}')).toBe(2);
+    expect(valueOf(text, 'cnirec_calls_total{command="other",plugin="bridge",network="",outcome="ok"}')).toBe(2);
   });
 
   it('stops adding plugin labels after 64 names, counting the rest as "other"', async () => {
@@ -89,7 +89,7 @@ describe('GET /metrics', () => {
     const text = await scrape();
     const plugins = new Set([...text.matchAll(/^cnirec_calls_total\{[^}]*plugin="([^"]+)"/gm)].map((m) => m[1]));
     expect(plugins.size).toBe(65);
-    expect(valueOf(text, 'cnirec_calls_total{command="ADD",plugin="other",outcome="ok"}')).toBe(6);
+    expect(valueOf(text, 'cnirec_calls_total{command="ADD",plugin="other",network="",outcome="ok"}')).toBe(6);
   });
 
   it('labels a program that is no CNI plugin (not in CNI_PATH: `ip netns exec`, `sh -c`) "other", so the label names plugins only', async () => {
@@ -160,7 +160,7 @@ describe('GET /metrics', () => {
     const other = await startTestApp();
     try {
       t.collector.emit(finished(makeCall()));
-      expect(valueOf(await scrape(), 'cnirec_calls_total{command="ADD",plugin="bridge",outcome="ok"}')).toBe(1);
+      expect(valueOf(await scrape(), 'cnirec_calls_total{command="ADD",plugin="bridge",network="",outcome="ok"}')).toBe(1);
       const res = await other.app.inject({ method: 'GET', url: '/metrics' });
       expect(res.body).not.toContain('cnirec_calls_total{');
     } finally {
