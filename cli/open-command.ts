@@ -26,7 +26,8 @@ export async function openCommand(args: string[]): Promise<number> {
   const token = readToken(values['token-file'] ?? process.env.CNIREC_TOKEN_FILE);
   if (!listen.loopback && token === null) throw new UsageError(`listening on ${listen.host} (beyond loopback) requires an API token: set --token-file`, OPEN_USAGE);
 
-  const log = pino({ level: 'warn', base: { app: 'cnirec' } }, pino.destination(2));
+  // Errors only: a bundle has no collector, and the API saying so at start-up would be noise here.
+  const log = pino({ level: 'error', base: { app: 'cnirec' } }, pino.destination(2));
   const redactor = createRedactor({ keys: compileKeyPatterns([...DEFAULT_REDACT_KEYS]), keysExcept: compileKeyPatterns([...DEFAULT_REDACT_KEYS_EXCEPT]), pointers: [] });
   const served = await serveBundle(positionals[0]!, { listen, token, log, redactor });
   const m = served.manifest;

@@ -47,6 +47,7 @@ export function registerTracer(app: FastifyInstance, deps: TracerDeps): void {
           await deps.capture.request(captureRequest(body));
           return status();
         }
+        if (deps.source?.().bundle) throw apiErrors.nothingRecords();
         const setCaptureMode = deps.setCaptureMode;
         if (setCaptureMode === undefined || body.mode === 'auto' || body.forSeconds !== undefined || body.namespace !== undefined || body.pod !== undefined) {
           throw apiErrors.modeSwitchUnsupported();
