@@ -8,6 +8,8 @@ import { LocationProvider, Route, Router, useLocation } from 'preact-iso';
 import { useEffect, useState } from 'preact/hooks';
 import { ApiRequestError, getJson, onTokenNeeded, storeToken, storedToken } from './client/client.js';
 import { TokenPrompt } from './components/token-prompt.js';
+import { BundleBanner } from './components/bundle.js';
+import type { SourceBody } from './client/types.js';
 import { CallDetailPage } from './pages/call-detail.js';
 import { CallsPage } from './pages/calls.js';
 import { FindingsPage } from './pages/findings.js';
@@ -23,14 +25,16 @@ const NAV = [
   ['/ui/status', 'Node status'],
 ] as const;
 
-function Nav() {
+/** An opened bundle has nothing live: no tail in the navigation, and the calls are where it opens. */
+function Nav({ bundle }: { bundle: boolean }) {
   const { path } = useLocation();
+  const home = bundle ? '/ui/calls' : '/ui/tail';
   return (
     <nav class="top">
-      <a class="brand" href="/ui/tail">
+      <a class="brand" href={home}>
         cnirec
       </a>
-      {NAV.map(([href, label]) => (
+      {NAV.filter(([href]) => !bundle || href !== '/ui/tail').map(([href, label]) => (
         <a key={href} href={href} class={path.startsWith(href) || (href === '/ui/tail' && path === '/ui/') ? 'active' : ''} aria-current={path.startsWith(href) ? 'page' : undefined}>
           {label}
         </a>
@@ -46,13 +50,18 @@ export function App() {
   const [rejected, setRejected] = useState(false);
   // Pages mount again with a new token, so they load with it.
   const [generation, setGeneration] = useState(0);
+  const [source, setSource] = useState<SourceBody | null>(null);
 
   useEffect(() => onTokenNeeded(() => setAccess('token-needed')), []);
   useEffect(() => {
     if (access !== 'checking') return;
     // A cheap protected route says whether this daemon wants a token (and whether the stored one works).
     getJson('/api/v1/tracer').then(
-      () => setAccess('open'),
+      () => {
+        setAccess('open');
+        // An older daemon has no /api/v1/source: a live node.
+        getJson<SourceBody>('/api/v1/source').then(setSource, () => setSource(null));
+      },
       (err: unknown) => {
         if (err instanceof ApiRequestError && err.status === 401) {
           setRejected(storedToken() !== null);
@@ -71,13 +80,14 @@ export function App() {
 
   return (
     <LocationProvider>
-      <Nav />
+      <Nav bundle={source?.kind === 'bundle'} />
+      {source?.bundle && <BundleBanner source={source} />}
       <main>
         {access === 'checking' && <p class="muted">Connecting…</p>}
         {access === 'token-needed' && <TokenPrompt rejected={rejected} onSubmit={submit} />}
         {access === 'open' && (
           <Router key={generation}>
-            <Route path="/ui/" component={TailPage} />
+            <Route path="/ui/" component={source?.kind === 'bundle' ? CallsPage : TailPage} />
             <Route path="/ui/tail" component={TailPage} />
             <Route path="/ui/pods" component={PodStoryPage} />
             <Route path="/ui/pods/:namespace/:name" component={PodStoryPage} />

@@ -78,6 +78,13 @@ export async function putJson<T>(path: string, body: unknown): Promise<T> {
   return (await response.json()) as T;
 }
 
+/** A file the daemon makes (a bundle): its bytes and the name it gives it (Content-Disposition). */
+export async function getFile(path: string): Promise<{ blob: Blob; name: string | null }> {
+  const response = await answer(await fetch(path, { headers: headers() }));
+  const name = /filename="([^"/]+)"/.exec(response.headers.get('content-disposition') ?? '')?.[1] ?? null;
+  return { blob: await response.blob(), name };
+}
+
 /** The tail's websocket: the token rides as a subprotocol (browsers cannot set headers on a websocket). */
 export function openTail(query: string): WebSocket {
   const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';

@@ -21,4 +21,5 @@ export type {
   TailGap,
   TailServerMessage,
   TracerStatus,
+  SourceBody,
 } from '../../api/index.js';

@@ -5,6 +5,7 @@
 
 import { useRoute } from 'preact-iso';
 import { useState } from 'preact/hooks';
+import { DownloadBundle } from '../components/bundle.js';
 import { getJson, getText } from '../client/client.js';
 import type { CallDetail } from '../client/types.js';
 import { Duration, ErrorNote, Facts, Loading, Outcome, Section, ShortId, Time } from '../components/bits.js';
@@ -82,6 +83,9 @@ export function CallDetailPage() {
       <h1>
         {c.command ?? '?'} {c.plugin} <Outcome run={c} />
       </h1>
+      <p class="actions">
+        <DownloadBundle query={`call=${encodeURIComponent(c.id)}`} fallbackName={`cnirec-call-${c.id}.tar.gz`} />
+      </p>
       <Section title="Summary">
         <Facts
           rows={[

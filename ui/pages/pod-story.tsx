@@ -11,6 +11,7 @@ import type { CacheEntry, CallPage, PodStory } from '../client/types.js';
 import { Duration, ErrorNote, Loading, OutcomeBadge, ShortId, Time } from '../components/bits.js';
 import { useListKeys, useLoad } from '../components/hooks.js';
 import { FindingList } from './findings.js';
+import { DownloadBundle } from '../components/bundle.js';
 import { formatMs, podText } from '../model/format.js';
 import { callPath, parsePodSearch, podPath } from '../model/query.js';
 import { axisTicks, layoutWaterfall, type WaterfallRow } from '../model/waterfall.js';
@@ -102,6 +103,12 @@ function Story({ namespace, name, podUid }: { namespace: string; name: string; p
   return (
     <div class="story">
       <h2 class="pod-name">{podText(story.pod)}</h2>
+      <p class="actions">
+        <DownloadBundle
+          query={`pod=${encodeURIComponent(`${namespace}/${name}`)}${podUid ? `&podUid=${encodeURIComponent(podUid)}` : ''}&since=${encodeURIComponent([...story.sandboxes.map((s) => s.startedAt)].sort()[0] ?? '7d')}`}
+          fallbackName={`cnirec-${namespace}_${name}.tar.gz`}
+        />
+      </p>
       <p class="muted">
         {story.pod.uids.length > 1 ? `UIDs (name reused): ` : 'UID: '}
         {story.pod.uids.map((uid, i) => (
