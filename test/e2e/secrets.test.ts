@@ -1,10 +1,11 @@
 /**
  * Secrets never reach what cnirec keeps or shows. A plugin runs with a
  * secret in its environment (as a runtime's own credentials would be) and
- * secrets in its network config, and runs a helper with one on its command
- * line; libcni's cache holds a config and result with secrets too. The real daemon with real bpftrace records all of it,
+ * secrets in its network config and its CNI_ARGS, and runs a helper with one on its command
+ * line; libcni's cache holds a config, args and result with secrets too, and a conf dir file one more.
+ * The real daemon with real bpftrace records all of it,
  * and none of the secret bytes may appear in the database file or its WAL,
- * the daemon's log (at debug level), any API answer, or the live tail; the
+ * the daemon's log (at debug level), any API answer, the live tail, or a bundle (cnirec bundle); the
  * CNI_* variables are still stored. The API token is never logged either,
  * and the database is private to root (0600 in a 0700 directory).
  */
@@ -12,6 +13,8 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { execFile, execFileSync } from 'node:child_process';
+import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { StoredCall } from '../../store/index.js';
@@ -33,10 +36,21 @@ const SECRET = {
   cacheConfig: `s3cr3t-cache-config-${run}`,
   cacheResult: `s3cr3t-cache-result-${run}`,
   argv: `s3cr3t-argv-${run}`,
+  args: `s3cr3t-cni-args-${run}`,
+  cacheArgs: `s3cr3t-cache-args-${run}`,
+  conf: `s3cr3t-conf-file-${run}`,
 };
 const ALL_SECRETS = [...Object.values(SECRET), TOKEN];
+const CLI = path.resolve(import.meta.dirname, '../../bin/cnirec.js');
+
+function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
+  return new Promise((resolve, reject) =>
+    execFile(process.execPath, [CLI, ...args], { env, encoding: 'utf8' }, (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout))),
+  );
+}
 
 describe.runIf(canRun)('secrets with the real daemon and tracer', () => {
+  const daemonFlags = () => ['--log-level', 'debug', '--token', TOKEN, '--cni-cache-dirs', path.join(scratch, 'results'), '--host-local-dirs', net.dataDir, '--cache-rescan-ms', '500', '--cni-conf-dir', path.join(scratch, 'net.d')];
   let daemon: RunningDaemon;
   let net: TestBridgeNetwork;
   let scratch: string;
@@ -55,9 +69,12 @@ describe.runIf(canRun)('secrets with the real daemon and tracer', () => {
   beforeAll(async () => {
     scratch = mkdtempSync(path.join(tmpdir(), 'cnirec-e2e-secrets-'));
     mkdirSync(path.join(scratch, 'results'), { mode: 0o700 });
+    mkdirSync(path.join(scratch, 'net.d'), { mode: 0o700 });
     net = await createTestBridgeNetwork('cnirec-sec');
+    // A conf dir file with a credential in it, as a vendor's plugin config carries one.
+    writeFileSync(path.join(scratch, 'net.d', '10-sec.conflist'), JSON.stringify({ cniVersion: '1.0.0', name: net.name, plugins: [{ ...net.config, etcd: { password: SECRET.conf } }] }));
     daemon = await startDaemon({
-      extraArgs: ['--log-level', 'debug', '--token', TOKEN, '--cni-cache-dirs', path.join(scratch, 'results'), '--host-local-dirs', net.dataDir, '--cache-rescan-ms', '500'],
+      extraArgs: daemonFlags(),
     });
     ws = new WebSocket(`${daemon.url.replace('http', 'ws')}/api/v1/tail?namespace=sec-${run}`, { headers: { authorization: `Bearer ${TOKEN}` } });
     ws.on('message', (data: Buffer) => tail.push(data.toString('utf8')));
@@ -75,7 +92,8 @@ describe.runIf(canRun)('secrets with the real daemon and tracer', () => {
 
   it('keeps no secret from the environment, the config, a helper\'s command line, the result or the cache, and still stores the CNI_* variables', async () => {
     const containerId = `sec${run}`;
-    const cniArgs = podCniArgs(`sec-${run}`, 'vault-0', `uid-${run}`, containerId);
+    // A runtime's own argument naming a secret, beside the pod's.
+    const cniArgs = `${podCniArgs(`sec-${run}`, 'vault-0', `uid-${run}`, containerId)};VENDOR_API_KEY=${SECRET.args}`;
     // Plugins ignore fields they do not know; host-local gets the same config through bridge's delegation.
     const config = { ...net.config, password: SECRET.config, ipam: { ...(net.config.ipam as object), token: SECRET.ipam } };
     const extraEnv = { MY_API_TOKEN: SECRET.env };
@@ -100,7 +118,7 @@ describe.runIf(canRun)('secrets with the real daemon and tracer', () => {
         config: Buffer.from(JSON.stringify({ ...config, password: SECRET.cacheConfig })).toString('base64'),
         ifName: 'eth0',
         networkName: net.name,
-        cniArgs: [['K8S_POD_NAMESPACE', `sec-${run}`], ['K8S_POD_NAME', 'vault-0']],
+        cniArgs: [['K8S_POD_NAMESPACE', `sec-${run}`], ['K8S_POD_NAME', 'vault-0'], ['VENDOR_API_KEY', SECRET.cacheArgs]],
         result: { cniVersion: '1.0.0', ips: [{ address: '10.99.0.9/24' }], vendor: { secret: SECRET.cacheResult } },
       }),
     );
@@ -112,7 +130,7 @@ describe.runIf(canRun)('secrets with the real daemon and tracer', () => {
     const [addCall] = calls.filter((c: StoredCall) => c.command === 'ADD' && c.plugin === 'bridge');
     const ipamAdd = calls.find((c) => c.parentId === addCall!.id && c.plugin === 'host-local');
     const echoCall = calls.find((c) => c.plugin === 'echo.sh');
-    expect(addCall!.env).toMatchObject({ CNI_COMMAND: 'ADD', CNI_CONTAINERID: containerId, CNI_IFNAME: 'eth0', CNI_ARGS: cniArgs });
+    expect(addCall!.env).toMatchObject({ CNI_COMMAND: 'ADD', CNI_CONTAINERID: containerId, CNI_IFNAME: 'eth0', CNI_ARGS: cniArgs.replace(SECRET.args, '[redacted]') });
     expect(Object.keys(addCall!.env).every((k) => k.startsWith('CNI_') || k === 'TRACEPARENT' || k === 'TRACESTATE')).toBe(true);
     expect([...addCall!.stdin.redactions!].sort()).toEqual(['/ipam/token', '/password']);
     expect([...ipamAdd!.stdin.redactions!].sort()).toEqual(['/ipam/token', '/password']);
@@ -137,7 +155,7 @@ describe.runIf(canRun)('secrets with the real daemon and tracer', () => {
     }
     const entry = (JSON.parse(cache) as { items: Array<{ redacted: boolean; redactedPointers: string[] }> }).items[0];
     expect(entry!.redacted).toBe(true);
-    expect([...entry!.redactedPointers].sort()).toEqual(['/config/ipam/token', '/config/password', '/result/vendor/secret']);
+    expect([...entry!.redactedPointers].sort()).toEqual(['/cniArgs/2/1', '/config/ipam/token', '/config/password', '/result/vendor/secret']);
     await get('/api/v1/findings?includeResolved=true');
     await get('/api/v1/ips/10.99.0.9');
     expect(tail.some((m) => m.includes('"call.finished"'))).toBe(true);
@@ -161,6 +179,24 @@ describe.runIf(canRun)('secrets with the real daemon and tracer', () => {
     // What is kept still says who called what.
     expect(stored.includes(`CNI_CONTAINERID`)).toBe(true);
     expect(stored.includes(containerId)).toBe(true);
+  });
+
+  it('keeps every secret out of a bundle, made by the daemon or from its database alone, which takes the conf and cache files redacted', async () => {
+    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', CNIREC_CNI_CACHE_DIRS: path.join(scratch, 'results'), CNIREC_HOST_LOCAL_DIRS: net.dataDir, CNIREC_CNI_CONF_DIR: path.join(scratch, 'net.d') };
+    const viaDaemon = path.join(scratch, 'via-daemon.tar.gz');
+    const fromDb = path.join(scratch, 'from-db.tar.gz');
+    await runCli(['bundle', '--api', daemon.url, '--token', TOKEN, '--since', '30m', '-o', viaDaemon], env);
+    await runCli(['bundle', '--db', daemon.dbPath, '--since', '30m', '-o', fromDb], env);
+    for (const file of [viaDaemon, fromDb]) {
+      const bytes = gunzipSync(readFileSync(file));
+      for (const s of ALL_SECRETS) expect(bytes.includes(s), `${s} in ${path.basename(file)}`).toBe(false);
+      const names = execFileSync('tar', ['-tzf', file], { encoding: 'utf8' });
+      expect(names).toContain(`node/files${path.join(scratch, 'net.d', '10-sec.conflist')}`);
+      expect(names).toContain(`node/files${path.join(scratch, 'results')}/`);
+      expect(bytes.includes('[redacted]')).toBe(true);
+      expect(bytes.includes(`sec${run}`)).toBe(true);
+    }
+    expect(execFileSync('tar', ['-tzf', viaDaemon], { encoding: 'utf8' })).toContain('daemon/log.jsonl');
   });
 
   it('creates the database 0600 in a 0700 directory', () => {
