@@ -17,6 +17,10 @@ import { ECHO, FIXTURE_PLUGINS } from './support/faults.js';
 import { configBytes, createTestBridgeNetwork, withNetns, type Netns, type TestBridgeNetwork } from './support/netns.js';
 import { CNI_BIN_DIR, execPlugin, podCniArgs, type ExecPluginResult } from './support/plugin-driver.js';
 import { requirePrivilegedSuite } from './support/privileged.js';
+import { pino } from 'pino';
+import { createRedactor } from '../../collector/index.js';
+import { defaultRedactionRules } from '../../collector/redact/redaction-rules.js';
+import { serveBundle } from '../../daemon/index.js';
 
 const RESULTS = path.resolve(import.meta.dirname, '../../test-results');
 const TOKEN = 'ui-e2e-token-Zq81';
@@ -233,6 +237,36 @@ describe.runIf(canRun)('the web view of a recording daemon, in Chromium', () => 
     await goto(page, '/ui/findings');
     await page.getByRole('heading', { name: 'Findings' }).waitFor();
     await page.locator('.findings-page p.muted').first().waitFor();
+    expect(problems).toEqual([]);
+  });
+
+  it('downloads a bundle of a pod from its page, which cnirec open serves with its banner and no live tail', async () => {
+    const { page, problems } = await open();
+    await goto(page, `/ui/pods/${ns}/web-0`);
+    await page.locator('.wf-row').first().waitFor();
+    const liveRows = await page.locator('.wf-row').count();
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download bundle' }).click()]);
+    const file = path.join(RESULTS, 'ui-pod-bundle.tar.gz');
+    await download.saveAs(file);
+    expect(download.suggestedFilename()).toMatch(new RegExp(`^cnirec-.+-${ns}_web-0-\\d{8}T\\d{6}Z\\.tar\\.gz$`));
+
+    const served = await serveBundle(file, { listen: { host: '127.0.0.1', port: 0 }, token: null, log: pino({ level: 'silent' }), redactor: createRedactor(defaultRedactionRules()) });
+    try {
+      expect(served.manifest.filters.pods).toEqual([{ namespace: ns, name: 'web-0', uid: null }]);
+      const bundled = await openPage(browser);
+      pages.push(bundled);
+      await bundled.page.goto(`${served.url}/ui/pods/${ns}/web-0`);
+      await bundled.page.locator('.wf-row').first().waitFor();
+      expect(await bundled.page.locator('.wf-row').count()).toBe(liveRows);
+      const banner = await bundled.page.locator('.bundle-banner').innerText();
+      expect(banner).toContain(`Bundle of node ${served.manifest.node}`);
+      expect(banner).toContain('Not a live node');
+      expect(await bundled.page.locator('nav.top').innerText()).not.toContain('Live tail');
+      await shot(bundled.page, 'ui-bundle.png');
+      expect(bundled.problems).toEqual([]);
+    } finally {
+      await served.close();
+    }
     expect(problems).toEqual([]);
   });
 
