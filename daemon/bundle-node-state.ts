@@ -4,12 +4,12 @@
  * in the bundle adds: VERSION answers, CNI_PATH values, each network's STATUS
  * readiness), the plugin binaries of the bin dirs, the conf, cache and
  * host-local files, versions and the network state. Read from the node's
- * files and from the bundle's own record (never the daemon: it may be down).
+ * files and its database, read-only (never the daemon: it may be down).
  */
 
 import { presentReadiness, presentReport } from '../api/index.js';
 import { diagnose, readNode, type Redactor, type Requested } from '../collector/index.js';
-import { createHeartbeatSieve, createPluginBinaries, createRecordKnowledge, openReadConnection } from '../store/index.js';
+import { createHeartbeatSieve, createPluginBinaries, createRecordKnowledge, openRecordReadOnly } from '../store/index.js';
 import { hostVersions, listPlugins, stageNetState } from './bundle-host.js';
 import { stageNodeFiles } from './bundle-node-files.js';
 import type { Stage } from './bundle-stage.js';
@@ -23,15 +23,15 @@ export interface NodeSetupInputs {
   readonly env: NodeJS.ProcessEnv;
 }
 
-/** Stages node/…; returns notes for the manifest (what could not be read). */
-export async function stageNodeState(stage: Stage, inputs: NodeSetupInputs, recordFile: string, nowMs: number): Promise<string[]> {
-  const record = readRecord(recordFile, nowMs);
+/** Stages node/…; `db`: the node's database (read-only), for what its record adds. Returns notes for the manifest. */
+export async function stageNodeState(stage: Stage, inputs: NodeSetupInputs, db: string, nowMs: number): Promise<string[]> {
+  const record = readRecord(db, nowMs);
   const report = diagnose(readNode({ requested: inputs.requested, env: inputs.env }), record.knowledge, nowMs);
   const readiness = record.readiness.map(presentReadiness);
   await stage.addJson(
     'node/doctor.json',
     { ...presentReport(report, []), daemon: null, readiness: readiness.length > 0 ? readiness : null },
-    'the node\'s CNI setup checked, as `cnirec doctor --json` prints it (with what this bundle\'s record adds)',
+    'the node\'s CNI setup checked, as `cnirec doctor --json` prints it (with what the record adds)',
   );
   await stage.addJson('node/readiness.json', { items: readiness }, 'CNI STATUS readiness per network, from the record (as GET /api/v1/node/cni/status)');
   const binDirs = [...new Set([...report.views.flatMap((v) => v.binDirs), ...inputs.requested.binDirs])];
@@ -43,9 +43,9 @@ export async function stageNodeState(stage: Stage, inputs: NodeSetupInputs, reco
   return stageNetState(stage);
 }
 
-/** What the bundle's own record says: the doctor's record knowledge, readiness, the versions plugins reported. */
+/** What the node's record says (read-only: a stopped daemon's file stays as it was): the doctor's record knowledge, readiness, the versions plugins reported. */
 function readRecord(file: string, nowMs: number) {
-  const db = openReadConnection(file);
+  const db = openRecordReadOnly(file);
   try {
     const sieve = createHeartbeatSieve(db, { slowMs: Number.MAX_SAFE_INTEGER, onError: () => undefined });
     const knowledge = createRecordKnowledge(db).read(nowMs);

@@ -99,7 +99,7 @@ async function make(work: string, request: BundleRequest, setup: BundleSetup, da
     throw new BundleError(`No call ${first.missingCalls.join(', ')} is recorded on this node (a call id from \`cnirec calls\`; retention may have deleted it).`, 'not-found');
   }
   const stage = createStage(path.join(work, 'stage'));
-  const notes = setup.carry ? await carryOver(stage, setup.carry) : [...(await stageNodeState(stage, setup, full, nowMs)), ...(await stageDaemon(stage, daemon, setup))];
+  const notes = setup.carry ? await carryOver(stage, setup.carry) : [...(await stageNodeState(stage, setup, setup.db, nowMs)), ...(await stageDaemon(stage, daemon, setup))];
 
   const base: Omit<BundleManifest, 'schemaVersion' | 'rows' | 'files' | 'payloads'> = {
     format: BUNDLE_FORMAT,
@@ -137,12 +137,13 @@ async function make(work: string, request: BundleRequest, setup: BundleSetup, da
     await rm(file);
     // Compressed bytes to lose, as payload bytes before compression (at the ratio a sample of them compresses to),
     // a tenth more for the archive's own overhead; half as much again each try that falls short.
-    const sample = samplePayloads(full, SAMPLE_BYTES);
+    const sample = await samplePayloads(full, SAMPLE_BYTES);
     const ratio = sample.length === 0 ? 1 : Math.max(0.01, gzipSync(sample).length / sample.length);
     dropBytes = Math.max(dropBytes * 1.5, ((size - request.maxBytes) / ratio) * 1.1);
-    keep = { keepFromUs: payloadCutFor(full, dropBytes) };
+    keep = { keepFromUs: await payloadCutFor(full, dropBytes) };
     record = path.join(work, `snapshot-${attempt}.db`);
-    summary = await snapshotRecord({ source: full, target: record, selection, payloads: keep });
+    // From the full snapshot, every row of it, the payloads cut; the window stays the one it was taken for.
+    summary = { ...(await snapshotRecord({ source: full, target: record, selection: null, payloads: keep })), window: first.window };
   }
 }
 

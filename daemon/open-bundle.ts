@@ -23,6 +23,7 @@ import {
   createRecordKnowledge,
   latestVersion,
   openDatabase,
+  restoreIndexes,
   StoreError,
   type Database,
 } from '../store/index.js';
@@ -89,6 +90,8 @@ export async function serveBundle(file: string, opts: OpenOptions): Promise<Serv
 function openRecord(bundle: OpenedBundle): Database {
   const m = bundle.manifest;
   try {
+    // The indexes its schema has (left out of bundles), then this build's migrations.
+    restoreIndexes(bundle.recordFile);
     return openDatabase(bundle.recordFile);
   } catch (err) {
     if (err instanceof StoreError && err.code === 'schema-too-new') {

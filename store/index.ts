@@ -38,4 +38,4 @@ export {
   cniErrorCodeText,
 } from './network/index.js';
 export { createExportOutbox, EXPORT_SIGNALS, type ExportOutbox, type ExportSignal, type OutboxBounds, type OutboxEntry, type OutboxKind, type Watermarks, createExportReads, type CallTraceKey, type ExportReads } from './export/index.js';
-export { BUNDLE_TABLES, ALL_PAYLOADS, NO_PAYLOADS, type PayloadChoice, type PodSelector, type RecordSelection, type SnapshotSummary, openRecordReadOnly, payloadCutFor, samplePayloads, snapshotRecord } from './bundle/index.js';
+export { BUNDLE_TABLES, ALL_PAYLOADS, NO_PAYLOADS, type PayloadChoice, type PodSelector, type RecordSelection, type SnapshotSummary, openRecordReadOnly, payloadCutFor, restoreIndexes, samplePayloads, snapshotRecord } from './bundle/index.js';

@@ -49,8 +49,14 @@ const TEMP_TABLES = [
 
 const IN_WINDOW = 'started_at_us BETWEEN :sinceUs AND :untilUs';
 
-/** Fills the temporary tables; runs inside the caller's read transaction, so it sees the snapshot the copy reads. */
-export function selectCalls(db: Database, selection: RecordSelection): SelectionResult {
+/** Calls taken into the selection per statement, between which the event loop is let go. */
+const SLICE_ROWS = 2_000;
+
+/**
+ * Fills the temporary tables; runs inside the caller's read transaction, so it sees the snapshot the copy
+ * reads. In slices, `pace` between them: a week of a busy node's calls is seconds of work.
+ */
+export async function selectCalls(db: Database, selection: RecordSelection, pace: () => Promise<void>): Promise<SelectionResult> {
   db.pragma('temp_store = MEMORY');
   for (const sql of TEMP_TABLES) db.exec(sql);
   const window = { sinceUs: selection.sinceMs * 1000, untilUs: selection.untilMs * 1000 };
@@ -60,7 +66,21 @@ export function selectCalls(db: Database, selection: RecordSelection): Selection
   const addNamed = db.prepare<[string]>('INSERT OR IGNORE INTO temp.bundle_named (id) VALUES (?)');
   for (const id of selection.calls) addNamed.run(id);
 
-  if (!scoped) db.prepare(`INSERT OR IGNORE INTO temp.bundle_roots SELECT id FROM main.calls WHERE ${IN_WINDOW}`).run(window);
+  if (!scoped) {
+    // Keyset pages of the window (the calls_by_started index), one slice each.
+    const page = db.prepare<{ sinceUs: number; untilUs: number; at: number; id: string }, { at: number; id: string }>(
+      `SELECT started_at_us AS at, id FROM main.calls WHERE ${IN_WINDOW} AND (started_at_us > @at OR (started_at_us = @at AND id > @id))
+       ORDER BY started_at_us, id LIMIT ${SLICE_ROWS}`,
+    );
+    const root = db.prepare<[string]>('INSERT OR IGNORE INTO temp.bundle_roots (id) VALUES (?)');
+    for (let after = { at: -1, id: '' }; ; ) {
+      const rows = page.all({ ...window, ...after });
+      for (const r of rows) root.run(r.id);
+      if (rows.length < SLICE_ROWS) break;
+      after = rows.at(-1)!;
+      await pace();
+    }
+  }
   if (selection.pods.length > 0) {
     db.prepare(
       `INSERT OR IGNORE INTO temp.bundle_roots SELECT c.id FROM main.calls c JOIN temp.bundle_pods p
@@ -76,28 +96,46 @@ export function selectCalls(db: Database, selection: RecordSelection): Selection
        UNION SELECT c.id, c.parent_id FROM main.calls c JOIN up ON c.id = up.parent_id)
      SELECT id FROM up`,
   );
-  db.exec(
+  // Everything each root delegated, a slice of roots at a time.
+  const descend = db.prepare<{ from: number; to: number }>(
     `INSERT OR IGNORE INTO temp.bundle_calls
      WITH RECURSIVE down(id) AS (
-       SELECT id FROM temp.bundle_roots
+       SELECT id FROM temp.bundle_roots WHERE rowid BETWEEN @from AND @to
        UNION SELECT c.id FROM main.calls c JOIN down ON c.parent_id = down.id)
      SELECT id FROM down`,
   );
-  db.exec(
+  const lastRoot = db.prepare<[], { n: number | null }>('SELECT max(rowid) AS n FROM temp.bundle_roots').get()!.n ?? 0;
+  for (let from = 1; from <= lastRoot; from += SLICE_ROWS) {
+    descend.run({ from, to: from + SLICE_ROWS - 1 });
+    await pace();
+  }
+  // Their containers, and the span they cover, a slice of calls at a time.
+  const containers = db.prepare<{ from: number; to: number }>(
     `INSERT OR IGNORE INTO temp.bundle_containers
-     SELECT container_id FROM main.calls WHERE id IN (SELECT id FROM temp.bundle_calls) AND container_id IS NOT NULL AND container_id <> ''`,
+     SELECT c.container_id FROM temp.bundle_calls b JOIN main.calls c ON c.id = b.id
+     WHERE b.rowid BETWEEN @from AND @to AND c.container_id IS NOT NULL AND c.container_id <> ''`,
   );
+  const spanOf = db.prepare<{ from: number; to: number }, { n: number; first: number | null; last: number | null }>(
+    `SELECT count(*) AS n, min(c.started_at_us) AS first, max(coalesce(c.ended_at_us, c.started_at_us)) AS last
+     FROM temp.bundle_calls b JOIN main.calls c ON c.id = b.id WHERE b.rowid BETWEEN @from AND @to`,
+  );
+  const span = { n: 0, first: null as number | null, last: null as number | null };
+  const lastCall = db.prepare<[], { n: number | null }>('SELECT max(rowid) AS n FROM temp.bundle_calls').get()!.n ?? 0;
+  for (let from = 1; from <= lastCall; from += SLICE_ROWS) {
+    const range = { from, to: from + SLICE_ROWS - 1 };
+    containers.run(range);
+    const part = spanOf.get(range)!;
+    span.n += part.n;
+    if (part.first !== null) span.first = Math.min(span.first ?? Infinity, part.first);
+    if (part.last !== null) span.last = Math.max(span.last ?? -Infinity, part.last);
+    await pace();
+  }
 
   const missingCalls = db
     .prepare<[], { id: string }>('SELECT id FROM temp.bundle_named WHERE id NOT IN (SELECT id FROM main.calls) ORDER BY id')
     .all()
     .map((r) => r.id);
   // The window widens to the calls kept (a call asked for may be older), so node-wide history covers them.
-  const span = db
-    .prepare<[], { n: number; first: number | null; last: number | null }>(
-      'SELECT count(*) AS n, min(started_at_us) AS first, max(coalesce(ended_at_us, started_at_us)) AS last FROM main.calls WHERE id IN (SELECT id FROM temp.bundle_calls)',
-    )
-    .get()!;
   const sinceMs = Math.min(selection.sinceMs, span.first === null ? Infinity : Math.floor(span.first / 1000));
   const untilMs = Math.max(selection.untilMs, span.last === null ? -Infinity : Math.ceil(span.last / 1000));
   return {

@@ -1,7 +1,8 @@
 /**
  * A bundle's record: the rows a selection keeps, copied from the daemon's
- * database into a new file of the same schema (every table, index and
- * trigger the source has, its schema version and application id), as one
+ * database into a new file of the same schema (every table the source has,
+ * its schema version and application id; its indexes are rebuilt when the
+ * bundle is opened, see restore-indexes.ts), as one
  * consistent snapshot while the daemon goes on writing. The source is opened
  * read-only and read in one transaction (WAL: the daemon's writes go on and
  * are not seen); rows are copied in slices with the event loop let go
@@ -36,7 +37,8 @@ export interface SnapshotSummary {
 export interface SnapshotOptions {
   readonly source: string;
   readonly target: string;
-  readonly selection: RecordSelection;
+  /** What to keep; null: every row (a snapshot copied again, its payloads cut: it has no indexes to select with). */
+  readonly selection: RecordSelection | null;
   readonly payloads: PayloadChoice;
   /** How long a slice of copying may hold the event loop (ms). */
   readonly sliceMs?: number;
@@ -94,7 +96,7 @@ export async function snapshotRecord(opts: SnapshotOptions): Promise<SnapshotSum
 
 async function copy(src: Database, dst: Database, opts: SnapshotOptions): Promise<SnapshotSummary> {
   const pace = pacer(opts.sliceMs ?? 15);
-  const selected = selectCalls(src, opts.selection);
+  const selected = opts.selection === null ? EVERYTHING : await selectCalls(src, opts.selection, pace);
   const params = { ...selected.params, keepFromUs: opts.payloads.keepFromUs ?? Number.MAX_SAFE_INTEGER };
   const schemaVersion = src.pragma('user_version', { simple: true }) as number;
   const schema = src
@@ -109,30 +111,50 @@ async function copy(src: Database, dst: Database, opts: SnapshotOptions): Promis
   let payloadsLeftOut = 0;
   for (const t of tables) {
     const rule = BUNDLE_TABLES[t.name];
-    const copied = await copyTable(src, dst, t.name, rule, params, pace);
-    rows[t.name] = copied;
-    if (rule?.payloads) payloadsLeftOut += countLeftOut(src, t.name, rule, params);
+    const copied = await copyTable(src, dst, t.name, opts.selection === null && rule ? { ...rule, rows: '1' } : rule, params, pace);
+    rows[t.name] = copied.rows;
+    payloadsLeftOut += copied.payloadsLeftOut;
   }
   copySequences(src, dst);
-  // Indexes after the rows: building each once is faster than keeping it up to date row by row.
-  for (const s of schema) if (s.type !== 'table') dst.exec(s.sql);
+  // Indexes are left out: they are half a record's compressed size and all rebuilt from its rows, which
+  // `cnirec open` does (restoreIndexes). Triggers and views, if a schema ever has them, come along.
+  for (const s of schema) if (s.type !== 'table' && s.type !== 'index') dst.exec(s.sql);
   dst.exec('COMMIT');
   return { schemaVersion, window: { sinceMs: params.sinceMs, untilMs: params.untilMs }, missingCalls: selected.missingCalls, rows, payloadsLeftOut };
 }
 
 type Params = SelectionParams & { keepFromUs: number };
 
-async function copyTable(src: Database, dst: Database, table: string, rule: TableRule | undefined, params: Params, pace: () => Promise<void>): Promise<number> {
+/** A selection of every row (the window is the whole of time). */
+const EVERYTHING = { params: { sinceMs: 0, untilMs: Number.MAX_SAFE_INTEGER, sinceUs: 0, untilUs: Number.MAX_SAFE_INTEGER, scoped: 0 as const }, missingCalls: [], calls: 0 };
+
+async function copyTable(
+  src: Database,
+  dst: Database,
+  table: string,
+  rule: TableRule | undefined,
+  params: Params,
+  pace: () => Promise<void>,
+): Promise<{ rows: number; payloadsLeftOut: number }> {
   const columns = src.prepare<[string], { name: string }>('SELECT name FROM pragma_table_info(?)').all(table).map((c) => c.name);
-  const select = columns.map((c) => selectColumn(c, rule)).join(', ');
+  // One more column, last, when payloads may be left out: whether this row's were (and it had some).
+  const select = [...columns.map((c) => selectColumn(c, rule)), leftOutColumn(rule)].join(', ');
   const read = src.prepare(`SELECT ${select} FROM main.${quote(table)} WHERE ${rule?.rows ?? '1'}`).raw(true);
   const write = dst.prepare(`INSERT INTO main.${quote(table)} (${columns.map(quote).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`);
   let n = 0;
+  let leftOut = 0;
   for (const row of read.iterate(params) as IterableIterator<unknown[]>) {
+    leftOut += row.pop() as number;
     write.run(row);
     if (++n % 256 === 0) await pace();
   }
-  return n;
+  return { rows: n, payloadsLeftOut: leftOut };
+}
+
+function leftOutColumn(rule: TableRule | undefined): string {
+  const p = rule?.payloads;
+  if (!p) return '0';
+  return `(${quote(p.startedAtUs)} < :keepFromUs AND (${p.streams.map((s) => `length(${quote(s.bytes)}) > 0`).join(' OR ')}))`;
 }
 
 /** A payload stream's columns as the bundle keeps them: emptied and marked truncated (its total kept) for rows older than the cut. */
@@ -143,13 +165,6 @@ function selectColumn(column: string, rule: TableRule | undefined): string {
   const kept = `${quote(p.startedAtUs)} >= :keepFromUs`;
   if (column === s.bytes) return `CASE WHEN ${kept} THEN ${quote(s.bytes)} ELSE x'' END`;
   return `CASE WHEN ${kept} OR length(${quote(s.bytes)}) = 0 THEN ${quote(s.truncated)} ELSE 1 END`;
-}
-
-function countLeftOut(src: Database, table: string, rule: TableRule, params: Params): number {
-  const p = rule.payloads!;
-  const any = p.streams.map((s) => `length(${quote(s.bytes)}) > 0`).join(' OR ');
-  const sql = `SELECT count(*) AS n FROM main.${quote(table)} WHERE (${rule.rows}) AND ${quote(p.startedAtUs)} < :keepFromUs AND (${any})`;
-  return src.prepare<[Params], { n: number }>(sql).get(params)!.n;
 }
 
 /** AUTOINCREMENT's high-water marks, so a table's next id in the bundle is the one the node would have given. */
@@ -176,7 +191,8 @@ function pacer(sliceMs: number): () => Promise<void> {
  * them (oldest first) to be left out of the snapshot in `file`; null when
  * leaving them all out is not enough.
  */
-export function payloadCutFor(file: string, dropBytes: number): number | null {
+export async function payloadCutFor(file: string, dropBytes: number): Promise<number | null> {
+  const pace = pacer(15);
   const db = openRecordReadOnly(file);
   try {
     const rows = db
@@ -188,9 +204,11 @@ export function payloadCutFor(file: string, dropBytes: number): number | null {
       .raw(true)
       .iterate() as IterableIterator<[number, number]>;
     let dropped = 0;
+    let n = 0;
     for (const [at, bytes] of rows) {
       if (dropped >= dropBytes) return at;
       dropped += bytes;
+      if (++n % 256 === 0) await pace();
     }
     return null;
   } finally {
@@ -202,7 +220,8 @@ export function payloadCutFor(file: string, dropBytes: number): number | null {
  * About `limit` bytes of the payloads in a snapshot, taken evenly across its rows: how well they compress
  * says how many of them a bundle must leave out to lose a given number of compressed bytes.
  */
-export function samplePayloads(file: string, limit: number): Buffer {
+export async function samplePayloads(file: string, limit: number): Promise<Buffer> {
+  const pace = pacer(15);
   const db = openRecordReadOnly(file);
   try {
     const total = db.prepare<[], { n: number | null }>('SELECT sum(length(stdin) + length(stdout) + length(stderr)) AS n FROM main.calls').get()!.n ?? 0;
@@ -211,6 +230,7 @@ export function samplePayloads(file: string, limit: number): Buffer {
     let seen = 0;
     let taken = 0;
     for (const [stdin, stdout, stderr] of db.prepare('SELECT stdin, stdout, stderr FROM main.calls').raw(true).iterate() as IterableIterator<Buffer[]>) {
+      if (seen % 256 === 0) await pace();
       if (seen++ % every !== 0 && total > limit) continue;
       for (const b of [stdin!, stdout!, stderr!]) parts.push(b);
       taken += stdin!.length + stdout!.length + stderr!.length;

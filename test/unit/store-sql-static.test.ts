@@ -119,6 +119,7 @@ const ALLOWED_FRAGMENTS: Readonly<Record<string, Readonly<Record<string, string>
   },
   'bundle-selection.ts': {
     IN_WINDOW: 'a constant SQL condition, its window bound to @sinceUs/@untilUs',
+    SLICE_ROWS: 'a numeric constant',
   },
   'bundle-tables.ts': {
     "overlaps('first_seen_ms', 'coalesce(superseded_at_ms, removed_at_ms)')": 'a constant condition over constant column names, its window bound to :sinceMs/:untilMs',
@@ -132,11 +133,8 @@ const ALLOWED_FRAGMENTS: Readonly<Record<string, Readonly<Record<string, string>
     select: 'column names the source\'s own pragma_table_info gave, each quoted, or the constant payload CASE of BUNDLE_TABLES',
     'quote(table)': 'a table name from the source\'s own sqlite_schema, quoted',
     "rule?.rows ?? '1'": 'a condition from the constant BUNDLE_TABLES, its values bound to :named parameters',
-    'rule.rows': 'the same condition',
     "columns.map(quote).join(', ')": 'column names the source\'s own pragma_table_info gave, each quoted',
     "columns.map(() => '?').join(', ')": 'one ? per column',
-    'quote(p.startedAtUs)': 'a column name from the constant BUNDLE_TABLES, quoted',
-    any: 'conditions over the constant payload column names of BUNDLE_TABLES',
   },
   'open-database.ts': {
     BUSY_TIMEOUT_MS: 'a numeric constant',
