@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../api/app.js';
 import type { NodeCniDeps } from '../../api/deps.js';
 import { createRetentionWiring } from '../../daemon/retention-wiring.js';
-import { createCallStore, openDatabase, writeTimingFor } from '../../store/index.js';
+import { createCallStore, createFindingsReader, openDatabase, writeTimingFor } from '../../store/index.js';
 import { makeCall, stream, TRACER_STATUS } from './api-harness.js';
 import { CLI, serveApi, type ServedApi } from './cli-harness.js';
 import { COLLECTOR_STATS, STORE_STATUS } from './harness.js';
@@ -97,6 +97,7 @@ describe("the README's metrics table", () => {
       store,
       subscribe: () => () => undefined,
       readiness: { networks: () => [], subscribe: () => () => undefined },
+      findings: createFindingsReader(db),
       retentionStatus: () => retention.status(),
       writeTiming: writeTimingFor(db),
       cache: {
