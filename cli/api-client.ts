@@ -62,21 +62,23 @@ export interface BundleSource {
   readonly takenAt: string;
 }
 
-let bundleSource: BundleSource | null = null;
+/** By API address: the bundles that answered. */
+const bundleSources = new Map<string, BundleSource>();
 
-/** Whether the daemon answered as an opened bundle, and of which node and time. */
-export function answeredFromBundle(): BundleSource | null {
-  return bundleSource;
+/** Whether the server at `opts.api` answered as an opened bundle, and of which node and time. */
+export function answeredFromBundle(opts: Pick<ClientOptions, 'api'>): BundleSource | null {
+  return bundleSources.get(opts.api) ?? null;
 }
 
-/** Notes, once, that the answers come from a bundle: its node and time, not a live node. */
-function noteSource(res: Response): void {
-  if (bundleSource !== null) return;
+/** Notes, once per address, that the answers come from a bundle: its node and time, not a live node. */
+function noteSource(opts: ClientOptions, res: Response): void {
+  if (bundleSources.has(opts.api)) return;
   const header = res.headers.get(BUNDLE_HEADER);
   if (header === null) return;
   const fields = new Map(header.split(';').map((p) => p.trim().split('=') as [string, string]));
-  bundleSource = { node: decodeURIComponent(fields.get('node') ?? ''), takenAt: fields.get('taken-at') ?? '' };
-  stderr.line(`cnirec: reading a bundle of node ${bundleSource.node} taken at ${bundleSource.takenAt} (cnirec open), not a live node`);
+  const source = { node: decodeURIComponent(fields.get('node') ?? ''), takenAt: fields.get('taken-at') ?? '' };
+  bundleSources.set(opts.api, source);
+  stderr.line(`cnirec: reading a bundle of node ${source.node} taken at ${source.takenAt} (cnirec open), not a live node`);
 }
 
 /** GET a file (a bundle) into `write`; the daemon's refusal or absence as for every request. */
@@ -97,7 +99,7 @@ async function request(opts: ClientOptions, path: string, send?: { method: 'PUT'
   } catch (err) {
     throw unreachable(opts, err);
   }
-  noteSource(res);
+  noteSource(opts, res);
   if (res.ok) return res;
   const body = isJson(res) ? ((await res.json().catch(() => null)) as { error?: { message?: unknown } } | null) : null;
   const message = typeof body?.error?.message === 'string' ? body.error.message : null;

@@ -8,10 +8,10 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { z } from 'zod';
 import { buildInfo } from '../../daemon/index.js';
-import type { ClientOptions } from '../api-client.js';
+import { answeredFromBundle, type ClientOptions } from '../api-client.js';
 import { findCalls, getCall, podStory } from './call-tools.js';
 import { ipHistory, listFindings, nodeCni, setCapture, tracerStatus } from './node-tools.js';
-import { toolError, toolResult, type Tool } from './tool.js';
+import { toolError, toolResult, type Answer, type Tool } from './tool.js';
 
 export interface McpOptions {
   /** Offer set_capture, which changes what the node's tracer records. */
@@ -44,10 +44,20 @@ function register(server: McpServer, tool: Tool, client: ClientOptions, readOnly
     },
     async (args: z.output<z.ZodObject>) => {
       try {
-        return toolResult(await tool.run(args, client));
+        return toolResult(fromBundle(await tool.run(args, client), client));
       } catch (err) {
         return toolError(tool.name, err);
       }
     },
   );
+}
+
+/** An answer from a bundle served by `cnirec open` says so: not a live node (which node and when are data: recorded text stays out of summaries). */
+function fromBundle(answer: Answer, client: ClientOptions): Answer {
+  const source = answeredFromBundle(client);
+  if (source === null) return answer;
+  return {
+    summary: `From a bundle opened with cnirec open, not a live node (data.source says of which node and when). ${answer.summary}`,
+    data: { ...answer.data, source: { kind: 'bundle', node: source.node, takenAt: source.takenAt } },
+  };
 }

@@ -13,7 +13,11 @@ import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import BetterSqlite3 from 'better-sqlite3';
 import { pino } from 'pino';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMcpServer } from '../../cli/mcp/server.js';
 import { createRedactor, DEFAULT_REDACT_KEYS, DEFAULT_REDACT_KEYS_EXCEPT, compileKeyPatterns } from '../../collector/index.js';
 import { bundleRequest, makeBundle, readBundle, serveBundle, type BundleManifest } from '../../daemon/index.js';
 import type { BundleSetup } from '../../daemon/make-bundle.js';
@@ -234,6 +238,19 @@ describe('a bundle opened', () => {
     expect(headers.get('cnirec-bundle')).toBe(`node=node-7; taken-at=${new Date(T0_MS + 3_600_000).toISOString()}`);
     const doctor = await get('/api/v1/node/cni');
     expect(JSON.stringify(doctor.body)).toContain('10-podnet.conflist');
+  });
+
+  it('answers cnirec mcp as a bundle: each tool says it is no live node, and of which node', async () => {
+    const server = createMcpServer({ api: served.url, token: null, timeoutMs: 5000 }, { allowCaptureChanges: false });
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    await server.connect(a);
+    const mcp = new Client({ name: 'test', version: '0' });
+    await mcp.connect(b);
+    const r = (await mcp.callTool({ name: 'pod_story', arguments: { pod: 'demo/web-0' } })) as CallToolResult;
+    expect(r.isError).toBeFalsy();
+    expect((r.content[0] as { text: string }).text).toMatch(/^From a bundle opened with cnirec open, not a live node/);
+    expect(r.structuredContent).toMatchObject({ source: { kind: 'bundle', node: 'node-7' } });
+    await mcp.close();
   });
 
   it('switches nothing: the capture mode stays as recorded', async () => {
