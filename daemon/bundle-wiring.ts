@@ -10,7 +10,7 @@ import type { BundleDeps } from '../api/index.js';
 import type { Redactor } from '../collector/index.js';
 import type { DaemonConfig } from './config.js';
 import { bundleFileName, bundleRequest } from './bundle-request.js';
-import { BundleError, makeBundle, type BundleSetup } from './make-bundle.js';
+import { makeBundle, refusalOf, type BundleSetup } from './make-bundle.js';
 import { settingsView } from './settings-view.js';
 
 /** The node's name in bundles: the Kubernetes node (the DaemonSet sets NODE_NAME), else the host's. */
@@ -44,8 +44,7 @@ export function createBundleWiring(config: DaemonConfig, redactor: Redactor, rec
         const made = await makeBundle(request, setup, { ...readings, settings: settingsView(config), log: recentLogLines() }, nowMs);
         return { ok: true, file: made.file, name: bundleFileName(setup.node, request, nowMs), cleanup: made.cleanup };
       } catch (err) {
-        if (err instanceof BundleError) return { ok: false, status: err.kind === 'not-found' ? 404 : err.kind === 'too-big' ? 413 : 400, message: err.message };
-        throw err;
+        return refusalOf(err);
       }
     },
   };

@@ -80,6 +80,12 @@ export class BundleError extends Error {
   }
 }
 
+/** A BundleError as the API answers it (404 a call not recorded, 413 too big, 400 the rest); anything else is thrown on. */
+export function refusalOf(err: unknown): { ok: false; status: 400 | 404 | 413; message: string } {
+  if (!(err instanceof BundleError)) throw err;
+  return { ok: false, status: err.kind === 'not-found' ? 404 : err.kind === 'too-big' ? 413 : 400, message: err.message };
+}
+
 export async function makeBundle(request: BundleRequest, setup: BundleSetup, daemon: DaemonState | null, nowMs = Date.now()): Promise<MadeBundle> {
   const work = await mkdtemp(path.join(setup.tmpDir ?? os.tmpdir(), 'cnirec-bundle-'));
   try {
