@@ -14,7 +14,6 @@ import type { BundleManifest } from './bundle-manifest.js';
 import { BundleError } from './make-bundle.js';
 import { readBundle, type OpenedBundle } from './read-bundle.js';
 
-
 export type { OpenOptions } from './bundle-api-deps.js';
 
 export interface ServedBundle {
