@@ -81,7 +81,9 @@ Inside (manifest.json lists every file with its size and sha256):
 
   record.db          the record: a SQLite database of cnirec's own schema (calls with their
                      payloads as stored, helpers, kernel changes, findings, libcni cache and
-                     host-local history, conf file versions, CNI STATUS readiness)
+                     host-local history, conf file versions, CNI STATUS readiness); its indexes
+                     are left out to keep this file small (cnirec open rebuilds them; sqlite3
+                     reads it as it is)
   node/              the node's CNI setup when the bundle was taken: doctor.json (as
                      \`cnirec doctor --json\`), plugins.json (binaries: name, size, sha256,
                      versions), files/ (conf dir files, libcni cache and host-local files as
