@@ -53,7 +53,13 @@ export function openRecordReadOnly(file: string): Database {
   let db: Database;
   try {
     db = new BetterSqlite3(file, { readonly: true, fileMustExist: true, timeout: 5_000 });
+    db.pragma('schema_version');
   } catch (err) {
+    const code = (err as { code?: string }).code ?? '';
+    // Read-only, a permission problem is one of reading (the file, or its -wal and -shm beside it).
+    if (/^(SQLITE_CANTOPEN|SQLITE_PERM|SQLITE_READONLY|EACCES|EPERM)/.test(code)) {
+      throw new StoreError('not-writable', file, `Cannot read the database ${file}: permission denied (it and its -wal and -shm files are root's, 0600): run as root, as the daemon does.`, { cause: err });
+    }
     throw toStoreError(err, file, 'read');
   }
   try {
