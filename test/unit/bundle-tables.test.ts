@@ -4,6 +4,8 @@ import { BUNDLE_TABLES, MIGRATIONS, migrate } from '../../store/index.js';
 import { presentReport } from '../../api/index.js';
 import { reportFromBody } from '../../daemon/bundle-doctor.js';
 import { createLogRing } from '../../daemon/log-ring.js';
+import { settingsView } from '../../daemon/settings-view.js';
+import { loadConfig } from '../../daemon/config.js';
 import type { DoctorReport } from '../../collector/index.js';
 
 describe('what a bundle keeps of each table', () => {
@@ -54,5 +56,13 @@ describe("the daemon's last log lines", () => {
     ring.write('{"a":3}\n');
     ring.write('{"a":4}\n{"a":5}\n');
     expect(ring.lines()).toEqual(['{"a":3}', '{"a":4}', '{"a":5}']);
+  });
+});
+
+describe("the daemon's settings in a bundle", () => {
+  it('says whether a token is set but never the token, nor the password of a URL', () => {
+    const view = settingsView(loadConfig({ token: 'sekrit-token', otlpEndpoint: 'http://user:pw-123@collector:4318', redactKeys: 'password,^key$' }, {}));
+    expect(JSON.stringify(view)).not.toMatch(/sekrit-token|pw-123/);
+    expect(view).toMatchObject({ token: '(set, not shown)', 'otlp-endpoint': 'http://user:[redacted]@collector:4318', 'redact-keys': ['password', '^key$'], listen: '127.0.0.1:7070' });
   });
 });
