@@ -168,6 +168,8 @@ describe.runIf(canRun)('secrets with the real daemon and tracer', () => {
     const files = ['', '-wal'].map((s) => db + s).filter((f) => existsSync(f));
     expect(files.length).toBeGreaterThan(0);
     const stored = Buffer.concat(files.map((f) => readFileSync(f)));
+    // pino writes stdout asynchronously: the refusal's line may come a moment after the answer.
+    for (const end = Date.now() + 5000; !/"level":20,.*"msg":"request refused"/.test(daemon.logs()) && Date.now() < end; ) await new Promise((r) => setTimeout(r, 100));
     const log = daemon.logs();
     expect(log).toMatch(/"level":20,.*"msg":"request refused"/);
     for (const s of ALL_SECRETS) {
