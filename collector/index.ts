@@ -30,3 +30,4 @@ export {
   readNode,
 } from './node-setup/index.js';
 export { changeSummaryText, iptablesSubject, withKernelMessage } from './changes/index.js';
+export * from './runtime/index.js';

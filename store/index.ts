@@ -38,3 +38,17 @@ export {
   cniErrorCodeText,
 } from './network/index.js';
 export { createExportOutbox, EXPORT_SIGNALS, type ExportOutbox, type ExportSignal, type OutboxBounds, type OutboxEntry, type OutboxKind, type Watermarks, createExportReads, type CallTraceKey, type ExportReads } from './export/index.js';
+export {
+  createRuntimeTracker,
+  type RuntimeTracker,
+  type RuntimeView,
+  type RuntimeTransition,
+  type ConditionState,
+  type StoredSandbox,
+  type GcPlan,
+  type LeakStatus,
+  type RuntimeReadinessEvent,
+  type RuntimeReadinessListener,
+  REACHABLE,
+  NETWORK_NOT_READY_SUBJECT,
+} from './runtime/index.js';
