@@ -19,6 +19,7 @@ import { registerOtelMetrics } from '../metrics/otel-metrics.js';
 import { registerRetentionMetrics, registerWriteMetrics } from '../metrics/store-metrics.js';
 import { registerNodeCniMetrics } from '../metrics/node-cni-metrics.js';
 import { registerReadinessMetrics } from '../metrics/readiness-metrics.js';
+import { registerRuntimeMetrics } from '../metrics/runtime-metrics.js';
 import { readTailStats } from '../tail/tail-stats.js';
 
 export function registerMetrics(app: FastifyInstance, deps: MetricsDeps): void {
@@ -41,6 +42,7 @@ export function registerMetrics(app: FastifyInstance, deps: MetricsDeps): void {
   if (deps.otelStatus) registerOtelMetrics(registry, deps.otelStatus);
   const unsubscribeReadiness = deps.readiness ? registerReadinessMetrics(registry, deps.readiness) : undefined;
   app.addHook('onClose', async () => unsubscribeReadiness?.());
+  if (deps.runtime) registerRuntimeMetrics(registry, deps.runtime);
 
   app.withTypeProvider<ZodTypeProvider>().get(
     '/metrics',

@@ -40,6 +40,8 @@ export interface RuntimeTracker extends RuntimeSnapshotListener {
   gcPlan(): GcPlan;
   /** Whether the runtime judges this container's attachments (then today's guess, `leaked-ip`, gives way to it). */
   judges(containerId: string | null): boolean;
+  /** Open leaked-attachment findings by network. */
+  leakedByNetwork(): Map<string | null, number>;
 }
 
 const sameSandbox = (a: RuntimeSandbox, b: RuntimeSandbox): boolean =>
@@ -63,6 +65,9 @@ export function createRuntimeTracker(db: Database, opts: RuntimeTrackerOptions):
   const findings = createFindingsLog(db);
   const sources = createLeakSources(db);
   const topic = createTopic<RuntimeReadinessListener>(opts.onError);
+  const openLeaks = db.prepare<[], { network: string | null; n: number }>(
+    "SELECT network, count(*) AS n FROM cache_findings WHERE kind = 'leaked-attachment' AND resolved_at_ms IS NULL GROUP BY network",
+  );
 
   const known = guard(() => log.lastKnown(), { conditions: new Map<string, ConditionState>(), reachable: null as boolean | null });
   let conditions: ReadonlyMap<string, ConditionState> = known.conditions;
@@ -214,5 +219,6 @@ export function createRuntimeTracker(db: Database, opts: RuntimeTrackerOptions):
       };
     },
     judges: (containerId) => containerId !== null && judged.has(containerId),
+    leakedByNetwork: () => new Map(guard(() => openLeaks.all(), []).map((r) => [r.network, r.n])),
   };
 }
