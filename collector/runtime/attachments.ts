@@ -5,6 +5,7 @@
  * from the store's rows, `cnirec gc` from the files themselves. Pure.
  */
 
+import type { CacheEntry, IpAllocation } from '../cache/index.js';
 import type { PodRef } from '../types.js';
 
 /** The pod an attachment's args name (K8S_POD_NAMESPACE, K8S_POD_NAME). */
@@ -96,4 +97,24 @@ export function mergeAttachments(entries: readonly CachedAttachment[], reservati
   return [...byKey.values()]
     .map((b) => ({ ...b, key: attachmentKey(b.containerId, b.network, b.ifName), pod: b.pod ?? podOf(b.containerId) }))
     .sort((a, b) => a.key.localeCompare(b.key));
+}
+
+/** A cache file as the cache readers decode it → what leaks need; null for a file naming no container (legacy). */
+export function cachedAttachmentOf(e: Pick<CacheEntry, 'path' | 'format' | 'containerId' | 'networkName' | 'ifName' | 'netns' | 'ips' | 'pod' | 'mtimeMs'>): CachedAttachment | null {
+  if (e.format !== 'cniCacheV1' || !e.containerId) return null;
+  return {
+    path: e.path,
+    containerId: e.containerId,
+    network: e.networkName,
+    ifName: e.ifName,
+    netns: e.netns,
+    ips: e.ips,
+    pod: e.pod ? { namespace: e.pod.namespace, name: e.pod.name } : null,
+    writtenAtMs: e.mtimeMs,
+  };
+}
+
+/** A host-local file → a reservation; null when it names no container (an empty file). */
+export function reservationOf(a: IpAllocation): Reservation | null {
+  return a.containerId ? { path: a.path, ip: a.ip, network: a.network, containerId: a.containerId, ifName: a.ifName, reservedAtMs: a.mtimeMs } : null;
 }

@@ -79,3 +79,19 @@ export function sandboxStatusOf(response: unknown): RuntimeSandbox | null {
   const extra = Array.isArray(net.additional_ips) ? net.additional_ips.map((p) => str(obj(p).ip)).filter((ip) => ip !== '') : [];
   return { ...fields, ip: str(net.ip) || null, additionalIps: extra };
 }
+
+/**
+ * The plugin dirs the runtime itself reads, from its verbose Status: containerd puts go-cni's config there
+ * (`cniconfig`: {"PluginDirs": [...], "PluginConfDir": ...}); null when the runtime says nothing of it.
+ */
+export function pluginDirsOf(info: Readonly<Record<string, string>>): string[] | null {
+  const text = info.cniconfig;
+  if (text === undefined) return null;
+  try {
+    const dirs = obj(JSON.parse(text)).PluginDirs;
+    const list = Array.isArray(dirs) ? dirs.filter((d): d is string => typeof d === 'string' && d.startsWith('/')) : [];
+    return list.length > 0 ? list : null;
+  } catch {
+    return null;
+  }
+}

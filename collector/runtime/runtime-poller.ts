@@ -55,6 +55,32 @@ const isSocket = (p: string): boolean => {
   }
 };
 
+/**
+ * A client whose runtime answers Version: the configured socket, or the first of the usual ones that answers.
+ * Throws a CriCallError saying why none does.
+ */
+export async function connectRuntime(setting: CriEndpointSetting, connect: (socketPath: string) => CriClient): Promise<{ client: CriClient; version: RuntimeVersion }> {
+  if (setting.kind === 'off') throw new CriCallError({ kind: 'off', message: 'The runtime is not asked (--cri-endpoint none).' });
+  const candidates = setting.kind === 'fixed' ? [setting.path] : setting.candidates.filter(isSocket);
+  if (candidates.length === 0) {
+    const tried = setting.kind === 'auto' ? setting.candidates : [];
+    throw new CriCallError(
+      tried.length === 1 ? noSocket(tried[0]!) : { kind: 'absent', message: `No CRI runtime socket found (looked for ${tried.join(', ')}): set --cri-endpoint to the runtime's socket, or "none".` },
+    );
+  }
+  let first: unknown = null;
+  for (const path of candidates) {
+    const c = connect(path);
+    try {
+      return { client: c, version: await c.version() };
+    } catch (err) {
+      c.close();
+      first ??= err;
+    }
+  }
+  throw first;
+}
+
 export function createRuntimePoller(opts: RuntimePollerOptions): RuntimePoller {
   const now = opts.now ?? Date.now;
   const connect = opts.connect ?? ((p: string) => createCriClient(p, { timeoutMs: opts.timeoutMs ?? DEFAULT_CRI_TIMEOUT_MS }));
@@ -75,29 +101,13 @@ export function createRuntimePoller(opts: RuntimePollerOptions): RuntimePoller {
     version = null;
   };
 
-  /** A client whose runtime answers Version: the one kept, the configured socket, or the first usual socket that answers. */
+  /** The one kept, or a new one whose runtime answers Version. */
   const connected = async (): Promise<CriClient> => {
     if (client) return client;
-    const setting = opts.endpoint;
-    if (setting.kind === 'off') throw new CriCallError({ kind: 'off', message: 'The runtime is not asked (--cri-endpoint none).' });
-    const candidates = setting.kind === 'fixed' ? [setting.path] : setting.candidates.filter(isSocket);
-    if (candidates.length === 0) {
-      const tried = setting.kind === 'auto' ? setting.candidates : [];
-      throw new CriCallError(tried.length === 1 ? noSocket(tried[0]!) : { kind: 'absent', message: `No CRI runtime socket found (looked for ${tried.join(', ')}): set --cri-endpoint to the runtime's socket, or "none".` });
-    }
-    let first: unknown = null;
-    for (const path of candidates) {
-      const c = connect(path);
-      try {
-        version = await c.version();
-        client = c;
-        return c;
-      } catch (err) {
-        c.close();
-        first ??= err;
-      }
-    }
-    throw first;
+    const c = await connectRuntime(opts.endpoint, connect);
+    version = c.version;
+    client = c.client;
+    return client;
   };
 
   const refreshDetails = async (c: CriClient, listed: readonly RuntimeSandbox[]): Promise<RuntimeSandbox[]> => {
