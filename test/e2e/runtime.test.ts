@@ -26,7 +26,9 @@ import path from 'node:path';
 import { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cnirec } from '../integration/cli-harness.js';
+import type { Browser } from 'playwright-core';
 import { startFakeCri, type FakeCri } from '../support/fake-cri.js';
+import { launchChromium, openPage } from './support/browser.js';
 import { containerdProblem, startContainerd, type Containerd } from './support/containerd.js';
 import { startDaemon, type RunningDaemon } from './support/daemon.js';
 import { execPlugin } from './support/plugin-driver.js';
@@ -105,6 +107,20 @@ describe.runIf(canRun)("the runtime's side, with the real containerd", () => {
   let ctrd: Containerd;
   let daemon: RunningDaemon;
   let tail: WebSocket;
+  let browser: Browser | null = null;
+  /** The web view's page at `route`, its text once `selector` shows, and what went wrong in it. */
+  const webPage = async (route: string, selector: string) => {
+    browser ??= await launchChromium();
+    const { page, problems, close } = await openPage(browser);
+    try {
+      await page.goto(`${daemon.url}${route}`);
+      const el = page.locator(selector).first();
+      await el.waitFor({ timeout: 20_000 });
+      return { text: await el.innerText(), attrs: await el.evaluate((n) => Object.fromEntries([...n.attributes].map((a) => [a.name, a.value]))), problems: [...problems] };
+    } finally {
+      await close();
+    }
+  };
   const tailMessages: { type: string; runtime?: RuntimeBody }[] = [];
   const ids: { web?: string; leaky?: string } = {};
   /** The pods' netns paths (from their cache entries), deleted at the end if the runtime left any. */
@@ -149,6 +165,7 @@ describe.runIf(canRun)("the runtime's side, with the real containerd", () => {
   afterAll(async () => {
     tail?.close();
     const steps: [string, () => Promise<unknown>][] = [
+      ['close the browser', async () => browser?.close()],
       ['stop the daemon', async () => daemon?.stop()],
       ['stop containerd', async () => ctrd?.destroy()],
       [
@@ -190,6 +207,10 @@ describe.runIf(canRun)("the runtime's side, with the real containerd", () => {
     const doctor = await cnirec(['doctor', '--cni-conf-dir', ctrd.confDir, '--cni-bin-dir', '/usr/lib/cni'], { api: daemon.url });
     expect(doctor.code).toBe(1);
     expect(doctor.stdout).toMatch(/runtime \(CRI\)[\s\S]*NetworkReady\s+false[\s\S]*cni plugin not initialized/);
+    const status = await webPage('/ui/status', '.runtime[data-network-ready="false"]');
+    expect(status.text).toContain('network not ready');
+    expect(status.text).toMatch(/NetworkReady\s+false[\s\S]*NetworkPluginNotReady: Network plugin returns error: cni plugin not initialized/);
+    expect(status.problems).toEqual([]);
 
     writeFileSync(path.join(ctrd.confDir, CONFLIST), conflist);
     const ready = await poll('NetworkReady=true', async () => {
@@ -239,6 +260,9 @@ describe.runIf(canRun)("the runtime's side, with the real containerd", () => {
     const pod = await cnirec(['pod', `${NS}/web`], { api: daemon.url });
     expect(pod.code).toBe(0);
     expect(pod.stdout).toContain(`runtime: ready, ${cached.ips[0]}`);
+    const page = await webPage(`/ui/pods/${NS}/web`, '.sandbox-runtime[data-state="ready"]');
+    expect(page.text).toContain(`Runtime: ready, ${cached.ips[0]}`);
+    expect(page.problems).toEqual([]);
   }, 90_000);
 
   it('confirms a leak the runtime made, and never calls the live sandbox leaked', async () => {
