@@ -51,6 +51,8 @@ export function formatGc(r: GcReport, nowMs: number): string[] {
       );
       out.push(dim(`  ${[i.cachePath ? `cache ${i.cachePath}` : null, ...i.reservationPaths.map((p) => `reservation ${p}`), i.netns ? `netns ${i.netns}` : null].filter(Boolean).join(', ')}`));
       if (!i.freeable) out.push(yellow(`  cannot be freed by a DEL: ${i.why ?? '?'}`));
+      // Older libcni (Debian's containerd 1.6 among them) cached no netns: plugins then only release the addresses.
+      else if (i.netns === null) out.push(dim("  libcni cached no netns for it: its DEL releases the addresses, but interfaces left in the pod's netns stay until that netns is removed"));
       if (i.outcome) out.push(`  ${outcomeLine(i.outcome)}`);
     }
   }
