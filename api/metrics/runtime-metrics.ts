@@ -1,7 +1,7 @@
 /**
  * The container runtime's side on /metrics, for the fleet's alerts:
  * - `cnirec_runtime_reachable`: 1 while the runtime answers the CRI, 0 while it does not (absent with
- *   `--cri-endpoint none`);
+ *   `--cri-endpoint none`, and while none of the usual sockets ever answered: a node without a CRI runtime);
  * - `cnirec_runtime_condition{type}`: 1 while the condition's status is true, 0 while false, one series per
  *   condition the runtime reports (RuntimeReady, NetworkReady), only while it answers (a value it no longer
  *   vouches for is not exported: alert on `cnirec_runtime_reachable == 0` for that);
@@ -32,12 +32,14 @@ export function registerRuntimeMetrics(registry: Registry, runtime: RuntimeDeps)
   const networkLabel = boundedLabels();
   new Gauge({
     name: 'cnirec_runtime_reachable',
-    help: 'The container runtime answers the CRI (1) or not (0); absent when the runtime is not asked (--cri-endpoint none)',
+    help: 'The container runtime answers the CRI (1) or not (0); absent when the runtime is not asked (--cri-endpoint none) or none was ever found at the usual sockets',
     registers: [registry],
     collect() {
       this.reset();
       const v = runtime.view();
-      if (v.problem?.kind !== 'off') this.set(v.reachable ? 1 : 0);
+      // Off, or no runtime ever found at the usual sockets (a node without one): nothing to alert on.
+      const neverFound = !v.reachable && v.endpoint === null && v.transitions.length === 0;
+      if (v.problem?.kind !== 'off' && !neverFound) this.set(v.reachable ? 1 : 0);
     },
   });
   new Gauge({

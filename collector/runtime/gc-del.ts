@@ -10,6 +10,7 @@
  */
 
 import type { CacheEntry } from '../cache/index.js';
+import { compareVersions, isVersion } from '../node-setup/index.js';
 
 export interface DelStep {
   /** The plugin type: the binary looked up in the bin dirs. */
@@ -31,14 +32,9 @@ export type DelPlanResult = { readonly ok: true; readonly plan: DelPlan } | { re
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** a ≥ b for CNI versions ("0.3.1", "1.0.0"); an unparsable version is older than any. */
+/** a ≥ b for CNI versions ("0.3.1", "1.0.0"); an unparsable version is older than any, as libcni refuses it. */
 export function cniVersionAtLeast(a: string, b: string): boolean {
-  const parse = (v: string) => (/^\d+\.\d+\.\d+$/.test(v) ? v.split('.').map(Number) : null);
-  const x = parse(a);
-  const y = parse(b);
-  if (x === null || y === null) return false;
-  for (let i = 0; i < 3; i++) if (x[i] !== y[i]) return x[i]! > y[i]!;
-  return true;
+  return isVersion(a) && isVersion(b) && compareVersions(a, b) >= 0;
 }
 
 export function delPlanOf(e: Pick<CacheEntry, 'format' | 'containerId' | 'networkName' | 'ifName' | 'netns' | 'cniArgs' | 'capabilityArgs' | 'config' | 'configProblem' | 'result'>): DelPlanResult {

@@ -21,12 +21,13 @@ const sameAnswer = (a: ConditionState, b: { status: boolean; reason: string; mes
 
 /**
  * `known`: the conditions as last reported; `knownReachable`: whether the runtime answered last (null: never
- * asked). A runtime turned off (`--cri-endpoint none`) makes no timeline.
+ * answered). A runtime turned off (`--cri-endpoint none`), or never found, makes no timeline.
  */
 export function readinessStep(known: ReadonlyMap<string, ConditionState>, knownReachable: boolean | null, s: RuntimeSnapshot): ReadinessStep {
   if (s.problem?.kind === 'off') return { conditions: known, reachable: false, transitions: [] };
   const transitions: NewTransition[] = [];
-  if (knownReachable !== s.reachable) {
+  // A runtime never found (a node without one) makes no timeline: there is no change to tell.
+  if (knownReachable !== s.reachable && (knownReachable !== null || s.reachable)) {
     transitions.push({
       atMs: s.atMs,
       endpoint: s.endpoint,

@@ -103,7 +103,7 @@ export function createRuntimeTracker(db: Database, opts: RuntimeTrackerOptions):
     const step = readinessStep(conditions, reachable, s);
     conditions = step.conditions;
     const changed = step.transitions.length > 0;
-    reachable = s.problem?.kind === 'off' ? reachable : step.reachable;
+    if (s.problem?.kind !== 'off' && (reachable !== null || s.reachable)) reachable = step.reachable;
     if (changed) {
       const saved = guard(() => log.addTransitions(step.transitions), step.transitions.map((t) => ({ ...t, id: 0 })));
       recent = [...saved.reverse(), ...recent].slice(0, RECENT_RUNTIME_TRANSITIONS);

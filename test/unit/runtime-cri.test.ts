@@ -116,6 +116,12 @@ describe('the readiness timeline', () => {
     expect(readinessStep(gone.conditions, false, snap(T + 3000)).transitions.map((t) => t.type)).toEqual(['Reachable']);
   });
 
+  it('makes no timeline for a runtime never found (a node without one)', () => {
+    const absent = { reachable: false, conditions: null, problem: { kind: 'absent' as const, message: 'no socket' } };
+    expect(readinessStep(new Map(), null, snap(T, absent)).transitions).toEqual([]);
+    expect(readinessStep(new Map(), true, snap(T, absent)).transitions.map((t) => `${t.type}=${t.status}`)).toEqual(['Reachable=false']);
+  });
+
   it('makes no timeline when the runtime is not asked', () => {
     expect(readinessStep(new Map(), null, snap(T, { reachable: false, conditions: null, problem: { kind: 'off', message: 'off' } })).transitions).toEqual([]);
   });
