@@ -11,7 +11,7 @@
  */
 
 import { lstatSync } from 'node:fs';
-import { Client, credentials, Metadata, type ServiceError } from '@grpc/grpc-js';
+import { Client, connectivityState, credentials, Metadata, type ServiceError } from '@grpc/grpc-js';
 import { CRI_SERVICE, CRI_V1ALPHA2_SERVICE, criType, DECODE_OPTIONS } from './cri-proto.js';
 import { conditionsOf, infoOf, sandboxesOf, sandboxStatusOf, versionOf } from './cri-decode.js';
 import { grpcTarget } from './cri-endpoint.js';
@@ -44,6 +44,11 @@ export interface CriClient {
   listPodSandbox(): Promise<RuntimeSandbox[]>;
   /** null when the runtime no longer has it. */
   podSandboxStatus(id: string): Promise<RuntimeSandbox | null>;
+  /**
+   * Whether the connection dropped since the last time this was asked (and forgets it): a runtime restarted
+   * between two polls answers the next as if nothing happened, but it always drops its connections.
+   */
+  takeDropped(): boolean;
   close(): void;
 }
 
@@ -59,6 +64,23 @@ export function createCriClient(socketPath: string, opts: CriClientOptions = {})
     'grpc.max_reconnect_backoff_ms': 1_000,
     'grpc.initial_reconnect_backoff_ms': 200,
   });
+
+  let dropped = false;
+  let watching = false;
+  let closed = false;
+  /** Once connected, notes the connection leaving READY (the runtime went away, even for a moment). */
+  const watchConnection = () => {
+    if (watching || closed) return;
+    const channel = client.getChannel();
+    if (channel.getConnectivityState(false) !== connectivityState.READY) return;
+    watching = true;
+    channel.watchConnectivityState(connectivityState.READY, Date.now() + 3_600_000, (err) => {
+      watching = false;
+      if (closed) return;
+      if (err) watchConnection(); // only the watch's own deadline: watch on
+      else dropped = true;
+    });
+  };
 
   /** A socket that is not there is said at once, without waiting on a connection. */
   const checkSocket = () => {
@@ -86,6 +108,7 @@ export function createCriClient(socketPath: string, opts: CriClientOptions = {})
         (err: ServiceError | null, value?: unknown) => {
           if (err) reject(Object.assign(err, { method }));
           else {
+            watchConnection();
             try {
               resolve(decode(value));
             } catch (e) {
@@ -133,6 +156,14 @@ export function createCriClient(socketPath: string, opts: CriClientOptions = {})
         throw failure('PodSandboxStatus', err);
       }
     },
-    close: () => client.close(),
+    takeDropped() {
+      const was = dropped;
+      dropped = false;
+      return was;
+    },
+    close() {
+      closed = true;
+      client.close();
+    },
   };
 }

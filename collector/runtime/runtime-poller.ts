@@ -145,6 +145,13 @@ export function createRuntimePoller(opts: RuntimePollerOptions): RuntimePoller {
     try {
       const c = await connected();
       endpoint = c.endpoint;
+      if (c.takeDropped()) {
+        // It went away and came back between two polls: a restart, counted from now like any start.
+        answeringSinceMs = null;
+        details.clear();
+        version = await c.version();
+        opts.logger?.info({ endpoint }, 'the container runtime dropped its connection: taken for a restart');
+      }
       conditions = (await c.status()).conditions;
       answeringSinceMs ??= atMs;
       try {

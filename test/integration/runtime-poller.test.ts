@@ -92,6 +92,20 @@ describe('polling a runtime that answers', () => {
     expect(f.state.calls.Version).toBe(2);
   });
 
+  it('takes a runtime restarted between two polls for a start: its connection dropped, though every poll answered', async () => {
+    const f = await fake('cri');
+    const p = poller({ kind: 'fixed', path: f.socket });
+    const first = await p.pollOnce();
+    expect((await p.pollOnce()).answeringSinceMs).toBe(first.answeringSinceMs);
+    await f.restart();
+    // The client sees its connection go (the runtime closed it) before the next poll.
+    await new Promise((r) => setTimeout(r, 300));
+    const after = await p.pollOnce();
+    expect(after).toMatchObject({ reachable: true, problem: null });
+    expect(after.answeringSinceMs).toBe(after.atMs);
+    expect(f.state.calls.Version).toBe(2);
+  });
+
   it('is off with --cri-endpoint none, asking nothing', async () => {
     expect(await poller({ kind: 'off' }).pollOnce()).toMatchObject({ reachable: false, problem: { kind: 'off' } });
   });

@@ -40,6 +40,8 @@ export interface FakeRuntimeState {
 export interface FakeCri {
   readonly socket: string;
   readonly state: FakeRuntimeState;
+  /** Stops serving and serves again on the same socket, as a restarted runtime (gRPC fakes only). */
+  restart(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -105,6 +107,7 @@ export async function startFakeCri(kind: FakeKind = 'cri', initial: Partial<Fake
     return {
       socket,
       state,
+      restart: () => Promise.reject(new Error('only a gRPC fake restarts')),
       close: async () => {
         for (const s of sockets) s.destroy();
         await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -113,7 +116,7 @@ export async function startFakeCri(kind: FakeKind = 'cri', initial: Partial<Fake
     };
   }
 
-  const server = new Server();
+  let server = new Server();
   const count = (name: string) => (state.calls[name] = (state.calls[name] ?? 0) + 1);
   type Cb = sendUnaryData<unknown>;
   type Call = ServerUnaryCall<{ pod_sandbox_id?: string }, unknown>;
@@ -123,35 +126,44 @@ export async function startFakeCri(kind: FakeKind = 'cri', initial: Partial<Fake
     else cb(null, value());
   };
   const service = kind === 'v1alpha2' ? 'runtime.v1alpha2.RuntimeService' : 'runtime.v1.RuntimeService';
-  if (kind !== 'other-grpc') {
-    const definition: ServiceDefinition = {
-      Version: method(service, 'Version', 'VersionRequest', 'VersionResponse'),
-      Status: method(service, 'Status', 'StatusRequest', 'StatusResponse'),
-      ListPodSandbox: method(service, 'ListPodSandbox', 'ListPodSandboxRequest', 'ListPodSandboxResponse'),
-      PodSandboxStatus: method(service, 'PodSandboxStatus', 'PodSandboxStatusRequest', 'PodSandboxStatusResponse'),
-    } as unknown as ServiceDefinition;
-    const impl: UntypedServiceImplementation = {
-      Version: (_call: Call, cb: Cb) =>
-        answer('Version', cb, () => ({ version: '0.1.0', runtime_name: state.name, runtime_version: state.version, runtime_api_version: kind === 'v1alpha2' ? 'v1alpha2' : 'v1' })),
-      Status: (_call: Call, cb: Cb) =>
-        answer('Status', cb, () => ({ status: { conditions: state.conditions.map((c) => ({ type: c.type, status: c.status, reason: c.reason ?? '', message: c.message ?? '' })) } })),
-      ListPodSandbox: (_call: Call, cb: Cb) => answer('ListPodSandbox', cb, () => ({ items: state.sandboxes.map(sandboxMessage) })),
-      PodSandboxStatus: (call: Call, cb: Cb) => {
-        const s = state.sandboxes.find((x) => x.id === call.request.pod_sandbox_id);
-        if (!s) {
-          count('PodSandboxStatus');
-          cb({ code: status.NOT_FOUND, details: `an error occurred when try to find sandbox: not found` });
-          return;
-        }
-        answer('PodSandboxStatus', cb, () => ({ status: { ...sandboxMessage(s), network: { ip: s.ip ?? '', additional_ips: [] } } }));
-      },
-    } as unknown as UntypedServiceImplementation;
-    server.addService(definition, impl);
-  }
-  await new Promise<void>((resolve, reject) => server.bindAsync(`unix://${socket}`, ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())));
+  const serve = async () => {
+    if (kind !== 'other-grpc') {
+      const definition: ServiceDefinition = {
+        Version: method(service, 'Version', 'VersionRequest', 'VersionResponse'),
+        Status: method(service, 'Status', 'StatusRequest', 'StatusResponse'),
+        ListPodSandbox: method(service, 'ListPodSandbox', 'ListPodSandboxRequest', 'ListPodSandboxResponse'),
+        PodSandboxStatus: method(service, 'PodSandboxStatus', 'PodSandboxStatusRequest', 'PodSandboxStatusResponse'),
+      } as unknown as ServiceDefinition;
+      const impl: UntypedServiceImplementation = {
+        Version: (_call: Call, cb: Cb) =>
+          answer('Version', cb, () => ({ version: '0.1.0', runtime_name: state.name, runtime_version: state.version, runtime_api_version: kind === 'v1alpha2' ? 'v1alpha2' : 'v1' })),
+        Status: (_call: Call, cb: Cb) =>
+          answer('Status', cb, () => ({ status: { conditions: state.conditions.map((c) => ({ type: c.type, status: c.status, reason: c.reason ?? '', message: c.message ?? '' })) } })),
+        ListPodSandbox: (_call: Call, cb: Cb) => answer('ListPodSandbox', cb, () => ({ items: state.sandboxes.map(sandboxMessage) })),
+        PodSandboxStatus: (call: Call, cb: Cb) => {
+          const s = state.sandboxes.find((x) => x.id === call.request.pod_sandbox_id);
+          if (!s) {
+            count('PodSandboxStatus');
+            cb({ code: status.NOT_FOUND, details: `an error occurred when try to find sandbox: not found` });
+            return;
+          }
+          answer('PodSandboxStatus', cb, () => ({ status: { ...sandboxMessage(s), network: { ip: s.ip ?? '', additional_ips: [] } } }));
+        },
+      } as unknown as UntypedServiceImplementation;
+      server.addService(definition, impl);
+    }
+    await new Promise<void>((resolve, reject) => server.bindAsync(`unix://${socket}`, ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())));
+  };
+  await serve();
   return {
     socket,
     state,
+    async restart() {
+      server.forceShutdown();
+      rmSync(socket, { force: true });
+      server = new Server();
+      await serve();
+    },
     close: async () => {
       server.forceShutdown();
       rmSync(dir, { recursive: true, force: true });
