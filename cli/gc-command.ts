@@ -76,7 +76,7 @@ export async function gcCommand(args: string[], _client: ClientOptions): Promise
   const givenBinDirs = (values['cni-bin-dir'] ?? (env.CNIREC_CNI_BIN_DIR ? [env.CNIREC_CNI_BIN_DIR] : [])).flatMap((d) => d.split(',')).map((d) => d.trim()).filter((d) => d !== '');
   for (const d of givenBinDirs) if (!d.startsWith('/')) throw new UsageError(`--cni-bin-dir takes absolute directories, not "${d}"`, GC_USAGE);
 
-  let client: CriClient;
+  let client: CriClient | null = null;
   let runtime: string;
   let binDirs: string[];
   let first: { atMs: number; ids: Set<string> };
@@ -90,9 +90,12 @@ export async function gcCommand(args: string[], _client: ClientOptions): Promise
     binDirs = givenBinDirs.length > 0 ? givenBinDirs : (pluginDirsOf(status.info) ?? [DEFAULT_BIN_DIR]);
     first = { atMs: Date.now(), ids: new Set((await client.listPodSandbox()).map((s) => s.id)) };
   } catch (err) {
+    // Its open connection would keep the process alive after the refusal.
+    client?.close();
     if (err instanceof CriCallError) throw refuse(err.problem.message);
     throw err;
   }
+  const asked: CriClient = client;
 
   try {
     const files = readCacheDirsOnce(cacheDirs, hostLocalDirs);
@@ -127,7 +130,7 @@ export async function gcCommand(args: string[], _client: ClientOptions): Promise
         const wait = first.atMs + RECHECK_GAP_MS - Date.now();
         if (wait > 0) await new Promise((r) => setTimeout(r, wait));
         try {
-          outcomes.set(item.key, await applyOne(item, { client, binDirs, hostLocalDirs }));
+          outcomes.set(item.key, await applyOne(item, { client: asked, binDirs, hostLocalDirs }));
         } catch (err) {
           runtimeLost = true;
           stopped = `the runtime stopped answering (${err instanceof CriCallError ? err.problem.message : String(err)}): nothing more was run`;
@@ -145,6 +148,6 @@ export async function gcCommand(args: string[], _client: ClientOptions): Promise
     }
     return runtimeLost || [...outcomes.values()].some((o) => o.result === 'failed') ? 1 : 0;
   } finally {
-    client.close();
+    asked.close();
   }
 }

@@ -150,6 +150,8 @@ describe.runIf(canRun)('secrets with the real daemon and tracer', () => {
     const files = ['', '-wal'].map((s) => db + s).filter((f) => existsSync(f));
     expect(files.length).toBeGreaterThan(0);
     const stored = Buffer.concat(files.map((f) => readFileSync(f)));
+    // pino writes after the answer is sent: the line may reach the pipe a moment later.
+    for (let i = 0; i < 50 && !/"level":20,.*"msg":"request refused"/.test(daemon.logs()); i++) await new Promise((r) => setTimeout(r, 100));
     const log = daemon.logs();
     expect(log).toMatch(/"level":20,.*"msg":"request refused"/);
     for (const s of ALL_SECRETS) {
