@@ -150,7 +150,7 @@ describe.runIf(canRun)('secrets with the real daemon and tracer', () => {
     const files = ['', '-wal'].map((s) => db + s).filter((f) => existsSync(f));
     expect(files.length).toBeGreaterThan(0);
     const stored = Buffer.concat(files.map((f) => readFileSync(f)));
-    // pino writes after the answer is sent: the line may reach the pipe a moment later.
+    // The line comes through the daemon's stdout pipe, which may be read here after the answer came.
     for (let i = 0; i < 50 && !/"level":20,.*"msg":"request refused"/.test(daemon.logs()); i++) await new Promise((r) => setTimeout(r, 100));
     const log = daemon.logs();
     expect(log).toMatch(/"level":20,.*"msg":"request refused"/);
