@@ -9,8 +9,8 @@ import tseslint from 'typescript-eslint';
 export const LAYERS = ['lib', 'bpf', 'collector', 'store', 'otel', 'api', 'daemon', 'cli'];
 /** Folders inside a layer with a public surface of their own (an index.ts), which siblings go through. */
 export const INNER = {
-  collector: ['assemble', 'cache', 'capture', 'changes', 'node-setup'],
-  store: ['db', 'calls', 'cache', 'findings', 'retention', 'tracer-events', 'node-setup', 'export', 'bundle'],
+  collector: ['assemble', 'cache', 'capture', 'changes', 'node-setup', 'runtime'],
+  store: ['db', 'calls', 'cache', 'findings', 'retention', 'tracer-events', 'node-setup', 'export', 'bundle', 'runtime'],
 };
 
 const FLOW = LAYERS.join(' → ');

@@ -18,6 +18,7 @@ import { registerHealth } from './routes/health.js';
 import { registerMetrics } from './routes/metrics.js';
 import { registerNodeCni } from './routes/node-cni.js';
 import { registerCniStatus } from './routes/cni-status.js';
+import { registerNodeRuntime } from './routes/node-runtime.js';
 import { registerPods } from './routes/pods.js';
 import { registerReplay } from './routes/replay.js';
 import { registerTail } from './routes/tail.js';
@@ -53,7 +54,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
   closeRefusedUpgrades(app);
   await registerOpenApi(app, { authRequired: authEnabled(deps.token) });
 
-  const reads = createReadOps({ store: deps.store, cache: deps.cache?.reader ?? null, findings: deps.findings ?? null });
+  const reads = createReadOps({ store: deps.store, cache: deps.cache?.reader ?? null, findings: deps.findings ?? null, runtime: deps.runtime ?? null });
   registerHealth(app, deps);
   registerCalls(app, reads);
   registerReplay(app, reads);
@@ -63,6 +64,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
   registerNodeCni(app, deps);
   registerCniStatus(app, deps);
   registerBundle(app, deps);
+  registerNodeRuntime(app, deps);
   await registerDocs(app);
 
   // Live side (api/tail/, api/metrics/): the websocket tail and /metrics.

@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import type { CaptureMode } from '../bpf/index.js';
 import type { CacheListener, CallListener, CaptureControl, CollectorStats, TracerEventListener, TracerStatus } from '../collector/index.js';
 import type { ConfListener, DoctorReport, RecordKnowledge } from '../collector/index.js';
-import type { NetworkReadiness, ReadinessListener } from '../store/index.js';
+import type { GcPlan, NetworkReadiness, ReadinessListener, RuntimeReadinessListener, RuntimeView, StoredSandbox } from '../store/index.js';
 import type { CacheReader, CacheStatus, CallStore, ConfHistory, FindingsReader, GcChecks, PluginBinaries, RetentionStatus, StoreStatus, WriteTiming } from '../store/index.js';
 import type { OtelExportStatus } from '../otel/index.js';
 import type { BundleQuery, SourceBody } from './schemas/bundle.js';
@@ -63,6 +63,8 @@ export interface ApiDeps {
   readonly readiness?: ReadinessDeps;
   /** The built web view (dist/ui/, holding index.html); absent or null: /ui/ answers that it is not built. */
   readonly uiDir?: string | null;
+  /** The container runtime's side (GET /api/v1/node/runtime, the gc plan, sandboxes in pod stories, /metrics, the tail); absent: 501. */
+  readonly runtime?: RuntimeDeps;
   /** What the record is of: this node live, or a bundle opened with `cnirec open` (GET /api/v1/source); absent: a live node of unknown name. */
   readonly source?: () => SourceBody;
   /** Makes bundles of the record (GET /api/v1/bundle); absent: 501. */
@@ -87,6 +89,20 @@ export type BundleOutcome =
 export interface BundleDeps {
   make(query: BundleQuery, readings: DaemonReadings): Promise<BundleOutcome>;
 }
+
+/** What the runtime tracker says: the runtime's readiness, its sandboxes, what a GC would free. */
+export interface RuntimeDeps {
+  view(): RuntimeView;
+  subscribe(listener: RuntimeReadinessListener): () => void;
+  sandboxes(ids: readonly string[]): Map<string, StoredSandbox>;
+  sandboxesOfPod(namespace: string, name: string): StoredSandbox[];
+  gcPlan(): GcPlan;
+  /** Open leaked-attachment findings by network (null: not known). */
+  leakedByNetwork(): Map<string | null, number>;
+}
+
+/** GET /api/v1/node/runtime, GET /api/v1/node/cni/gc-plan. */
+export type RuntimeRouteDeps = Pick<ApiDeps, 'runtime'>;
 
 /** The heartbeat sieve's read side: each network's readiness, and its checks and changes as they come. */
 export interface ReadinessDeps {
@@ -125,13 +141,13 @@ export type HealthDeps = Pick<ApiDeps, 'tracerStatus' | 'capture' | 'collectorSt
 /** GET /metrics: the daemon's numbers at scrape time, and the calls as they finish. */
 export type MetricsDeps = Pick<
   ApiDeps,
-  'readiness' | 'tracerStatus' | 'capture' | 'collectorStats' | 'storeStatus' | 'subscribe' | 'subscribeStored' | 'findings' | 'retentionStatus' | 'writeTiming' | 'cache' | 'nodeCni' | 'version' | 'otelStatus'
+  'runtime' | 'readiness' | 'tracerStatus' | 'capture' | 'collectorStats' | 'storeStatus' | 'subscribe' | 'subscribeStored' | 'findings' | 'retentionStatus' | 'writeTiming' | 'cache' | 'nodeCni' | 'version' | 'otelStatus'
 > & {
   readonly store: Pick<CallStore, 'databaseSizeBytes'>;
 };
 
 /** WS /api/v1/tail: live calls, tracer gaps and cache changes, and stored calls to catch up on. */
-export type TailDeps = Pick<ApiDeps, 'readiness' | 'subscribe' | 'subscribeTracer' | 'cache' | 'subscribeConf' | 'capture'> & {
+export type TailDeps = Pick<ApiDeps, 'runtime' | 'readiness' | 'subscribe' | 'subscribeTracer' | 'cache' | 'subscribeConf' | 'capture'> & {
   readonly store: Pick<CallStore, 'listCalls' | 'failureTexts'>;
 };
 

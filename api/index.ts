@@ -6,7 +6,7 @@
  */
 
 export { buildApp } from './app.js';
-export type { ApiDeps, CacheDeps, NodeCniDeps, NodeCniStatus, ReadinessDeps } from './deps.js';
+export type { ApiDeps, CacheDeps, NodeCniDeps, NodeCniStatus, ReadinessDeps, RuntimeDeps } from './deps.js';
 export { presentReport } from './present/node-cni.js';
 export { presentReadiness } from './present/readiness.js';
 export { lostRecordsText } from './present/lost-records.js';
@@ -27,6 +27,8 @@ export type { Payload } from './schemas/payload.js';
 export type { CallTree, PodStory, Sandbox } from './schemas/pod-story.js';
 export type { TailCacheEntry, TailGap, TailServerMessage } from './schemas/tail.js';
 export type { NetworkReadinessView, ReadinessList } from './schemas/readiness.js';
+export type { GcPlanBody, GcPlanItemBody, RuntimeStatusBody, SandboxRuntime } from './schemas/runtime.js';
+export { presentGcPlanItem, presentRuntime } from './present/runtime.js';
 export type { TracerStatusBody as TracerStatus, CaptureModeBody } from './schemas/tracer.js';
 export { captureModeBodySchema } from './schemas/tracer.js';
 export { BUNDLE_HEADER } from './routes/bundle.js';

@@ -21,6 +21,7 @@ import { findingPageSchema, type FindingsQuery } from './schemas/findings.js';
 import { callDetailSchema } from './schemas/call-detail.js';
 import type { CallListQuery } from './schemas/call-query.js';
 import { presentStoredSummaries } from './present/call-error.js';
+import type { RuntimeDeps } from './deps.js';
 
 /** The store's read side, as the read routes use it. */
 export interface ReadSources {
@@ -29,6 +30,8 @@ export interface ReadSources {
   readonly cache: CacheReader | null;
   /** The findings log (call loops need no cache); null: the cache reader's. */
   readonly findings: FindingsReader | null;
+  /** What the runtime says of each sandbox; null when the daemon does not ask the runtime. */
+  readonly runtime?: Pick<RuntimeDeps, 'sandboxes'> | null;
 }
 
 export type CacheQuery = z.output<typeof cacheQuerySchema>;
@@ -58,7 +61,7 @@ export const JSON_TYPE = 'application/json; charset=utf-8';
 
 const json = (body: unknown): Buffer => Buffer.from(JSON.stringify(body), 'utf8');
 
-export function createReadOps({ store, cache, findings }: ReadSources): ReadOps {
+export function createReadOps({ store, cache, findings, runtime = null }: ReadSources): ReadOps {
   const cacheReader = (): CacheReader => {
     if (!cache) throw new ApiError(501, 'not_implemented', 'This daemon does not watch CNI cache directories; start it with cache directories configured (see --cni-cache-dirs).');
     return cache;
@@ -101,7 +104,7 @@ export function createReadOps({ store, cache, findings }: ReadSources): ReadOps 
 
     podStory({ namespace, name, podUid, sinceUs, untilUs }) {
       const scope: PodCallScope = { podUid, sinceUs, untilUs };
-      const story = buildPodStory(store, namespace, name, scope, { cache, findings: findings ?? cache });
+      const story = buildPodStory(store, namespace, name, scope, { cache, findings: findings ?? cache, runtime });
       if (story === null) throw apiErrors.podNotFound(namespace, name, podUid !== undefined || sinceUs !== undefined || untilUs !== undefined);
       // Hundreds of trees: each encoded once, as bytes (see present/fast-json.ts).
       return encodePodStory(story);

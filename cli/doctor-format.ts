@@ -8,6 +8,7 @@
 
 import type { DoctorReportBody, ReadinessList } from '../api/index.js';
 import { bold, dim, green, red, yellow } from './output.js';
+import { formatRuntime, type DoctorRuntime } from './doctor-runtime.js';
 
 type View = DoctorReportBody['views'][number];
 type File = View['files'][number];
@@ -28,7 +29,10 @@ const STATUS: Readonly<Record<File['status'], (s: string) => string>> = {
   unchecked: yellow,
 };
 
-export function formatDoctor(r: DoctorReportBody, opts: { readonly daemonNote: string | null; readonly readiness?: ReadinessList['items'] | null }): string[] {
+export function formatDoctor(
+  r: DoctorReportBody,
+  opts: { readonly daemonNote: string | null; readonly readiness?: ReadinessList['items'] | null; readonly runtime?: DoctorRuntime | null },
+): string[] {
   const out: string[] = [bold("cnirec doctor: the node's CNI setup")];
   out.push('', bold('runtimes'));
   if (r.runtimes.length === 0) out.push(`  ${dim('none found (no containerd, CRI-O or podman config, no kubelet running): checking the libcni defaults')}`);
@@ -45,6 +49,7 @@ export function formatDoctor(r: DoctorReportBody, opts: { readonly daemonNote: s
     out.push(`  ${r.record.probedPlugins} plugin binar${r.record.probedPlugins === 1 ? 'y' : 'ies'} with recorded VERSION probes`);
     for (const p of r.record.cniPaths) out.push(`  calls ran with CNI_PATH=${p.value} ${dim(`(${p.calls} calls, last ${p.lastAt})`)}`);
   }
+  if (opts.runtime) out.push('', ...formatRuntime(opts.runtime));
   if (opts.readiness) out.push('', ...formatReadiness(opts.readiness));
   out.push('');
   if (r.problems.length === 0) out.push(green('no problems found'));

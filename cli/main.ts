@@ -19,6 +19,7 @@ import { runDemo } from './demo.js';
 import { doctorCommand } from './doctor-command.js';
 import { ClientError, HelpRequested, UsageError } from './errors.js';
 import { findingsCommand } from './findings-command.js';
+import { gcCommand } from './gc-command.js';
 import { parseCommand } from './flags.js';
 import { ipCommand } from './ip-command.js';
 import { openCommand } from './open-command.js';
@@ -58,9 +59,13 @@ commands:
                commands above with --api   [--listen HOST:PORT] [--token-file FILE]
   doctor       check the node's CNI setup: the conf dirs and bin dirs the
                runtimes read, the active network and why, JSON errors,
-               cniVersion, missing or broken plugins; exit 1 on a problem.
-               Works without a daemon    [--cni-conf-dir D]... [--cni-bin-dir D]...
-                                         [--json] [--no-daemon]
+               cniVersion, missing or broken plugins, the runtime's NetworkReady (CRI);
+               exit 1 on a problem. Works without a daemon
+                 [--cni-conf-dir D]... [--cni-bin-dir D]... [--cri-endpoint PATH] [--json] [--no-daemon]
+  gc           what a CNI GC would free: attachments whose sandbox the container runtime
+               no longer lists (asked over the CRI); a dry run unless --apply, which runs
+               their DELs one at a time. Run on the node, as root; no daemon needed
+                 [--apply] [--cri-endpoint PATH] [--cni-bin-dir D]... [--min-age DURATION] [--json]
   config history [FILE]   the recorded versions of the conf dir files
   config show ID          one version as stored (after redaction)
   config diff ID|FILE [ID]  a unified diff: a version against the one before
@@ -96,6 +101,7 @@ const CLIENT_COMMANDS: Readonly<Record<string, Command>> = {
   replay: replayCommand,
   bundle: bundleCommand,
   doctor: doctorCommand,
+  gc: gcCommand,
   config: configCommand,
   // Loaded when asked for: the MCP SDK is not worth every other command's start-up time.
   mcp: async (args, client) => (await import('./mcp/command.js')).mcpCommand(args, client),

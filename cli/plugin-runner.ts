@@ -16,6 +16,8 @@ export interface PluginInvocation {
   readonly cniPath: string;
   readonly stdin: Buffer | string;
   readonly extraEnv?: Readonly<Record<string, string>>;
+  /** Killed (SIGKILL) past this; no limit when absent. */
+  readonly timeoutMs?: number;
 }
 
 export interface PluginOutcome {
@@ -46,11 +48,16 @@ export function runPlugin(inv: PluginInvocation): Promise<PluginOutcome> {
     const err: Buffer[] = [];
     child.stdout.on('data', (b: Buffer) => out.push(b));
     child.stderr.on('data', (b: Buffer) => err.push(b));
-    child.on('error', reject);
+    const timer = inv.timeoutMs === undefined ? null : setTimeout(() => child.kill('SIGKILL'), inv.timeoutMs);
+    child.on('error', (err) => {
+      if (timer) clearTimeout(timer);
+      reject(err);
+    });
     child.stdin.on('error', () => undefined); // a plugin may exit without reading its config
-    child.on('close', (exitCode, signal) =>
-      resolve({ pid: child.pid ?? -1, stdout: Buffer.concat(out), stderr: Buffer.concat(err), exitCode, signal }),
-    );
+    child.on('close', (exitCode, signal) => {
+      if (timer) clearTimeout(timer);
+      resolve({ pid: child.pid ?? -1, stdout: Buffer.concat(out), stderr: Buffer.concat(err), exitCode, signal });
+    });
     child.stdin.end(inv.stdin);
   });
 }

@@ -13,7 +13,7 @@ import { getJson, route, type ClientOptions } from './api-client.js';
 import { UsageError } from './errors.js';
 import { OUTPUT_FLAGS, outputMode, parseCommand, podFlag } from './flags.js';
 import { callLine, durationText, outcomeText } from './format.js';
-import { bold, dim, red, stdout, yellow } from './output.js';
+import { bold, dim, green, red, stdout, yellow } from './output.js';
 import { safe, safeBlock } from './terminal-text.js';
 
 export const POD_USAGE = 'usage: cnirec pod NAMESPACE/NAME [--uid UID] [--since T] [--until T] [-o json]';
@@ -43,6 +43,7 @@ export function formatPodStory(story: PodStory, nowMs = Date.now()): string[] {
   if (story.truncated) out.push(yellow(`more than 10,000 calls: only the newest are shown (cnirec calls --pod ${safe(pod.namespace)}/${safe(pod.name)} --all lists every one)`));
   for (const sb of story.sandboxes) {
     out.push('', `${bold(`sandbox ${sb.containerId === null ? '(no container id)' : safe(sb.containerId.slice(0, 12))}`)}  ${dim(sb.startedAt)}  ${totalsText(sb.calls)}`);
+    if (sb.runtime) out.push(runtimeLine(sb.runtime));
     // What is wrong with it right now, before its calls.
     for (const f of sb.findings) {
       const paint = f.severity === 'critical' ? red : yellow;
@@ -55,6 +56,13 @@ export function formatPodStory(story: PodStory, nowMs = Date.now()): string[] {
     for (const call of sb.calls) tree(call, 0, out, nowMs);
   }
   return out;
+}
+
+/** What the container runtime says of the sandbox (or said last, once it no longer lists it). */
+export function runtimeLine(r: NonNullable<PodStory['sandboxes'][number]['runtime']>): string {
+  const state = r.goneAt !== null ? yellow(`gone since ${r.goneAt} (last known: ${r.state})`) : r.state === 'ready' ? green('ready') : yellow('not ready');
+  const ips = [r.ip, ...r.additionalIps].filter((ip): ip is string => ip !== null).map(safe).join(', ') || 'no IP';
+  return `  runtime: ${state}, ${ips}, created ${r.createdAt}${r.attempt > 0 ? `, attempt ${r.attempt}` : ''}${dim(`  (seen ${r.seenAt})`)}`;
 }
 
 /** Every call in the story: top-level ones and all they delegated. */

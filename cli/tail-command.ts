@@ -11,7 +11,7 @@
  */
 
 import WebSocket from 'ws';
-import type { CallSummary, TailCacheEntry, TailGap, TailServerMessage } from '../api/index.js';
+import type { CallSummary, RuntimeStatusBody, TailCacheEntry, TailGap, TailServerMessage } from '../api/index.js';
 
 type TailCallMessage = Extract<TailServerMessage, { call: CallSummary }>;
 import { headers, type ClientOptions } from './api-client.js';
@@ -58,6 +58,9 @@ export async function tailCommand(args: string[], client: ClientOptions): Promis
         case 'tracer.gap':
           stderr.line(red(gapLine(msg.gap)));
           break;
+        case 'runtime.readiness':
+          stderr.line(runtimeReadinessLine(msg.runtime));
+          break;
         case 'capture.changed':
           stderr.line(dim(`── capture: ${msg.capture.mode === 'full' ? 'payloads on' : 'payloads off'} (${safe(msg.capture.reason)})${msg.capture.until ? ` until ${msg.capture.until}` : ''} ──`));
           break;
@@ -83,6 +86,14 @@ export async function tailCommand(args: string[], client: ClientOptions): Promis
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
+}
+
+/** The runtime's readiness changed: one line, red while it is not ready or cannot be asked. */
+export function runtimeReadinessLine(r: RuntimeStatusBody): string {
+  if (!r.reachable) return red(`── runtime: cannot be asked (${safe(r.error ?? '?')}) ──`);
+  const conditions = r.conditions.map((c) => `${safe(c.type)}=${c.status}${c.status ? '' : ` (${safe([c.reason, c.message].filter(Boolean).join(': '))})`}`).join(', ');
+  const paint = r.conditions.every((c) => c.status) ? dim : red;
+  return paint(`── runtime ${safe(r.name ?? '')} ${safe(r.version ?? '')}: ${conditions} ──`);
 }
 
 export interface TailPrinter {

@@ -4,7 +4,7 @@
  * watcher, redaction and the machine checks made before the tracer starts.
  */
 
-export { CACHE_PROBLEM_KINDS, type CacheEntry, type CacheEvent, type CacheListener, type IpAllocation, type CacheWatcher, type CacheWatcherStatus, createCacheWatcher } from './cache/index.js';
+export { CACHE_PROBLEM_KINDS, type CacheEntry, type CacheEvent, type CacheListener, type IpAllocation, type CacheWatcher, type CacheWatcherStatus, createCacheWatcher, readCacheDirsOnce, type CacheDirsNow } from './cache/index.js';
 export { type CollectorStats, type TracerStatus, createCollector } from './collector.js';
 export { type Redactor, createRedactor } from './redact/redact-events.js';
 export { DEFAULT_REDACT_KEYS, DEFAULT_REDACT_KEYS_EXCEPT, REDACTION_MARKER, RedactionRuleError, compileKeyPatterns, compilePointers, splitPatternList } from './redact/redaction-rules.js';
@@ -30,3 +30,4 @@ export {
   readNode,
 } from './node-setup/index.js';
 export { changeSummaryText, iptablesSubject, withKernelMessage } from './changes/index.js';
+export * from './runtime/index.js';

@@ -35,11 +35,12 @@ export function createCacheWiring(
   config: Pick<DaemonConfig, 'cniCacheDirs' | 'hostLocalDirs' | 'cacheRescanMs' | 'db'>,
   log: Logger,
   redactor?: Redactor,
+  runtimeJudges?: (containerId: string | null) => boolean,
 ): CacheWiring {
   if (config.cniCacheDirs.length === 0 && config.hostLocalDirs.length === 0) {
     return { reader: null, subscribe: null, status: null, api: null, start: async () => undefined, stop: async () => undefined };
   }
-  const store = createCacheStore(db, { sinceMs: Date.now() });
+  const store = createCacheStore(db, { sinceMs: Date.now(), ...(runtimeJudges ? { runtimeJudges } : {}) });
   let watcher: CacheWatcher | null = null;
   // Say a failing write once per cause, not once per batch (a full disk fails them all).
   let lastError: string | null = null;

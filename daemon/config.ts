@@ -17,6 +17,7 @@ import {
   RedactionRuleError,
   splitPatternList,
   CAPTURE_SETTINGS,
+  parseCriEndpoint,
 } from '../collector/index.js';
 import { CAPPED_PAYLOAD_BYTES, OtlpConfigError, PAYLOAD_MODES, resolveOtlpConfig, type OtlpExportConfig } from '../otel/index.js';
 
@@ -151,6 +152,22 @@ export const settings = {
     schema: positiveInt(200, 3_600_000),
     default: () => '5000',
     help: 'Full rescan of the cache and host-local directories, the safety net for changes file notifications miss.',
+  },
+  criEndpoint: {
+    schema: z.string().transform((text, ctx) => {
+      const r = parseCriEndpoint(text);
+      if (r.ok) return r.setting;
+      ctx.addIssue({ code: 'custom', message: r.message });
+      return z.NEVER;
+    }),
+    default: () => '',
+    defaultText: 'the first of `/run/containerd/containerd.sock`, `/run/k3s/containerd/containerd.sock`, `/var/run/crio/crio.sock` that answers',
+    help: "The container runtime's CRI socket (a path or a `unix://` URL, as crictl takes it), asked read-only for its readiness (Status), its pod sandboxes (ListPodSandbox, PodSandboxStatus) and so which attachments are leaked. `none`: the runtime is not asked.",
+  },
+  criPollInterval: {
+    schema: parsedText(parseDuration).refine((ms) => ms >= 1000 && ms <= 600_000, 'must be between 1s and 10m'),
+    default: () => '5s',
+    help: 'How often the runtime is asked (the kubelet asks Status every 5 s). A leak is confirmed by two lists 2 intervals apart, never before the runtime has answered for 3 intervals, and only for attachments older than 12.',
   },
   retentionMaxAge: {
     schema: parsedText(parseDuration),
@@ -304,8 +321,11 @@ export function parseListen(text: string): { host: string; port: number; loopbac
 export function configReference(): string {
   const rows = (Object.keys(settings) as SettingName[]).map((name) => {
     const value = settings[name].default();
+    const setting = settings[name];
     const def =
-      name === 'db'
+      'defaultText' in setting
+        ? setting.defaultText
+        : name === 'db'
         ? '`/var/lib/cnirec/cnirec.db` as root, else `./cnirec.db`'
         : name === 'perfBufferPages'
           ? '32 MiB over the CPUs (`4096` on 2 CPUs, `1024` from 8 on)'

@@ -21,6 +21,7 @@ import { createCaptureWiring } from './capture-wiring.js';
 import { createNetworkWiring } from './network-wiring.js';
 import { findUiDir } from './ui-dir.js';
 import { createBundleWiring, nodeName } from './bundle-wiring.js';
+import { createRuntimeWiring } from './runtime-wiring.js';
 
 const SHUTDOWN_BUDGET_MS = 5000;
 
@@ -50,8 +51,13 @@ export async function runDaemon(config: DaemonConfig, log: Logger, recentLogLine
   const retention = createRetentionWiring(db, config, log.child({ component: 'retention' }));
 
   const redactor = createRedactor({ keys: config.redactKeys, keysExcept: config.redactKeysExcept, pointers: config.redactPointers });
+  // The container runtime (CRI): asked beside the tracer once it records; it judges leaks once the cache is read.
+  const runtime = createRuntimeWiring(db, config, log.child({ component: 'runtime' }), {
+    redactor,
+    cacheReady: () => cache.reader === null || cache.reader.reconciledAtMs() !== null,
+  });
   // The CNI cache: its store side now (the API reads it), the watcher after the tracer.
-  const cache = createCacheWiring(db, config, log.child({ component: 'cache' }), redactor);
+  const cache = createCacheWiring(db, config, log.child({ component: 'cache' }), redactor, (id) => runtime.judges(id));
 
   const writes = createStoreWiring(store, log.child({ component: 'store' }));
   // DEL/ADD loops: found in the calls alone, cache or not.
@@ -118,6 +124,7 @@ export async function runDaemon(config: DaemonConfig, log: Logger, recentLogLine
     writeTiming: writeTimingFor(db),
     nodeCni: nodeSetup.api,
     readiness: network.api,
+    runtime: runtime.api,
     subscribeConf: (listener) => nodeSetup.subscribeConf(listener),
     version: buildInfo().version,
     uiDir,
@@ -149,6 +156,7 @@ export async function runDaemon(config: DaemonConfig, log: Logger, recentLogLine
       await nodeSetup.stop();
       findings.stop();
       network.stop();
+      runtime.stop();
       await retention.stop(); // Retention: waits for a run to stop between two short steps
       writes.recordTracerEvent('stopped', {});
       if (!writes.flush()) log.error({ pendingWrites: writes.status().pendingWrites }, 'the database is not writable: calls kept in memory are lost');
@@ -178,6 +186,7 @@ export async function runDaemon(config: DaemonConfig, log: Logger, recentLogLine
     findings.start();
     network.start();
     await nodeSetup.start(); // never throws: unreadable dirs and files are logged and retried
+    runtime.start(); // never throws: a runtime that cannot be asked is a state, polled again
   } catch (err) {
     log.fatal({ err: err instanceof Error ? err.message : String(err) }, 'the tracer could not start');
     await stop();

@@ -39,3 +39,17 @@ export {
 } from './network/index.js';
 export { createExportOutbox, EXPORT_SIGNALS, type ExportOutbox, type ExportSignal, type OutboxBounds, type OutboxEntry, type OutboxKind, type Watermarks, createExportReads, type CallTraceKey, type ExportReads } from './export/index.js';
 export { BUNDLE_TABLES, ALL_PAYLOADS, NO_PAYLOADS, type PayloadChoice, type PodSelector, type RecordSelection, type SnapshotSummary, openRecordReadOnly, payloadCutFor, restoreIndexes, samplePayloads, snapshotRecord } from './bundle/index.js';
+export {
+  createRuntimeTracker,
+  type RuntimeTracker,
+  type RuntimeView,
+  type RuntimeTransition,
+  type ConditionState,
+  type StoredSandbox,
+  type GcPlan,
+  type LeakStatus,
+  type RuntimeReadinessEvent,
+  type RuntimeReadinessListener,
+  REACHABLE,
+  NETWORK_NOT_READY_SUBJECT,
+} from './runtime/index.js';

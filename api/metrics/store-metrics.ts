@@ -21,6 +21,7 @@ const TABLE_LABELS: Record<keyof RetentionCounts, string> = {
   confVersions: 'conf_versions',
   callBinaries: 'call_binaries',
   pluginBinaries: 'plugin_binaries',
+  runtimeSandboxes: 'runtime_sandboxes',
 };
 
 /** Returns the unsubscribe for the write observer (call it when the app closes). */

@@ -6,7 +6,8 @@
  * it anything that answers that one question.
  */
 
-import { type CacheReader, type FindingsReader, byStartThenId, type CallStore, type PodCallScope, type StoredCallSummary } from '../../store/index.js';
+import { type CacheReader, type FindingsReader, byStartThenId, type CallStore, type PodCallScope, type StoredCallSummary, type StoredSandbox } from '../../store/index.js';
+import { presentSandboxRuntime } from './runtime.js';
 import { presentCacheEntry } from './cache.js';
 import { summaryFromStored } from './call-summary.js';
 import { presentFinding } from './finding.js';
@@ -19,16 +20,20 @@ export type PodStoryReader = Pick<CallStore, 'podCallGraph' | 'failureTexts'>;
 export type PodCacheReader = Pick<CacheReader, 'entriesByContainer'>;
 export type PodFindingsReader = Pick<FindingsReader, 'openFindingsByContainer'>;
 
-/** Where a sandbox's cache entries and open findings come from; each absent when the daemon keeps none. */
+/** Where a sandbox's cache entries, open findings and runtime state come from; each absent when the daemon keeps none. */
 export interface PodStorySources {
   readonly cache?: PodCacheReader | null;
   readonly findings?: PodFindingsReader | null;
+  readonly runtime?: PodRuntimeReader | null;
 }
+
+export type PodRuntimeReader = { sandboxes(ids: readonly string[]): Map<string, StoredSandbox> };
 
 /** What a sandbox shows beside its calls, by container id, as the Sandbox schema wants it. */
 export interface SandboxExtras {
   readonly cacheOf?: (containerId: string) => Sandbox['cache'];
   readonly findingsOf?: (containerId: string) => Sandbox['findings'];
+  readonly runtimeOf?: (containerId: string) => Sandbox['runtime'];
 }
 
 /** Real delegation is two or three levels deep (bridge → host-local); this only stops a corrupt parent chain. */
@@ -73,17 +78,19 @@ export function buildPodStory(reader: PodStoryReader, namespace: string, name: s
   const trees = roots.filter((c) => !visited.has(c.id)).map((c) => toTree(c, 0));
 
   const uids = [...new Set(calls.map((c) => c.podUid).filter((u): u is string => u !== null))];
-  const { cache, findings } = sources;
+  const { cache, findings, runtime } = sources;
   // One query each for every sandbox's cache entries and open findings (few, if any), not one per sandbox.
   const containerIds = [...new Set(trees.map((t) => t.containerId).filter((id): id is string => id !== null))];
   const entries = cache?.entriesByContainer(containerIds);
   const open = findings?.openFindingsByContainer(containerIds);
+  const runtimeStates = runtime?.sandboxes(containerIds);
   return {
     pod: { namespace, name, uid: uids.at(-1) ?? null, uids },
     calls: trees,
     sandboxes: groupBySandbox(trees, {
       ...(entries ? { cacheOf: (id: string) => (entries.get(id) ?? []).map((e) => presentCacheEntry(e)) } : {}),
       ...(open ? { findingsOf: (id: string) => (open.get(id) ?? []).map(presentFinding) } : {}),
+      ...(runtimeStates ? { runtimeOf: (id: string) => { const s = runtimeStates.get(id); return s ? presentSandboxRuntime(s) : null; } } : {}),
     }),
     totals: totalsByCommand(trees),
     truncated: graph.truncated,
@@ -91,7 +98,7 @@ export function buildPodStory(reader: PodStoryReader, namespace: string, name: s
 }
 
 /** Sandboxes in the order their first call started; trees keep their oldest-first order inside each. */
-export function groupBySandbox(trees: readonly CallTree[], { cacheOf = () => [], findingsOf = () => [] }: SandboxExtras = {}): Sandbox[] {
+export function groupBySandbox(trees: readonly CallTree[], { cacheOf = () => [], findingsOf = () => [], runtimeOf = () => null }: SandboxExtras = {}): Sandbox[] {
   const groups = new Map<string | null, CallTree[]>();
   for (const t of trees) {
     const group = groups.get(t.containerId);
@@ -107,6 +114,7 @@ export function groupBySandbox(trees: readonly CallTree[], { cacheOf = () => [],
     // Calls without a container id have no attachment libcni could cache, nor a finding about it.
     cache: containerId === null ? [] : cacheOf(containerId),
     findings: containerId === null ? [] : findingsOf(containerId),
+    runtime: containerId === null ? null : runtimeOf(containerId),
   }));
 }
 

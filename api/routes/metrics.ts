@@ -20,6 +20,7 @@ import { registerRetentionMetrics, registerWriteMetrics } from '../metrics/store
 import { registerNodeCniMetrics } from '../metrics/node-cni-metrics.js';
 import { registerReadinessMetrics } from '../metrics/readiness-metrics.js';
 import { registerLoopMetrics } from '../metrics/loop-metrics.js';
+import { registerRuntimeMetrics } from '../metrics/runtime-metrics.js';
 import { readTailStats } from '../tail/tail-stats.js';
 
 export function registerMetrics(app: FastifyInstance, deps: MetricsDeps): void {
@@ -49,6 +50,7 @@ export function registerMetrics(app: FastifyInstance, deps: MetricsDeps): void {
   if (deps.otelStatus) registerOtelMetrics(registry, deps.otelStatus);
   const unsubscribeReadiness = deps.readiness ? registerReadinessMetrics(registry, deps.readiness) : undefined;
   app.addHook('onClose', async () => unsubscribeReadiness?.());
+  if (deps.runtime) registerRuntimeMetrics(registry, deps.runtime);
 
   app.withTypeProvider<ZodTypeProvider>().get(
     '/metrics',

@@ -31,7 +31,7 @@ export const TAIL_PATH = '/api/v1/tail';
 /** What the OpenAPI document says of the tail (it cannot describe a websocket's messages itself). */
 export const TAIL_DESCRIPTION = [
   'A websocket (a plain GET answers 426). Server messages, one JSON object per text frame (TailServerMessage): hello, ',
-  'call.started, call.finished (once per call), call.updated (a call already sent finished changed afterwards: late output or helpers of descendants that outlived the plugin; the whole call again), cache.added, cache.removed, tracer.gap, capture.changed (the capture mode changed, and why), network.readiness (a network became ready or not ready: CNI STATUS), config.changed (a CNI conf dir file added, rewritten or ',
+  'call.started, call.finished (once per call), call.updated (a call already sent finished changed afterwards: late output or helpers of descendants that outlived the plugin; the whole call again), cache.added, cache.removed, tracer.gap, capture.changed (the capture mode changed, and why), network.readiness (a network became ready or not ready: CNI STATUS), runtime.readiness (a condition of the container runtime changed, or it started or stopped answering), config.changed (a CNI conf dir file added, rewritten or ',
   'removed; sent to every client), replay.done, filter.updated, pong, error. Query (and later {"type":"filter",...} messages): ',
   'namespace, pod, command, plugin, failed, includeVersion, and since (replay recent calls first, then replay.done marks where ',
   'the live calls begin). An unknown or invalid parameter is answered, after the upgrade, by an error message naming it and ',
@@ -66,6 +66,7 @@ export async function registerTail(app: FastifyInstance, deps: TailDeps, options
   const unsubscribeConf = deps.subscribeConf?.(hub);
   const unsubscribeCapture = deps.capture?.subscribe(hub);
   const unsubscribeReadiness = deps.readiness?.subscribe(hub);
+  const unsubscribeRuntime = deps.runtime?.subscribe(hub);
   app.decorate(TAIL_STATS_DECORATOR, { read: () => hub.stats() } satisfies TailStatsReader);
   app.addHook('onClose', async () => {
     unsubscribe?.();
@@ -74,6 +75,7 @@ export async function registerTail(app: FastifyInstance, deps: TailDeps, options
     unsubscribeConf?.();
     unsubscribeCapture?.();
     unsubscribeReadiness?.();
+    unsubscribeRuntime?.();
   });
 
   const sessionOptions = {

@@ -10,6 +10,7 @@ import { findingSchema } from './findings.js';
 import { callSummarySchema, podRefSchema, type CallSummary } from './call-summary.js';
 import { helperSummarySchema, type HelperSummary } from './helper.js';
 import { component } from './registry.js';
+import { sandboxRuntimeSchema } from './runtime.js';
 
 export interface CallTree extends CallSummary {
   children: CallTree[];
@@ -48,6 +49,9 @@ export const sandboxSchema = component(
     findings: z
       .array(findingSchema)
       .describe('Open findings about this sandbox (its DEL or ADD looping, a stale cache entry, a leaked IP…), worst first, then oldest; the same as GET /api/v1/findings lists'),
+    runtime: sandboxRuntimeSchema
+      .nullable()
+      .describe('What the container runtime says of this sandbox (the last it said, once it no longer lists it); null when it never listed it or the daemon does not ask it'),
   }),
 );
 

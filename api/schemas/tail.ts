@@ -11,6 +11,7 @@ import { cacheAttachmentFields } from './cache.js';
 import { CNI_COMMANDS } from './call-query.js';
 import { callSummarySchema } from './call-summary.js';
 import { networkReadinessSchema } from './readiness.js';
+import { runtimeStatusSchema } from './runtime.js';
 import { issueSchema } from './error.js';
 import { booleanParam, nameParam } from './params.js';
 import { component } from './registry.js';
@@ -125,6 +126,9 @@ export const tailServerMessageSchema = component(
       z
         .object({ type: z.literal('network.readiness'), readiness: networkReadinessSchema })
         .describe('A network became ready or not ready (CNI STATUS), or the error of its failure became known; sent to every client'),
+      z
+        .object({ type: z.literal('runtime.readiness'), runtime: runtimeStatusSchema })
+        .describe("The container runtime's readiness changed (a condition such as NetworkReady, or whether it answers: GET /api/v1/node/runtime); sent to every client"),
       z.object({ type: z.literal('capture.changed'), capture: captureStatusSchema }).describe('The capture mode changed (auto turned payloads on or off, an operator set it), and why'),
       z
         .object({

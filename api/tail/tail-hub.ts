@@ -16,8 +16,9 @@ import { matchesFilter, type TailFilter } from './tail-filter.js';
 import { encodeMessage, type CallEventType, type TailGap } from './tail-messages.js';
 import type { TailStats } from './tail-stats.js';
 import type { CaptureListener, ConfEvent, ConfListener } from '../../collector/index.js';
-import type { ReadinessEvent, ReadinessListener } from '../../store/index.js';
+import type { ReadinessEvent, ReadinessListener, RuntimeReadinessEvent, RuntimeReadinessListener } from '../../store/index.js';
 import { presentReadiness } from '../present/readiness.js';
+import { presentRuntime } from '../present/runtime.js';
 
 export interface TailSubscriber {
   /** Read at every event, so a client's new filter applies from the next event on. */
@@ -25,11 +26,11 @@ export interface TailSubscriber {
   deliver(type: CallEventType, call: CallSummary, frame: Buffer): void;
   /** Cache messages; a subscriber without this does not get them. */
   deliverCache?(message: TailCacheMessage, frame: Buffer): void;
-  /** Node-wide messages every client gets (`tracer.gap`, `config.changed`, `capture.changed`, `network.readiness`); a subscriber without this does not get them. */
+  /** Node-wide messages every client gets (`tracer.gap`, `config.changed`, `capture.changed`, `network.readiness`, `runtime.readiness`); a subscriber without this does not get them. */
   deliverTracer?(frame: Buffer): void;
 }
 
-export interface TailHub extends CallListener, CacheListener, TracerEventListener, ConfListener, CaptureListener, ReadinessListener {
+export interface TailHub extends CallListener, CacheListener, TracerEventListener, ConfListener, CaptureListener, ReadinessListener, RuntimeReadinessListener {
   /** Starts delivering to `subscriber`; returns the function that stops it. */
   add(subscriber: TailSubscriber): () => void;
   /** A client was dropped for being too slow, losing `messages` messages. */
@@ -100,6 +101,10 @@ export function createTailHub(options: TailHubOptions = {}): TailHub {
     onReadiness(event: ReadinessEvent) {
       if (event.type !== 'change' || subscribers.size === 0) return;
       toEveryone(encodeMessage({ type: 'network.readiness', readiness: presentReadiness(event.readiness) }));
+    },
+    onRuntimeReadiness(event: RuntimeReadinessEvent) {
+      if (subscribers.size === 0) return;
+      toEveryone(encodeMessage({ type: 'runtime.readiness', runtime: presentRuntime(event.view) }));
     },
     onCaptureChanged(capture) {
       if (subscribers.size === 0) return;

@@ -9,7 +9,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { FINDING_SEVERITIES } from '../../store/index.js';
-import { captureModeBodySchema, FINDING_KINDS } from '../../api/index.js';
+import { captureModeBodySchema, FINDING_KINDS, type RuntimeStatusBody } from '../../api/index.js';
 import { getJson, putJson, route, type ClientOptions, type DoctorReportBody, type FindingPage, type IpHistory, type TracerStatus } from '../api-client.js';
 import { ClientError } from '../errors.js';
 import type { Answer, Tool } from './tool.js';
@@ -83,6 +83,7 @@ export const nodeCni: Tool<typeof noInput> = {
     report: z.record(z.string(), z.unknown()).describe("The doctor's report: ok, runtimes, views, problems, record"),
     readiness: z.unknown().describe('The networks\' readiness as the daemon reports it; null when it does not'),
     readinessNote: z.string().nullable(),
+    runtime: z.unknown().describe("The container runtime's side (GET /api/v1/node/runtime); null when the daemon does not ask it"),
   }),
   async run(_args, client): Promise<Answer> {
     const report: DoctorReportBody = await getJson(client, '/api/v1/node/cni');
@@ -94,10 +95,23 @@ export const nodeCni: Tool<typeof noInput> = {
       if (!(err instanceof ClientError)) throw err;
       readinessNote = `this daemon reports no network readiness (${err.message})`;
     }
+    const runtime = await getJson<RuntimeStatusBody>(client, '/api/v1/node/runtime').catch((err: unknown) => {
+      if (err instanceof ClientError) return null;
+      throw err;
+    });
     const problems = report.problems.length;
+    const networkNotReady = runtime?.reachable === true && runtime.conditions.some((c) => c.type === 'NetworkReady' && !c.status);
+    const runtimeText =
+      runtime === null || runtime.errorKind === 'off'
+        ? 'the container runtime is not asked by this daemon'
+        : !runtime.reachable
+          ? 'the container runtime cannot be asked (see runtime.error)'
+          : networkNotReady
+            ? 'the container runtime reports NetworkReady=false: the node is NotReady (see runtime.conditions)'
+            : `the container runtime answers, ${plural(runtime.leaks.confirmed, 'leaked attachment')} confirmed`;
     return {
-      summary: `Node CNI setup: ${report.ok ? 'no problem found' : `${plural(problems, 'problem')} (see report.problems)`}; ${plural(report.views.length, 'conf dir view')}; network readiness ${readiness === null ? 'not reported by this daemon' : 'given (see readiness)'}.`,
-      data: { report, readiness, readinessNote },
+      summary: `Node CNI setup: ${report.ok ? 'no problem found' : `${plural(problems, 'problem')} (see report.problems)`}; ${plural(report.views.length, 'conf dir view')}; network readiness ${readiness === null ? 'not reported by this daemon' : 'given (see readiness)'}; ${runtimeText}.`,
+      data: { report, readiness, readinessNote, runtime },
     };
   },
 };

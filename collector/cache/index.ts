@@ -9,3 +9,4 @@ export { CACHE_PROBLEM_KINDS, type CacheEntry, type CacheEvent, type CacheListen
 export { type CacheWatcher, type CacheWatcherStatus, createCacheWatcher } from './cache-watcher.js';
 export { createDirWatches } from './dir-watches.js';
 export { lstatOrNull, readBounded, statKey } from './read-bounded.js';
+export { readCacheDirsOnce, type CacheDirsNow } from './read-once.js';

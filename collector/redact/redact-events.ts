@@ -9,7 +9,7 @@ import type { CacheEntry } from '../cache/index.js';
 import type { CapturedStream, CniCall, CollectorEvent, HelperProcess, KernelChange } from '../types.js';
 import { helperChange } from '../changes/index.js';
 import { redactArgv, redactCniArgs } from './redact-argv.js';
-import { createBytesRedactor } from './redact-json-bytes.js';
+import { createBytesRedactor, looksLikeJson } from './redact-json-bytes.js';
 import { createCacheFileRedactor } from './redact-cache-file.js';
 import { createValueRedactor } from './redact-value.js';
 import { keyClassifier, REDACTION_MARKER, type RedactionRules } from './redaction-rules.js';
@@ -22,6 +22,11 @@ export interface Redactor {
   cacheEntry(entry: CacheEntry): CacheEntry;
   /** A libcni cache file's bytes as they are on disk, for what leaves the node as a file (a bundle). */
   cacheFile(bytes: Buffer): Buffer;
+  /**
+   * A map of strings (a sandbox's labels and annotations, as the runtime gives them): a value under a secret
+   * key is replaced, a JSON value has its secrets replaced; the same object when nothing was.
+   */
+  stringMap(map: Readonly<Record<string, string>>): Readonly<Record<string, string>>;
 }
 
 function redoneFromHelper(ch: KernelChange, helpers: readonly HelperProcess[]): KernelChange {
@@ -97,9 +102,27 @@ export function createRedactor(rules: RedactionRules): Redactor {
     };
   };
 
+  const stringMap = (map: Readonly<Record<string, string>>): Readonly<Record<string, string>> => {
+    let out: Record<string, string> | null = null;
+    for (const [k, v] of Object.entries(map)) {
+      let redacted = v;
+      if (isSecretKey(k)) redacted = REDACTION_MARKER;
+      else {
+        const b = Buffer.from(v, 'utf8');
+        const r = looksLikeJson(b) ? bytes(b) : null;
+        if (r !== null) redacted = r.bytes.toString('utf8');
+      }
+      if (redacted === v) continue;
+      out ??= { ...map };
+      out[k] = redacted;
+    }
+    return out ?? map;
+  };
+
   return {
     stream,
     call,
+    stringMap,
     callEvents: (events) =>
       events.map((ev) => {
         const c = call(ev.call);

@@ -76,6 +76,14 @@ export const BUNDLE_TABLES: Readonly<Record<string, TableRule>> = {
     rows: 'at_ms BETWEEN :sinceMs AND :untilMs OR id IN (SELECT max(id) FROM main.cni_readiness_transitions WHERE at_ms < :sinceMs GROUP BY network)',
     why: "readiness changes in the window, and each network's last one before it (its state when the window opens)",
   },
+  runtime_transitions: {
+    rows: 'at_ms BETWEEN :sinceMs AND :untilMs OR id IN (SELECT max(id) FROM main.runtime_transitions WHERE at_ms < :sinceMs GROUP BY type)',
+    why: "the container runtime's condition changes in the window, and each condition's last one before it: node-wide",
+  },
+  runtime_sandboxes: {
+    rows: `${overlaps('first_seen_ms', 'gone_at_ms')} AND (:scoped = 0 OR id IN (SELECT id FROM temp.bundle_containers) OR (namespace, name) IN (SELECT namespace, name FROM temp.bundle_pods))`,
+    why: "what the runtime said of the sandboxes it listed in the window (only those pods' and containers' when scoped)",
+  },
   otel_outbox: { rows: '0', why: "the export's queue of this node: nothing to send from a bundle" },
   otel_watermarks: { rows: '1', why: "the export's bookkeeping, two rows" },
 };

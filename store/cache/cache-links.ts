@@ -19,6 +19,11 @@ export interface CacheLinkOptions {
   readonly windowMs?: number;
   /** How long a condition must last before it is a finding (libcni writes the cache right after the chain). */
   readonly graceMs?: number;
+  /**
+   * True for a container whose attachments the runtime can judge (store/runtime: `leaked-attachment`): its
+   * host-local reservations are then not guessed leaked here, and an open guess about them is resolved.
+   */
+  readonly runtimeJudges?: (containerId: string | null) => boolean;
 }
 
 export interface CacheLinker {
@@ -171,6 +176,7 @@ export function createCacheLinker(db: Database, opts: CacheLinkOptions = {}): Ca
     const leaked = new Set<string>();
     if (watchedSinceMs !== null) {
       for (const l of leakedIps.all({ before })) {
+        if (opts.runtimeJudges?.(l.container_id)) continue;
         leaked.add(l.path);
         findings.open('leaked-ip', l.path, leakedIpFinding(l), nowMs);
       }

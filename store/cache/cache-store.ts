@@ -15,6 +15,8 @@ export interface CacheStore extends CacheReader {
   writeCacheEvents(events: readonly CacheEvent[]): void;
   /** Links entries to calls and updates findings; run after writes and on a timer. */
   refresh(nowMs: number): void;
+  /** When the watcher's startup scan was complete (every directory read once); null before. */
+  reconciledAtMs(): number | null;
 }
 
 export interface CacheStoreOptions extends CacheLinkOptions {
@@ -29,12 +31,18 @@ export function createCacheStore(db: Database, opts: CacheStoreOptions = {}): Ca
   const timing = writeTimingFor(db);
   // Until the watcher has read the result directories once, "no cache file" means nothing.
   let watchedSinceMs: number | null = null;
+  let reconciledAtMs: number | null = null;
   return {
     ...reader,
     writeCacheEvents(events) {
       timing.time('cache', () => writer.writeCacheEvents(events));
-      for (const ev of events) if (ev.type === 'cache.reconciled' && ev.watchingResults && watchedSinceMs === null) watchedSinceMs = ev.atMs;
+      for (const ev of events) {
+        if (ev.type !== 'cache.reconciled') continue;
+        reconciledAtMs ??= ev.atMs;
+        if (ev.watchingResults && watchedSinceMs === null) watchedSinceMs = ev.atMs;
+      }
     },
+    reconciledAtMs: () => reconciledAtMs,
     refresh(nowMs) {
       timing.time('cache', () => {
         linker.link(nowMs);

@@ -12,6 +12,7 @@ import { QUERY_INDEXES_V3 } from './query-indexes.js';
 import { CREATE_CALL_BINARIES, CREATE_CONF_VERSIONS, CREATE_NODE_SETUP_INDEXES, CREATE_PLUGIN_BINARIES } from './node-setup-schema.js';
 import { CREATE_CALL_UPDATES, CREATE_CALL_UPDATES_INDEX, CREATE_EXPORT_OUTBOX, CREATE_EXPORT_WATERMARKS, REBUILD_EXPORT_OUTBOX_V12 } from './export-schema.js';
 import { CREATE_READINESS, CREATE_READINESS_TRANSITIONS } from './readiness-schema.js';
+import { CREATE_RUNTIME_SANDBOXES, CREATE_RUNTIME_TRANSITIONS } from './runtime-schema.js';
 
 export interface Migration {
   readonly version: number;
@@ -300,6 +301,14 @@ export const MIGRATIONS: readonly Migration[] = [
       db.exec("CREATE INDEX calls_status_by_network ON calls (network, started_at_us, id, command, parent_id) WHERE command = 'STATUS' AND parent_id IS NULL");
       // Whether a readiness transition links to a call, so retention keeps the timeline's calls longest.
       db.exec('CREATE INDEX cni_readiness_transitions_by_call ON cni_readiness_transitions (call_id) WHERE call_id IS NOT NULL');
+    },
+  },
+  {
+    version: 16,
+    name: "the runtime's side: its conditions' transitions and the pod sandboxes it listed",
+    up(db) {
+      db.exec(CREATE_RUNTIME_TRANSITIONS);
+      db.exec(CREATE_RUNTIME_SANDBOXES);
     },
   },
 ];

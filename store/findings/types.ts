@@ -19,7 +19,10 @@ export const CACHE_FINDING_KINDS = [
   'config-changed-before-failures',
   /** A successful CNI GC left host-local reservations of attachments it was told are gone (store/node-setup/gc-check.ts). */
   'gc-leftover',
-  /** A network's CNI STATUS fails: runtimes report the node NotReady (store/network/heartbeat-sieve.ts). */
+  /**
+   * A network's CNI STATUS fails (store/network/heartbeat-sieve.ts), or the runtime itself says NetworkReady=false
+   * (store/runtime/runtime-tracker.ts): runtimes report the node NotReady.
+   */
   'network-not-ready',
   /** A network's STATUS went between ready and not ready more than a few times in 10 minutes. */
   'status-flapping',
@@ -29,6 +32,12 @@ export const CACHE_FINDING_KINDS = [
    * (store/findings/left-behind-rules.ts).
    */
   'left-behind',
+  /**
+   * An attachment (libcni's cache entry, host-local's reservations) whose sandbox the runtime no longer lists,
+   * checked twice: a DEL that never ran (store/runtime/runtime-tracker.ts). Where the runtime can be asked, it
+   * replaces the guess `leaked-ip`.
+   */
+  'leaked-attachment',
 ] as const;
 export type CacheFindingKind = (typeof CACHE_FINDING_KINDS)[number];
 
@@ -64,6 +73,8 @@ export const FINDING_SEVERITY: Readonly<Record<CacheFindingKind, FindingSeverity
   // The node flaps between Ready and NotReady, like a DEL loop it goes on by itself.
   'status-flapping': 'critical',
   'left-behind': 'warning',
+  // Addresses leak until the range is exhausted and every new pod fails; `cnirec gc --apply` frees them.
+  'leaked-attachment': 'warning',
 };
 
 /** 0 for critical, 1 for warning…: the sort key. */

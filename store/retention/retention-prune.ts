@@ -31,15 +31,16 @@ export interface RetentionCounts {
   confVersions: number;
   callBinaries: number;
   pluginBinaries: number;
+  runtimeSandboxes: number;
 }
 
-export type HistoryTable = 'tracerEvents' | 'cacheEntries' | 'ipHistory' | 'cacheFindings' | 'confVersions' | 'callBinaries' | 'pluginBinaries';
+export type HistoryTable = 'tracerEvents' | 'cacheEntries' | 'ipHistory' | 'cacheFindings' | 'confVersions' | 'callBinaries' | 'pluginBinaries' | 'runtimeSandboxes';
 
 // Binary versions after the links to them, so a version whose calls just went goes in the same run.
-export const HISTORY_TABLES: readonly HistoryTable[] = ['tracerEvents', 'cacheEntries', 'ipHistory', 'cacheFindings', 'confVersions', 'callBinaries', 'pluginBinaries'];
+export const HISTORY_TABLES: readonly HistoryTable[] = ['tracerEvents', 'cacheEntries', 'ipHistory', 'cacheFindings', 'confVersions', 'callBinaries', 'pluginBinaries', 'runtimeSandboxes'];
 
 export function zeroCounts(): RetentionCounts {
-  return { calls: 0, helpers: 0, tracerEvents: 0, cacheEntries: 0, ipHistory: 0, cacheFindings: 0, confVersions: 0, callBinaries: 0, pluginBinaries: 0 };
+  return { calls: 0, helpers: 0, tracerEvents: 0, cacheEntries: 0, ipHistory: 0, cacheFindings: 0, confVersions: 0, callBinaries: 0, pluginBinaries: 0, runtimeSandboxes: 0 };
 }
 
 export function addCounts(into: RetentionCounts, more: Partial<RetentionCounts>): void {
@@ -165,6 +166,8 @@ const HISTORY_SQL: Record<HistoryTable, string> = {
   pluginBinaries: `DELETE FROM plugin_binaries WHERE id IN (
     SELECT b.id FROM plugin_binaries b WHERE b.last_seen_ms < ? AND NOT EXISTS (SELECT 1 FROM call_binaries cb WHERE cb.binary_id = b.id)
     ORDER BY b.last_seen_ms LIMIT ?)`,
+  // A sandbox the runtime still lists describes the node now: only those gone go.
+  runtimeSandboxes: 'DELETE FROM runtime_sandboxes WHERE id IN (SELECT id FROM runtime_sandboxes WHERE gone_at_ms IS NOT NULL AND gone_at_ms < ? ORDER BY gone_at_ms LIMIT ?)',
 };
 
 interface TreeInfo {

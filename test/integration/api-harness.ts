@@ -86,6 +86,8 @@ export interface HarnessOptions {
   readonly capture?: ApiDeps['capture'];
   /** The web view's built files (dist/ui/ or a stand-in). */
   readonly uiDir?: string | null;
+  /** The container runtime's side, made on the harness's database (a tracker fed by the test). */
+  readonly runtime?: (db: Database) => NonNullable<ApiDeps['runtime']>;
 }
 
 export async function startApi(options: HarnessOptions = {}): Promise<ApiHarness> {
@@ -114,6 +116,7 @@ export async function startApi(options: HarnessOptions = {}): Promise<ApiHarness
     ...(options.otelStatus ? { otelStatus: options.otelStatus } : {}),
     ...(options.capture ? { capture: options.capture } : {}),
     uiDir: options.uiDir ?? null,
+    ...(options.runtime ? { runtime: options.runtime(db) } : {}),
   });
   await app.ready();
   return Object.assign(state, {

@@ -167,6 +167,10 @@ describe('the Kubernetes manifest', () => {
       ['/var/lib/cni', true],
       ['/opt/cni/bin', true],
       [path.dirname(config.db), false],
+      // The dirs of the runtimes' CRI sockets, each asked read-only.
+      ['/run/containerd', true],
+      ['/run/k3s/containerd', true],
+      ['/run/crio', true],
     ];
     for (const [mountPath, readOnly] of expected) {
       const mount = mounts.get(mountPath);
@@ -176,6 +180,9 @@ describe('the Kubernetes manifest', () => {
       expect(volumes.get(mount!.name)?.hostPath?.path, mountPath).toBe(mountPath);
     }
     for (const dir of [...config.cniCacheDirs, ...config.hostLocalDirs]) expect(dir.startsWith('/var/lib/cni/'), dir).toBe(true);
+    // Every socket the daemon looks for is under a mounted dir (/var/run is /run).
+    expect(config.criEndpoint.kind).toBe('auto');
+    if (config.criEndpoint.kind === 'auto') for (const sock of config.criEndpoint.candidates) expect([...mounts.keys()], sock).toContain(path.dirname(sock.replace(/^\/var\/run\//, '/run/')));
     for (const m of mounts.values()) expect(volumes.has(m.name), `volume ${m.name}`).toBe(true);
   });
 

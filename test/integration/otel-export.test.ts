@@ -12,6 +12,8 @@ import BetterSqlite3 from 'better-sqlite3';
 import { createCallStore, createExportOutbox, openDatabase, type CallStore, type Database } from '../../store/index.js';
 import { MIGRATIONS, migrate } from '../../store/db/migrations.js';
 import { createFindingsLog } from '../../store/findings/cache-findings.js';
+import { createRuntimeTracker } from '../../store/runtime/index.js';
+import { leakTimingFor } from '../../collector/index.js';
 import { startOtlpReceiver, type OtlpReceiver } from '../../bench/lib/otlp-receiver.js';
 import { syntheticCall, syntheticTree } from '../support/synthetic-calls.js';
 
@@ -137,7 +139,7 @@ describe('the export outbox', () => {
     migrate(old, file, MIGRATIONS.filter((m) => m.version <= 10));
     old.exec("INSERT INTO otel_outbox (kind, ref, queued_us) VALUES ('call', 'a', 1), ('call', 'b', 2)");
     old.exec("UPDATE otel_watermarks SET watermark = 2; DELETE FROM otel_outbox");
-    expect(migrate(old, file)).toEqual([11, 12, 13, 14, 15]);
+    expect(migrate(old, file)).toEqual(MIGRATIONS.filter((m) => m.version > 10).map((m) => m.version));
     old.exec("INSERT INTO otel_outbox (kind, ref, queued_us) VALUES ('call-updated', 'a', 3)");
     expect(old.prepare('SELECT seq, kind FROM otel_outbox').all()).toEqual([{ seq: 3, kind: 'call-updated' }]);
     old.close();
@@ -343,6 +345,31 @@ describe('the OpenTelemetry exporter', () => {
     expect(opened).toMatchObject({ severityText: 'WARN', body: 'Finding del-loop: DEL of c0ffee eth0 failed 3 times', spanId: callSpanId(call.id) });
     expect(receiver.logs.some((l) => l.attributes['cnirec.finding.state'] === 'resolved')).toBe(true);
     expect(spanNames()).toEqual(['CNI ADD bridge']);
+  });
+
+  it("sends the container runtime's NetworkReady=false, as it opens and resolves, as log records", async () => {
+    const e = exporter();
+    e.start();
+    const tracker = createRuntimeTracker(db, { timing: leakTimingFor(1000), onError: (err) => { throw err; } });
+    const snapshot = (atMs: number, networkReady: boolean) => ({
+      atMs,
+      endpoint: '/run/containerd/containerd.sock',
+      reachable: true,
+      version: { name: 'containerd', version: '1.6.20', apiVersion: 'v1' },
+      conditions: [{ type: 'NetworkReady', status: networkReady, reason: networkReady ? '' : 'NetworkPluginNotReady', message: networkReady ? '' : 'cni plugin not initialized' }],
+      sandboxes: null,
+      listedAtMs: null,
+      problem: null,
+      answeringSinceMs: atMs,
+    });
+    tracker.onRuntimeSnapshot(snapshot(Date.now(), false));
+    tracker.onRuntimeSnapshot(snapshot(Date.now() + 1000, true));
+    e.notify();
+    await until('the log records', () => receiver.logs.filter((l) => l.attributes['cnirec.finding.kind'] === 'network-not-ready').length >= 2);
+    const opened = receiver.logs.find((l) => l.attributes['cnirec.finding.kind'] === 'network-not-ready' && l.attributes['cnirec.finding.state'] === 'opened')!;
+    expect(opened.severityText).toBe('WARN');
+    expect(String(opened.body)).toMatch(/^Finding network-not-ready: containerd 1\.6\.20 at \/run\/containerd\/containerd\.sock reports NetworkReady=false since .* \(NetworkPluginNotReady: cni plugin not initialized\)/);
+    expect(receiver.logs.some((l) => l.attributes['cnirec.finding.kind'] === 'network-not-ready' && l.attributes['cnirec.finding.state'] === 'resolved')).toBe(true);
   });
 
   it('speaks http/json when asked', async () => {

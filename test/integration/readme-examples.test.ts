@@ -98,6 +98,14 @@ describe("the README's metrics table", () => {
       subscribe: () => () => undefined,
       readiness: { networks: () => [], subscribe: () => () => undefined },
       findings: createFindingsReader(db),
+      runtime: {
+        view: () => ({ endpoint: null, reachable: false, version: null, conditions: [], transitions: [], lastCheckedAtMs: null, problem: null, answeringSinceMs: null, leaks: { judging: false, why: null, confirmed: 0, suspected: 0, lastJudgedAtMs: null } }),
+        subscribe: () => () => undefined,
+        sandboxes: () => new Map(),
+        sandboxesOfPod: () => [],
+        gcPlan: () => ({ endpoint: null, reachable: false, judging: false, why: null, items: [], suspected: 0, judgedAtMs: null }),
+        leakedByNetwork: () => new Map(),
+      },
       retentionStatus: () => retention.status(),
       writeTiming: writeTimingFor(db),
       cache: {

@@ -28,6 +28,6 @@ describe('the README', () => {
 
   it('keeps what the daemon needs apart from what only the tests need', () => {
     const setup = readFileSync(path.join(ROOT, 'scripts/setup.sh'), 'utf8');
-    for (const testOnly of ['podman', 'chromium', 'runc']) expect(setup).not.toMatch(new RegExp(`apt_install .*\\b${testOnly}\\b`));
+    for (const testOnly of ['podman', 'chromium', 'runc', 'containerd']) expect(setup).not.toMatch(new RegExp(`apt_install .*\\b${testOnly}\\b`));
   });
 });

@@ -123,6 +123,7 @@ const ALLOWED_FRAGMENTS: Readonly<Record<string, Readonly<Record<string, string>
   },
   'bundle-tables.ts': {
     "overlaps('first_seen_ms', 'coalesce(superseded_at_ms, removed_at_ms)')": 'a constant condition over constant column names, its window bound to :sinceMs/:untilMs',
+    "overlaps('first_seen_ms', 'gone_at_ms')": 'a constant condition over constant column names, its window bound to :sinceMs/:untilMs',
     CONTAINER: 'a constant SQL condition over the selection\'s temporary table',
     POD: 'a constant SQL condition over the selection\'s temporary table',
   },
@@ -158,7 +159,7 @@ const ALLOWED_PUSHES: Readonly<Record<string, string>> = {
 };
 
 /** Identifiers passed to prepare/exec that hold whole statements; each is checked where it is built. */
-const STATEMENT_NAMES = new Set(['sql', 'DELETE_HELPERS', 'INSERT_FINISHED', 'INSERT_HELPER', 'INSERT_STARTED', 'MARK_INCOMPLETE', 'UPDATE_FINISHED', 'UPDATE_IDENTITY', 'CREATE_CALLS', 'CREATE_HELPERS', 'CREATE_TRACER_EVENTS', 'CREATE_CACHE_ENTRIES', 'CREATE_IP_HISTORY', 'CREATE_CACHE_FINDINGS', 'TREE_INFO', 'DELETE_TREE', 'HISTORY_SQL[t]', 'POD_GRAPH_SQL.podCalls', 'POD_GRAPH_SQL.podCallsOfUid', 'POD_GRAPH_SQL.childIds', 'POD_GRAPH_SQL.byIds', 'POD_GRAPH_SQL.helpers', 'CALL_LOOP_SQL.delLoops', 'CALL_LOOP_SQL.addLoops', 'CALL_LOOP_SQL.lastDelFailure', 'CALL_LOOP_SQL.lastAddFailure', 'CREATE_CONF_VERSIONS', 'CREATE_PLUGIN_BINARIES', 'CREATE_CALL_BINARIES', 'CONFIG_FAILURE_SQL.adds', 'CREATE_EXPORT_OUTBOX', 'CREATE_EXPORT_WATERMARKS', 'CREATE_READINESS', 'CREATE_READINESS_TRANSITIONS', 'GC_DEL_SQL', 'CREATE_CALL_UPDATES', 'CREATE_CALL_UPDATES_INDEX', 'STATUS_OF', 'INSERT_UPDATE', 't.sql', 's.sql', 'RETENTION_CALL_SQL.firstStatusNetwork', 'RETENTION_CALL_SQL.nextStatusNetwork', 'RETENTION_CALL_SQL.statusOverflow', 'RETENTION_CALL_SQL.statusThrough']);
+const STATEMENT_NAMES = new Set(['sql', 'DELETE_HELPERS', 'INSERT_FINISHED', 'INSERT_HELPER', 'INSERT_STARTED', 'MARK_INCOMPLETE', 'UPDATE_FINISHED', 'UPDATE_IDENTITY', 'CREATE_CALLS', 'CREATE_HELPERS', 'CREATE_TRACER_EVENTS', 'CREATE_CACHE_ENTRIES', 'CREATE_IP_HISTORY', 'CREATE_CACHE_FINDINGS', 'TREE_INFO', 'DELETE_TREE', 'HISTORY_SQL[t]', 'POD_GRAPH_SQL.podCalls', 'POD_GRAPH_SQL.podCallsOfUid', 'POD_GRAPH_SQL.childIds', 'POD_GRAPH_SQL.byIds', 'POD_GRAPH_SQL.helpers', 'CALL_LOOP_SQL.delLoops', 'CALL_LOOP_SQL.addLoops', 'CALL_LOOP_SQL.lastDelFailure', 'CALL_LOOP_SQL.lastAddFailure', 'CREATE_CONF_VERSIONS', 'CREATE_PLUGIN_BINARIES', 'CREATE_CALL_BINARIES', 'CONFIG_FAILURE_SQL.adds', 'CREATE_EXPORT_OUTBOX', 'CREATE_EXPORT_WATERMARKS', 'CREATE_READINESS', 'CREATE_READINESS_TRANSITIONS', 'CREATE_RUNTIME_TRANSITIONS', 'CREATE_RUNTIME_SANDBOXES', 'GC_DEL_SQL', 'CREATE_CALL_UPDATES', 'CREATE_CALL_UPDATES_INDEX', 'STATUS_OF', 'INSERT_UPDATE', 't.sql', 's.sql', 'RETENTION_CALL_SQL.firstStatusNetwork', 'RETENTION_CALL_SQL.nextStatusNetwork', 'RETENTION_CALL_SQL.statusOverflow', 'RETENTION_CALL_SQL.statusThrough']);
 
 const SQL_WORDS = /\b(SELECT|INSERT|UPDATE|DELETE|WHERE|VALUES|PRAGMA|CREATE|ORDER BY|LIMIT|SET|IN)\b/;
 const SINKS = new Set(['prepare', 'exec', 'pragma']);

@@ -112,7 +112,7 @@ describe('the waterfall', () => {
   const story = (calls: CallTree[]): PodStory => ({
     pod: { namespace: 'demo', name: 'web-0', uid: null, uids: [] },
     calls,
-    sandboxes: [{ containerId: 'c'.repeat(64), podUid: null, startedAt: iso(0), calls, totals: {}, cache: [], findings: [] }],
+    sandboxes: [{ containerId: 'c'.repeat(64), podUid: null, startedAt: iso(0), calls, totals: {}, cache: [], findings: [], runtime: null }],
     totals: {},
     truncated: false,
   });
@@ -248,7 +248,7 @@ describe('a call\'s kernel changes in the web view', () => {
     const story: PodStory = { pod: { namespace: 'demo', name: 'web-0', uid: null, uids: [] }, calls: [], sandboxes: [], totals: {}, truncated: false };
     const add = tree('add', { changeSummary: '+3 links, +2 addrs, +1 route, 4 rules; 1 refused' });
     const del = tree('del', { command: 'DEL', changeSummary: 'no changes', startedAt: iso(20) });
-    const w = layoutWaterfall({ ...story, calls: [add, del], sandboxes: [{ containerId: 'c'.repeat(64), podUid: null, startedAt: iso(0), calls: [add, del], totals: {}, cache: [], findings: [] }] }, T0 + 1000);
+    const w = layoutWaterfall({ ...story, calls: [add, del], sandboxes: [{ containerId: 'c'.repeat(64), podUid: null, startedAt: iso(0), calls: [add, del], totals: {}, cache: [], findings: [], runtime: null }] }, T0 + 1000);
     expect(w.sandboxes[0]!.rows.map((r) => r.changes)).toEqual(['+3 links, +2 addrs, +1 route, 4 rules; 1 refused', null]);
   });
 });

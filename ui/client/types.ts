@@ -15,6 +15,8 @@ export type {
   HelperSummary,
   NetworkReadinessView,
   ReadinessList,
+  RuntimeStatusBody,
+  SandboxRuntime,
   Payload,
   PodStory,
   Sandbox,

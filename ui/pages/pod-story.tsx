@@ -12,6 +12,7 @@ import { Duration, ErrorNote, Loading, OutcomeBadge, ShortId, Time } from '../co
 import { useListKeys, useLoad } from '../components/hooks.js';
 import { FindingList } from './findings.js';
 import { DownloadBundle } from '../components/bundle.js';
+import { SandboxRuntimeLine } from '../components/runtime.js';
 import { formatMs, podText } from '../model/format.js';
 import { callPath, parsePodSearch, podPath } from '../model/query.js';
 import { axisTicks, layoutWaterfall, type WaterfallRow } from '../model/waterfall.js';
@@ -154,6 +155,7 @@ function Story({ namespace, name, podUid }: { namespace: string; name: string; p
                 return <Bar key={row.key} row={row} index={i} selected={i === selected} />;
               })}
             </div>
+            {sandbox.runtime && <SandboxRuntimeLine runtime={sandbox.runtime} />}
             {sandbox.cache.length > 0 && <CacheEntries entries={sandbox.cache} />}
             {sandbox.findings.length > 0 && <FindingList items={sandbox.findings} />}
           </section>

@@ -2,8 +2,9 @@
 
 import { useEffect, useState } from 'preact/hooks';
 import { ApiRequestError, getJson, putJson } from '../client/client.js';
-import type { Health, ReadinessList, TracerStatus } from '../client/types.js';
+import type { Health, ReadinessList, RuntimeStatusBody, TracerStatus } from '../client/types.js';
 import { ReadinessTable } from '../components/readiness.js';
+import { RuntimeSection } from '../components/runtime.js';
 import { ErrorNote, Facts, Loading, Section, Time } from '../components/bits.js';
 import { useLoad } from '../components/hooks.js';
 import { formatBytes, formatMs } from '../model/format.js';
@@ -17,7 +18,7 @@ export function StatusPage() {
     return () => clearInterval(timer);
   }, []);
   const loaded = useLoad(String(round), async (signal) => {
-    const [health, tracer, readiness] = await Promise.all([
+    const [health, tracer, readiness, runtime] = await Promise.all([
       getJson<Health>('/healthz', signal),
       getJson<TracerStatus>('/api/v1/tracer', signal),
       // A daemon that does not follow CNI STATUS answers 501: the section says so.
@@ -25,18 +26,22 @@ export function StatusPage() {
         if (err instanceof ApiRequestError && err.status === 501) return null;
         throw err;
       }),
+      getJson<RuntimeStatusBody>('/api/v1/node/runtime', signal).catch((err: unknown) => {
+        if (err instanceof ApiRequestError && err.status === 501) return null;
+        throw err;
+      }),
     ]);
-    return { health, tracer, readiness };
+    return { health, tracer, readiness, runtime };
   });
   const [switching, setSwitching] = useState<string | null>(null);
-  const [data, setData] = useState<{ health: Health; tracer: TracerStatus; readiness: ReadinessList | null } | null>(null);
+  const [data, setData] = useState<{ health: Health; tracer: TracerStatus; readiness: ReadinessList | null; runtime: RuntimeStatusBody | null } | null>(null);
   // Keep the last answer on screen while the next loads.
   useEffect(() => {
     if (loaded.data) setData(loaded.data);
   }, [loaded.data]);
 
   if (!data) return loaded.error ? <ErrorNote error={loaded.error} /> : <Loading />;
-  const { health, tracer, readiness } = data;
+  const { health, tracer, readiness, runtime } = data;
   const capture = tracer.capture;
   const setting = capture?.setting ?? tracer.mode;
   const switchMode = async (mode: 'auto' | 'full' | 'light') => {
@@ -108,6 +113,9 @@ export function StatusPage() {
             tracer.lastError !== null && ['Last error', <span class="error-text">{tracer.lastError}</span>],
           ]}
         />
+      </Section>
+      <Section title="Container runtime (CRI)">
+        {runtime ? <RuntimeSection runtime={runtime} /> : <p class="muted">This daemon does not ask the container runtime.</p>}
       </Section>
       <Section title="CNI networks (STATUS)">
         {readiness ? <ReadinessTable items={readiness.items} /> : <p class="muted">This daemon does not follow CNI STATUS.</p>}

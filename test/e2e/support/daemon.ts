@@ -52,7 +52,8 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<RunningDaem
   const child = spawn(
     process.execPath,
     [CLI, 'run', '--db', dbPath, '--listen', '127.0.0.1:0', '--capture', opts.capture ?? 'full', '--log-level', 'info', ...(opts.extraArgs ?? [])],
-    { env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] },
+    // The node's own runtime (a packaged containerd) is not asked unless a test says so (--cri-endpoint wins).
+    { env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', CNIREC_CRI_ENDPOINT: 'none', ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let output = '';
   child.stdout!.on('data', (b: Buffer) => (output += b.toString('utf8')));
