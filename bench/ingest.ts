@@ -1,7 +1,8 @@
 /**
  * Ingest benchmark: how many plugin calls a second the collector and store
  * take from a recorded tracer stream (a file in the exact line protocol),
- * measured stage by stage in one run: parse; parse + sequence + assemble;
+ * measured stage by stage in one run: parse; parse + the record path (frame,
+ * order, dedupe, assemble: collector/record-flow.ts, as the daemon runs it);
  * and the whole path into SQLite.
  *
  *   npm run build && node dist/bench/ingest.js [calls]     (default 50,000)
@@ -13,10 +14,8 @@ import { createReadStream, createWriteStream, mkdirSync, mkdtempSync, rmSync, wr
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { once } from 'node:events';
-import { CallAssembler } from '../collector/assemble/assembler.js';
+import { RecordFlow } from '../collector/record-flow.js';
 import { LineSplitter } from '../collector/tracer/line-splitter.js';
-import { RecordSequencer } from '../collector/tracer/record-sequencer.js';
-import { REORDER_WINDOW, ReorderWindow } from '../collector/tracer/reorder-window.js';
 import { parseTracerBytes } from '../bpf/tracer-protocol.js';
 import type { CollectorEvent } from '../collector/types.js';
 import { createCallStore, openDatabase } from '../store/index.js';
@@ -43,15 +42,14 @@ async function writeTrace(file: string): Promise<number> {
 }
 
 async function run(file: string, stage: Stage, dbFile: string): Promise<{ seconds: number; cpuSeconds: number; calls: number; malformed: number }> {
-  const assembler = new CallAssembler({ monoToEpochUs: (us) => us + 1_700_000_000_000_000, finalizeGraceMs: 0 });
-  const sequencer = new RecordSequencer(new ReorderWindow(REORDER_WINDOW));
+  const flow = new RecordFlow({ monoToEpochUs: (us) => us + 1_700_000_000_000_000, finalizeGraceMs: 0 }, { src: 1, mode: 'full' });
   let arrivalUs = 0;
   const store = stage === 'store' ? createCallStore(openDatabase(dbFile)) : null;
   let batch: CollectorEvent[] = [];
   let finished = 0;
   let malformed = 0;
   const flush = () => {
-    batch.push(...assembler.tick(Number.MAX_SAFE_INTEGER));
+    batch.push(...flow.tick(Number.MAX_SAFE_INTEGER));
     for (const e of batch) if (e.type === 'call.finished') finished++;
     store?.writeEvents(batch);
     batch = [];
@@ -70,10 +68,8 @@ async function run(file: string, stage: Stage, dbFile: string): Promise<{ second
     // machine's clock (reading the clock, as TracerRun does, would make every record look days
     // late): each record arrives a fixed lag after its timestamp.
     if ('ts' in parsed.record && parsed.record.ts !== undefined) arrivalUs = parsed.record.ts + ARRIVAL_LAG_US;
-    for (const rec of sequencer.push(parsed.record, arrivalUs)) {
-      const events = assembler.push(rec, 0);
-      if (events.length > 0) batch.push(...events);
-    }
+    const events = flow.push(parsed.record, 1, arrivalUs, 0);
+    if (events.length > 0) batch.push(...events);
     if (batch.length >= 2000) flush();
   };
   const splitter = new LineSplitter(onLine, () => malformed++);
@@ -82,7 +78,7 @@ async function run(file: string, stage: Stage, dbFile: string): Promise<{ second
   for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 })) splitter.push(chunk as Buffer);
   splitter.end();
   if (stage !== 'parse') {
-    for (const rec of sequencer.flush()) batch.push(...assembler.push(rec, 0));
+    batch.push(...flow.flush(0));
     flush();
   }
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
@@ -127,7 +123,7 @@ async function main(): Promise<void> {
         '| stage | calls/s (wall) | calls per CPU second (this process, all threads) |',
         '|---|---|---|',
         `| parse lines | ${results.parse.callsPerSecond} | ${results.parse.callsPerCpuSecond} |`,
-        `| + sequence + assemble calls | ${results.assemble.callsPerSecond} | ${results.assemble.callsPerCpuSecond} |`,
+        `| + frame, order, dedupe, assemble calls | ${results.assemble.callsPerSecond} | ${results.assemble.callsPerCpuSecond} |`,
         `| + write to SQLite (WAL, batched) | ${results.store.callsPerSecond} | ${results.store.callsPerCpuSecond} |`,
         '',
         `Records arrive ${ARRIVAL_LAG_US / 1000} ms after their timestamp (bpftrace keeping up); the trace's timestamps advance 50 µs per call (20,000 calls/s).`,

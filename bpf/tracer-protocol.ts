@@ -45,6 +45,10 @@
  * bytes count. Payloads are captured up to 64 KiB per syscall and exec
  * blocks up to 64 KiB: a larger `len` means the rest was cut.
  *
+ * A header and the chunk lines that follow it (B, and P, N, C after X; D
+ * after R and W; M after L) make one frame (tracer-frames.ts): the collector
+ * puts them together at its edge, and nothing after that sees a chunk line.
+ *
  * cpu is the CPU whose buffer a header and its D lines went through (one
  * probe run never changes CPU; D lines carry it above the tid, for want of
  * BPF stack for one more field). bpftrace drains one CPU's buffer at a time,
@@ -170,19 +174,11 @@ export type TracerRecord =
 /** The records of an exec's lines (X, P, N, C, B): they carry the CPU they went through. */
 export type ExecLineRecord = Extract<TracerRecord, { kind: 'exec' | 'exec-parent' | 'exec-chunk' | 'exec-path-chunk' | 'exec-cwd-name' }>;
 
-/** The records of what a call did to the kernel: the assembler attaches them to the call of their process. */
-export type KernelRecord = Extract<TracerRecord, { kind: 'extack' | 'netlink-send' | 'netlink-chunk' | 'netlink-ack' | 'link-name' | 'sysctl-open' | 'sysctl-write' }>;
-
-export function isKernelRecord(rec: TracerRecord): rec is KernelRecord {
-  return KERNEL_KINDS.has(rec.kind);
-}
-
-const KERNEL_KINDS = new Set<TracerRecord['kind']>(['extack', 'netlink-send', 'netlink-chunk', 'netlink-ack', 'link-name', 'sysctl-open', 'sysctl-write']);
-
 /**
  * How many chunk lines follow a header in the tracer's output: B lines after
- * an exec, D lines after a read or write (bpf/cnirec.bt's chunk loops: one
- * per 200 bytes started, up to the cap). 0 for other records. An exec's N and C lines are not counted: they come
+ * an exec, D lines after a read or write, M lines after a netlink request
+ * (bpf/cnirec.bt's chunk loops: one per 200 bytes started, up to the cap). 0
+ * for other records. An exec's P, N and C lines are not counted: they come
  * before its B chunks.
  */
 export function expectedChunks(rec: TracerRecord): number {
@@ -192,6 +188,8 @@ export function expectedChunks(rec: TracerRecord): number {
     case 'read':
     case 'write':
       return Math.ceil(Math.min(rec.len, PAYLOAD_CAP_BYTES) / CHUNK_BYTES);
+    case 'netlink-send':
+      return Math.ceil(Math.min(rec.len, NETLINK_CAP_BYTES) / CHUNK_BYTES);
     default:
       return 0;
   }

@@ -1,10 +1,11 @@
 /**
- * The pure core of the path from tracer records to calls: every tracer's
- * parsed records go into one sequencer (back in time order, the tracers'
- * records together: they share the kernel's monotonic clock), one merger
- * (each exec, fork and exit once; each process tree's payloads from one
- * tracer) and one call assembler. So a call is one call with its tree whole,
- * across mode switches and tracer restarts.
+ * The pure core of the path from tracer lines to calls: every tracer run's
+ * records go into a framer of its own (whole frames: a header with its chunk
+ * lines), then into one sequencer (back in time order, the tracers' frames
+ * together: they share the kernel's monotonic clock), one merger (each exec,
+ * fork and exit once; each process tree's payloads from one tracer) and one
+ * call assembler. So a call is one call with its tree whole, across mode
+ * switches and tracer restarts.
  *
  * Pure: every method takes the time (`monoUs`, the kernel's monotonic clock
  * of the records' timestamps; `nowMs`, the wall clock the assembler dates its
@@ -22,10 +23,11 @@
  */
 
 import { CallAssembler, type AssemblerOptions } from './assemble/index.js';
+import { RecordFramer, type CanaryProof, type Framed } from './tracer/record-framer.js';
 import { RecordMerger } from './tracer/record-merger.js';
-import { RecordSequencer } from './tracer/record-sequencer.js';
+import { RecordSequencer, type Sequenced } from './tracer/record-sequencer.js';
 import { REORDER_WINDOW, ReorderWindow, type ReorderWindowOptions } from './tracer/reorder-window.js';
-import type { CaptureMode, TracerRecord } from '../bpf/index.js';
+import type { CaptureMode, TracerFrame, TracerRecord } from '../bpf/index.js';
 import type { CollectorEvent, LostRecordsCause } from './types.js';
 
 /** A loss is taken to have happened at most this long (kernel µs) before its notice arrived… */
@@ -50,7 +52,8 @@ export interface CallStats {
   readonly callsStarted: number;
   readonly callsFinished: number;
   readonly records: number;
-  readonly orphanChunks: number;
+  /** Records no call took: their process never became known, or was let go before they came. */
+  readonly unattributed: number;
   /** Calls published marked lostRecords, by why (the first cause each). */
   readonly callsMarked: Readonly<Record<LostRecordsCause, number>>;
 }
@@ -59,17 +62,28 @@ export class RecordFlow {
   private readonly assembler: CallAssembler;
   private readonly merger: RecordMerger;
   private readonly sequencer: RecordSequencer;
+  /** One framer per tracer run, by its source id. */
+  private readonly framers = new Map<number, RecordFramer>();
+  /** How long a frame waits for chunk lines that do not come (µs since its header arrived): they were lost. */
+  private readonly frameWaitUs: number;
   /** Kernel time (µs) of the newest record handed to the assembler: how far the call state is up to date. */
   releasedTs = 0;
-  private readonly merged: TracerRecord[] = [];
+  private readonly framed: Framed[] = [];
+  private readonly released: Sequenced[] = [];
+  private readonly merged: TracerFrame[] = [];
   private readonly cut: number[] = [];
   private events: CollectorEvent[] = [];
   private nowMs = 0;
 
-  constructor(assemblerOptions: AssemblerOptions, initial: { src: number | null; mode: CaptureMode }, window: ReorderWindowOptions = REORDER_WINDOW) {
+  constructor(
+    private readonly assemblerOptions: AssemblerOptions,
+    initial: { src: number | null; mode: CaptureMode },
+    window: ReorderWindowOptions = REORDER_WINDOW,
+  ) {
     this.assembler = new CallAssembler({ ...assemblerOptions, captureMode: initial.mode });
     this.merger = new RecordMerger(initial);
     this.sequencer = new RecordSequencer(new ReorderWindow(window));
+    this.frameWaitUs = window.maxUs;
   }
 
   /** One parsed record from tracer `src`, arrived at `arrivalUs` (kernel monotonic µs). */
@@ -80,42 +94,57 @@ export class RecordFlow {
       this.emit(this.assembler.recordsLost(rec.count, { fromTs: arrivalUs - lookback, toTs: arrivalUs }, nowMs));
       return this.take();
     }
-    this.feed(this.sequencer.push(rec, arrivalUs, src));
+    const framed = this.framed;
+    framed.length = 0;
+    this.framer(src).push(rec, arrivalUs, framed);
+    if (framed.length === 0) return EMPTY;
+    const openTs = this.openTs();
+    for (const f of framed) this.sequencer.push(f.frame, src, f.arrivalUs, openTs, this.released);
+    this.feed();
     return this.take();
   }
 
   /** What the reorder window has passed by the stream (it shrinks as lags age out), and held exits due. */
   releaseDue(monoUs: number, nowMs: number): readonly CollectorEvent[] {
     this.nowMs = nowMs;
-    const expired: TracerRecord[] = [];
+    const expired: TracerFrame[] = [];
     this.cut.length = 0;
     this.merger.expire(monoUs, expired, this.cut);
     this.pushMerged(expired);
-    if (this.sequencer.heldCount > 0) this.feed(this.sequencer.releaseDue(monoUs));
+    this.closeStaleFrames(monoUs);
+    if (this.sequencer.heldCount > 0) {
+      this.sequencer.releaseDue(monoUs, this.openTs(), this.released);
+      this.feed();
+    }
     return this.take();
   }
 
   /** What the clock has passed (every line printed before `monoUs` has been pushed). */
   releaseByClock(monoUs: number, nowMs: number): readonly CollectorEvent[] {
     this.nowMs = nowMs;
-    this.feed(this.sequencer.releaseByClock(monoUs));
+    this.closeStaleFrames(monoUs);
+    this.sequencer.releaseByClock(monoUs, this.openTs(), this.released);
+    this.feed();
     return this.take();
   }
 
   /** The tracers went quiet as of `monoUs`: what is held goes on, but for execs and payloads whose chunk lines are still coming. */
   releaseQuiet(monoUs: number, nowMs: number): readonly CollectorEvent[] {
     this.nowMs = nowMs;
-    this.feed(this.sequencer.releaseQuiet(monoUs));
+    this.closeStaleFrames(monoUs);
+    this.sequencer.releaseAll(monoUs, this.openTs(), this.released);
+    this.feed();
     return this.take();
   }
 
-  /** Everything held goes on: no tracer has anything earlier left to send. */
+  /** Everything held goes on, frames still waiting for lines cut: no tracer has anything earlier left to send. */
   flush(nowMs: number): readonly CollectorEvent[] {
     this.nowMs = nowMs;
-    this.feed(this.sequencer.flush());
+    for (const [src, framer] of this.framers) this.closeFrames(src, framer, Infinity);
+    this.sequencer.releaseAll(0, Infinity, this.released);
+    this.feed();
     return this.take();
   }
-
   /** The assembler's timers: calls whose waits are over are published. */
   tick(nowMs: number): readonly CollectorEvent[] {
     this.nowMs = nowMs;
@@ -129,8 +158,16 @@ export class RecordFlow {
    */
   sourceGone(src: number, unexpected: boolean, nowMs: number): readonly CollectorEvent[] {
     this.nowMs = nowMs;
-    const released: TracerRecord[] = [];
+    const released: TracerFrame[] = [];
     const { cut, inFlight } = this.merger.sourceGone(src, released);
+    // Its lines are all read (bpftrace is gone): what it still had open goes on cut, and it needs no framer any more.
+    const framer = this.framers.get(src);
+    if (framer) {
+      this.closeFrames(src, framer, Infinity);
+      this.framers.delete(src);
+      this.sequencer.releaseDue(0, this.openTs(), this.released);
+      this.feed();
+    }
     // A tracer stopped on purpose (retired after a mode switch) once its calls were published may still have
     // had one in flight: a call whose exec was on its way when that was checked. Its bytes end here too.
     for (const pid of unexpected ? cut : inFlight) this.assembler.markLostRecords(pid);
@@ -189,31 +226,75 @@ export class RecordFlow {
       callsStarted: c.callsStarted,
       callsFinished: c.callsFinished,
       records: c.records,
-      orphanChunks: c.orphanChunks,
+      unattributed: c.unattributed,
       callsMarked: { ...c.callsMarked },
     };
   }
 
-  /** When (kernel µs) the oldest held record is due by the clock; null when none waits for it. */
+  /** When (kernel µs) the oldest held frame is due by the clock; null when none waits for it. */
   clockDueUs(monoUs: number): number | null {
-    return this.sequencer.clockDueUs(monoUs);
+    return this.sequencer.clockDueUs(monoUs, this.openTs());
   }
 
+  /** Frames held: in order, or still being put together. */
   get heldCount(): number {
-    return this.sequencer.heldCount;
+    let n = this.sequencer.heldCount;
+    for (const framer of this.framers.values()) n += framer.openCount;
+    return n;
   }
 
-  private feed(records: readonly TracerRecord[]): void {
-    if (records.length === 0) return;
+  /** What tracer run `src` proved by its lines so far (its canary); nothing before its first line. */
+  canaryProof(src: number): CanaryProof {
+    return this.framers.get(src)?.canary ?? NO_PROOF;
+  }
+
+  private framer(src: number): RecordFramer {
+    let framer = this.framers.get(src);
+    if (!framer) {
+      framer = new RecordFramer(this.assemblerOptions.isOwnCanary);
+      this.framers.set(src, framer);
+    }
+    return framer;
+  }
+
+  /** The timestamp of the oldest frame still being put together: nothing at or after it goes on before it. */
+  private openTs(): number {
+    let oldest = Infinity;
+    for (const framer of this.framers.values()) if (framer.openCount > 0) oldest = Math.min(oldest, framer.oldestOpenTs());
+    return oldest;
+  }
+
+  /** Frames that waited `frameWaitUs` for lines that do not come go on, cut. */
+  private closeStaleFrames(monoUs: number): void {
+    for (const [src, framer] of this.framers) if (framer.openCount > 0) this.closeFrames(src, framer, monoUs);
+  }
+
+  private closeFrames(src: number, framer: RecordFramer, monoUs: number): void {
+    const framed = this.framed;
+    framed.length = 0;
+    if (monoUs === Infinity) framer.closeAll(framed);
+    else framer.closeStale(monoUs, this.frameWaitUs, framed);
+    if (framed.length === 0) return;
+    const openTs = this.openTs();
+    for (const f of framed) this.sequencer.push(f.frame, src, f.arrivalUs, openTs, this.released);
+  }
+
+  /** The frames the sequencer released, through the merger into the assembler, one at a time. */
+  private feed(): void {
+    const released = this.released;
+    if (released.length === 0) return;
     const merged = this.merged;
-    merged.length = 0;
-    this.cut.length = 0;
-    this.merger.merge(records, this.sequencer.releasedSources, merged, this.cut);
-    this.pushMerged(merged);
+    for (const { frame, src } of released) {
+      merged.length = 0;
+      this.cut.length = 0;
+      this.merger.pass(frame, src, merged, this.cut);
+      this.pushMerged(merged);
+    }
+    released.length = 0;
     merged.length = 0;
   }
 
-  private pushMerged(records: readonly TracerRecord[]): void {
+  private pushMerged(records: readonly TracerFrame[]): void {
     for (const rec of records) {
       if ('ts' in rec && rec.ts !== undefined && rec.ts > this.releasedTs) this.releasedTs = rec.ts;
       // Its payload tracer died (or never sent its copy of this end) while it ran: marked while its call is still open.
@@ -235,3 +316,4 @@ export class RecordFlow {
 }
 
 const EMPTY: readonly CollectorEvent[] = Object.freeze([]);
+const NO_PROOF: CanaryProof = Object.freeze({ execs: 0, writesRight: 0, writesWrong: 0 });

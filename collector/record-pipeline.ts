@@ -7,6 +7,7 @@
 import { RecordFlow, type CallStats, type RunningCall } from './record-flow.js';
 import type { AssemblerOptions } from './assemble/index.js';
 import type { CaptureMode, TracerRecord } from '../bpf/index.js';
+import type { CanaryProof } from './tracer/record-framer.js';
 import type { CollectorEvent } from './types.js';
 
 /** Silence from every tracer after which every record they printed is out. */
@@ -37,8 +38,8 @@ export class RecordPipeline {
     return this.flow.releasedTs;
   }
 
-  /** One parsed record from tracer `src`, as it arrived. */
-  push(rec: TracerRecord, src: number): void {
+  /** One parsed record from tracer `src`, as it arrived (bound: a tracer run calls it as it is). */
+  readonly push = (rec: TracerRecord, src: number): void => {
     const now = Date.now();
     this.lastRecordAt = now;
     // The clock is read for records with a timestamp (their arrival lag) and losses, not for each chunk line.
@@ -46,7 +47,10 @@ export class RecordPipeline {
     this.out(this.flow.push(rec, src, this.arrivalUs, now));
     // Per line: the arrival time just read stands for now (no clock read), and an armed timer costs a comparison.
     this.armClockRelease(this.arrivalUs);
-  }
+  };
+
+  /** What tracer run `src`'s lines have proved so far (bound, as push). */
+  readonly canaryProof = (src: number): CanaryProof => this.flow.canaryProof(src);
 
   /** The reorder window (µs) and the largest recent arrival lag it follows. */
   reorderState(nowUs = monotonicNowUs()): { windowUs: number; maxLagUs: number } {

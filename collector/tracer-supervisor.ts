@@ -13,6 +13,7 @@
 
 import type { Logger } from 'pino';
 import type { CaptureMode, TracerRecord } from '../bpf/index.js';
+import type { CanaryProof } from './tracer/record-framer.js';
 import { GapTracker } from './tracer/gap-tracker.js';
 import { cniProcessPids, processUsage } from './tracer/proc-info.js';
 import type { TracerExit, TracerSettings } from './tracer/tracer-process.js';
@@ -31,6 +32,8 @@ export const TRACER_STOPPED_REASON = 'the tracer stopped while the call ran';
 /** What the supervisor needs of the record pipeline (record-pipeline.ts). */
 export interface SupervisedPipeline extends HandoffCalls {
   push(rec: TracerRecord, src: number): void;
+  /** What tracer run `src`'s lines have proved so far (its canary). */
+  canaryProof(src: number): CanaryProof;
   /** Tracer `src` ended (see RecordFlow.sourceGone). */
   sourceGone(src: number, unexpected: boolean): void;
   /** Calls that start from now on take their payloads from tracer `src`; null: none does. */
@@ -82,7 +85,9 @@ export class TracerSupervisor {
     this.settings = opts.settings;
     this.launcher = new TracerLauncher(
       {
-        onRecord: (rec, src) => pipeline.push(rec, src),
+        // The pipeline's own methods: a run's lines go straight into it.
+        onRecord: pipeline.push,
+        canaryProof: pipeline.canaryProof,
         onGone: (run, unexpected) => {
           pipeline.sourceGone(run.id, unexpected);
           // Calls that start from now until a new main tracer records have no payloads: recorded as light-mode calls.

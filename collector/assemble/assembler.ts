@@ -22,12 +22,11 @@ import { IoTally } from './io-tally.js';
 import { ProcessLifecycle } from './process-lifecycle.js';
 import { ProcessTable } from './process-table.js';
 import { newCounters, type AssemblerCounters, type AssemblerOptions, type AssemblyContext } from './assembly-context.js';
-import { isKernelRecord, type KernelRecord, type TracerRecord } from '../../bpf/index.js';
+import { isKernelFrame, type KernelFrame, type TracerFrame } from '../../bpf/index.js';
 import type { LossWindow } from './loss-windows.js';
 import type { CollectorEvent, LostRecordsCause } from '../types.js';
 
 export { callId } from './call-state.js';
-export { CANARY_COMMAND, CANARY_OUTPUT } from './canary-watch.js';
 export type { AssemblerCounters, AssemblerOptions } from './assembly-context.js';
 export type { LossWindow } from './loss-windows.js';
 
@@ -36,10 +35,8 @@ export interface AssemblerHeldState {
   readonly procs: number;
   /** Calls not yet published as finished. */
   readonly calls: number;
-  /** Exec records waiting for the rest of their argv/env chunks. */
-  readonly pendingExecs: number;
-  /** Reads/writes waiting for the rest of their payload chunks. */
-  readonly ioInFlight: number;
+  /** Execs waiting for the exec of their traced parent. */
+  readonly awaitingParent: number;
   /** Records waiting for the exec or fork of their process. */
   readonly earlyRecords: number;
 }
@@ -56,26 +53,24 @@ export class CallAssembler {
   private readonly io: IoRouter;
   private readonly lifecycle: ProcessLifecycle;
   private readonly execs: ExecAssembly;
-  /** The call of each netlink request in flight, by its tid and ts: its M chunks carry no pid. */
-  private readonly netlinkCalls = new Map<string, CallState>();
 
   constructor(opts: AssemblerOptions) {
     this.counters = newCounters();
     this.ctx = { opts, counters: this.counters, nowMs: 0 };
-    this.canaries = new CanaryWatch(this.counters);
-    this.publisher = new CallPublisher(this.ctx, this.procs, this.ioTally, (call) => this.io.settle(call));
+    this.canaries = new CanaryWatch();
+    this.publisher = new CallPublisher(this.ctx, this.procs, this.ioTally);
     this.io = new IoRouter(this.ctx, this.procs, this.publisher, this.ioTally, this.early, this.canaries);
     this.lifecycle = new ProcessLifecycle(this.ctx, this.procs, this.publisher, this.ioTally, this.early, this.io, this.canaries);
     this.execs = new ExecAssembly(this.ctx, this.procs, this.publisher, this.early, this.io, this.lifecycle, this.canaries);
   }
 
-  /** Feeds one record; returns the events it completes. */
-  push(rec: TracerRecord, nowMs: number): CollectorEvent[] {
+  /** Feeds one frame; returns the events it completes. */
+  push(rec: TracerFrame, nowMs: number): CollectorEvent[] {
     this.ctx.nowMs = nowMs;
     this.counters.records++;
     const events: CollectorEvent[] = [];
     // What a call did to the kernel: attached to its call, decoded when it is published.
-    if (isKernelRecord(rec)) {
+    if (isKernelFrame(rec)) {
       this.attachKernel(rec);
       return this.publisher.takeRepublished(events);
     }
@@ -84,41 +79,22 @@ export class CallAssembler {
         this.execs.mode = rec.mode;
         break;
       case 'exec':
-        this.execs.header(rec, events);
-        break;
-      case 'exec-chunk':
-        this.execs.chunk(rec, events);
-        break;
-      case 'exec-parent':
-        this.execs.parent(rec);
-        break;
-      case 'exec-path-chunk':
-        this.execs.pathChunk(rec);
-        break;
-      case 'exec-cwd-name':
-        this.execs.cwdName(rec);
+        this.execs.exec(rec, events);
         break;
       case 'fork':
-        this.execs.flushPending(rec.ppid, events);
         this.lifecycle.fork(rec.ppid, rec.pid, rec.ts);
         break;
       case 'read':
       case 'write':
-        this.execs.flushPending(rec.pid, events);
-        this.io.header(rec);
-        break;
-      case 'data-chunk':
-        this.io.chunk(rec);
+        this.io.payload(rec);
         break;
       case 'uncaptured':
-        this.execs.flushPending(rec.pid, events);
         this.io.uncaptured(rec);
         break;
       case 'fd-copy': {
-        this.execs.flushPending(rec.pid, events);
         const proc = this.procs.get(rec.pid);
         if (!proc) {
-          this.counters.orphanChunks++;
+          this.counters.unattributed++;
           break;
         }
         this.ioTally.record(proc, nowMs);
@@ -126,7 +102,6 @@ export class CallAssembler {
         break;
       }
       case 'exit':
-        this.execs.flushPending(rec.pid, events);
         this.lifecycle.exit(rec, nowMs);
         break;
       case 'thread-exit':
@@ -137,8 +112,6 @@ export class CallAssembler {
         this.counters.lostEvents += rec.count;
         this.publisher.markAllOpen('tracer-lost');
         break;
-      case 'noise':
-        break;
     }
     return this.publisher.takeRepublished(events);
   }
@@ -148,13 +121,12 @@ export class CallAssembler {
     this.ctx.nowMs = Math.max(this.ctx.nowMs, nowMs);
     const events: CollectorEvent[] = [];
     this.execs.expire(nowMs, events);
-    this.io.expire(nowMs);
     this.procs.sweepOutlived(nowMs);
     this.publisher.sweep(nowMs);
     this.ioTally.sweep(nowMs);
     this.publisher.publishDue(nowMs, events);
     // After publishing too: a read or write its publication let go may have come here (made after its process's exit).
-    this.counters.orphanChunks += this.early.sweep(nowMs);
+    this.counters.unattributed += this.early.sweep(nowMs);
     // After publishing: what its last reads and writes left here is as old as they are.
     this.io.sweepBeforeExec(nowMs);
     return this.publisher.takeRepublished(events);
@@ -200,8 +172,7 @@ export class CallAssembler {
     return {
       procs: this.procs.size,
       calls: this.publisher.openCount,
-      pendingExecs: this.execs.heldCount,
-      ioInFlight: this.io.inFlight,
+      awaitingParent: this.execs.heldCount,
       earlyRecords: this.early.count() + this.io.keptCount(),
     };
   }
@@ -236,24 +207,14 @@ export class CallAssembler {
   }
 
   /**
-   * A record of what a process did to the kernel goes to its call as it is;
-   * collector/changes decodes it when the call is published. Chunks of a
-   * netlink request go where their request went.
+   * A frame of what a process did to the kernel goes to its call as it is;
+   * collector/changes decodes it when the call is published.
    */
-  private attachKernel(rec: KernelRecord): void {
-    let call: CallState | undefined;
-    if (rec.kind === 'netlink-chunk') {
-      call = this.netlinkCalls.get(`${rec.tid}:${rec.ts}`);
-    } else {
-      const id = this.procs.get(rec.pid)?.callId;
-      call = id == null ? undefined : this.publisher.callFor(id);
-      if (call && rec.kind === 'netlink-send') {
-        if (this.netlinkCalls.size > 4096) this.netlinkCalls.clear();
-        this.netlinkCalls.set(`${rec.tid}:${rec.ts}`, call);
-      }
-    }
+  private attachKernel(rec: KernelFrame): void {
+    const id = this.procs.get(rec.pid)?.callId;
+    const call: CallState | undefined = id == null ? undefined : this.publisher.callFor(id);
     if (!call) {
-      this.counters.orphanChunks++;
+      this.counters.unattributed++;
       return;
     }
     if (call.netnsNames === null) {

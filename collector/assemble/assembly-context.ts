@@ -36,14 +36,11 @@ export interface AssemblerOptions {
 export interface AssemblerCounters {
   records: number;
   lostEvents: number;
-  orphanChunks: number;
+  /** Records no call took: their process never became known, or was let go before they came. */
+  unattributed: number;
   callsStarted: number;
   callsFinished: number;
   canaries: number;
-  /** Canary writes seen with exactly CANARY_OUTPUT: full mode's payload probes read the right bytes. */
-  canaryPayloads: number;
-  /** Canary writes seen with other bytes or another length: the payload probes misread. */
-  canaryPayloadMismatches: number;
   /** Exec records seen twice (same pid and start time to the µs): the repeat is ignored. */
   duplicateExecs: number;
   /** Calls published marked lostRecords, by the first cause. */
@@ -61,12 +58,10 @@ export function newCounters(): AssemblerCounters {
   return {
     records: 0,
     lostEvents: 0,
-    orphanChunks: 0,
+    unattributed: 0,
     callsStarted: 0,
     callsFinished: 0,
     canaries: 0,
-    canaryPayloads: 0,
-    canaryPayloadMismatches: 0,
     duplicateExecs: 0,
     callsMarked: { 'tracer-lost': 0, 'payload-tracer-cut': 0, 'payloads-never-came': 0, 'early-overflow': 0, 'out-of-order': 0 },
   };

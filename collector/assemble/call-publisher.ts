@@ -59,8 +59,6 @@ export class CallPublisher {
     private readonly ctx: AssemblyContext,
     private readonly procs: ProcessTable,
     private readonly ioTally: IoTally<Proc>,
-    /** Moves what the call's processes read and wrote, still in flight, into it before it goes out. */
-    private readonly settleIo: (call: CallState) => void,
   ) {}
 
   get openCount(): number {
@@ -310,7 +308,6 @@ export class CallPublisher {
 
   private finalize(id: string, call: CallState): CollectorEvent {
     const now = this.ctx.nowMs;
-    this.settleIo(call);
     this.calls.delete(id);
     this.shimCalls.delete(id);
     if (this.lossWindows.hit(call)) markLost(call, 'tracer-lost');

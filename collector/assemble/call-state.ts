@@ -8,7 +8,7 @@ import { callChanges, keepsStdin, kernelMessages, type HelperRun, type KernelEnt
 import path from 'node:path';
 import { podFromCniArgs } from './cni-env.js';
 import { EMPTY_STREAM, StreamCapture } from './stream-capture.js';
-import type { CaptureMode, TracerRecord } from '../../bpf/index.js';
+import type { CaptureMode, ExecFrame } from '../../bpf/index.js';
 import type { CniCall, HelperProcess, LostRecordsCause, ParentProcess, ProcessOutcome } from '../types.js';
 
 export type Role = 'plugin' | 'helper' | 'fork';
@@ -131,7 +131,7 @@ export function identityFromEnv(env: Record<string, string>): Pick<CniCall, 'env
 }
 
 export interface NewCall {
-  readonly rec: Extract<TracerRecord, { kind: 'exec' }>;
+  readonly rec: ExecFrame;
   readonly execPath: string;
   readonly argv: string[];
   readonly env: Record<string, string>;

@@ -6,7 +6,7 @@
  */
 
 import type { IoInFlight } from './io-in-flight.js';
-import type { TracerRecord } from '../../bpf/index.js';
+import type { TracerFrame } from '../../bpf/index.js';
 
 /** How long records may wait for the exec or fork of their process. */
 export const EARLY_RECORDS_TTL_MS = 10_000;
@@ -16,7 +16,7 @@ export interface EarlyRecords {
   ios: IoInFlight[];
   /** With their times: a fork replayed after its child exec'd and exited must still be told from a new process. */
   forks: Array<{ pid: number; ts: number | undefined }>;
-  exit: Extract<TracerRecord, { kind: 'exit' }> | null;
+  exit: Extract<TracerFrame, { kind: 'exit' }> | null;
   /** Its threads' ends, with the payload records they printed (added to its count). */
   threadEnds: Array<{ tid: number; ts: number; ioRecords: number }>;
 }

@@ -2,37 +2,30 @@
  * What an exec means: a new call (a plugin in CNI_PATH, or any program a
  * runtime ran), a helper of the call its parent works for, an exec in place
  * of a call's plugin (the chain grows), or the collector's own canary. Also
- * gathers an exec's argv/env, path and working directory chunks until it is
- * whole, holds an exec whose traced parent's exec has not come, and adopts a
+ * holds an exec whose traced parent's exec has not come, and adopts a
  * delegate taken for a top-level call because its plugin's exec came later.
  */
 
 import { callId, identityFromEnv, markLost, newCallState, newHelperState, pluginName, snapshotCall, type CallState, type HelperState, type Proc } from './call-state.js';
-import { CANARY_COMMAND, type CanaryWatch } from './canary-watch.js';
+import type { CanaryWatch } from './canary-watch.js';
 import { isInCniPath } from './cni-env.js';
-import { decodeExecBlock, newExecBlock, type DecodedExecBlock } from './exec-block.js';
-import { ExecPathParts, resolveExecPath } from './exec-path.js';
-import { CHUNKS_TTL_MS, type IoRouter } from './io-routing.js';
+import { decodeExecBlock, type DecodedExecBlock } from './exec-block.js';
+import { resolveExecPath } from './exec-path.js';
 import { shimParentFor } from './socket-shims.js';
-import { TID_SPACE, type CaptureMode, type TracerRecord } from '../../bpf/index.js';
+import { CANARY_COMMAND } from '../tracer/canary-marks.js';
+import type { CaptureMode, ExecFrame } from '../../bpf/index.js';
 import type { AssemblyContext } from './assembly-context.js';
 import type { CallPublisher } from './call-publisher.js';
-import type { ChunkedBuffer } from './chunked-buffer.js';
 import type { EarlyRecordStore } from './early-records.js';
+import type { IoRouter } from './io-routing.js';
 import type { ProcessLifecycle } from './process-lifecycle.js';
 import type { ProcessTable } from './process-table.js';
 import type { CollectorEvent, ParentProcess } from '../types.js';
 
-type ExecRecord = Extract<TracerRecord, { kind: 'exec' }>;
-
-interface PendingExec {
-  /** When it arrived (the caller's clock). */
-  since: number;
-  record: ExecRecord;
-  block: ChunkedBuffer;
-  parentComm: string | null;
-  /** Its path whole (N lines) and, for a relative one, its working directory (C lines). */
-  path: ExecPathParts;
+/** An exec waiting for its parent's, and since when (the caller's clock). */
+interface Waiting {
+  readonly exec: ExecFrame;
+  readonly since: number;
 }
 
 /** What an exec ran: its absolute path where the tracer told enough, and whether that path is cut. */
@@ -47,15 +40,13 @@ const PARENT_WAIT_MS = 5_000;
 export class ExecAssembly {
   /** The capture mode new calls are recorded in (a hello record changes it). */
   mode: CaptureMode;
-  /** Execs waiting for their chunks, by pid and CPU (execKey): another exec of the pid on another CPU may come between them. */
-  private readonly pendingExecs = new Map<number, PendingExec>();
   /**
    * Execs whose parent is a traced process whose own exec has not come yet
    * (another CPU's buffer, read later), by parent pid: taken now, a delegate
    * would be a top-level call and a helper a call of its own. Up to
    * PARENT_WAIT_MS; their processes' records wait in `early` meanwhile.
    */
-  private readonly awaitingParent = new Map<number, Array<{ pending: PendingExec; since: number }>>();
+  private readonly awaitingParent = new Map<number, Waiting[]>();
   private readonly maxStreamBytes: number;
   private readonly maxHelperStreamBytes: number;
 
@@ -73,91 +64,38 @@ export class ExecAssembly {
     this.maxHelperStreamBytes = ctx.opts.maxHelperStreamBytes ?? 64 * 1024;
   }
 
-  /** An exec header: its chunk lines follow. */
-  header(rec: ExecRecord, events: CollectorEvent[]): void {
-    this.flushPending(rec.pid, events);
-    const key = execKey(rec.pid, rec.cpu);
-    this.pendingExecs.set(key, { since: this.ctx.nowMs, record: rec, block: newExecBlock(rec.blockBytes), parentComm: null, path: new ExecPathParts() });
-    this.completeIfWhole(key, events);
+  /** An exec, whole or cut (the framer gave up on lines that were lost). */
+  exec(frame: ExecFrame, events: CollectorEvent[]): void {
+    this.apply({ exec: frame, since: this.ctx.nowMs }, events, true);
   }
 
-  chunk(rec: Extract<TracerRecord, { kind: 'exec-chunk' }>, events: CollectorEvent[]): void {
-    const key = execKey(rec.pid, rec.cpu);
-    const pending = this.pendingExecs.get(key);
-    if (!pending) {
-      this.ctx.counters.orphanChunks++;
-      return;
-    }
-    pending.block.add(rec.off, rec.data);
-    this.completeIfWhole(key, events);
-  }
-
-  parent(rec: Extract<TracerRecord, { kind: 'exec-parent' }>): void {
-    const pending = this.pendingExecs.get(execKey(rec.pid, rec.cpu));
-    if (pending) pending.parentComm = rec.comm;
-  }
-
-  pathChunk(rec: Extract<TracerRecord, { kind: 'exec-path-chunk' }>): void {
-    this.pendingExecs.get(execKey(rec.pid, rec.cpu))?.path.addPathChunk(rec.len, rec.off, rec.data);
-  }
-
-  cwdName(rec: Extract<TracerRecord, { kind: 'exec-cwd-name' }>): void {
-    this.pendingExecs.get(execKey(rec.pid, rec.cpu))?.path.addCwdName(rec.depth, rec.name);
-  }
-
-  /** Completes the execs of `pid` still waiting for chunks (one per CPU at most), oldest first, with what they have. */
-  flushPending(pid: number, events: CollectorEvent[]): void {
-    if (this.pendingExecs.size === 0) return;
-    const keys: number[] = [];
-    for (const [key, pending] of this.pendingExecs) if (pending.record.pid === pid) keys.push(key);
-    if (keys.length > 1) keys.sort((a, b) => this.pendingExecs.get(a)!.record.ts - this.pendingExecs.get(b)!.record.ts);
-    for (const key of keys) this.complete(key, events);
-  }
-
-  /** Execs that waited CHUNKS_TTL_MS for chunks, or PARENT_WAIT_MS for their parent, go on with what they have. */
+  /** Execs that waited PARENT_WAIT_MS for their parent go on without it. */
   expire(nowMs: number, events: CollectorEvent[]): void {
-    for (const [key, pending] of this.pendingExecs) {
-      if (nowMs - pending.since >= CHUNKS_TTL_MS) this.complete(key, events);
-    }
     for (const [ppid, waiting] of this.awaitingParent) {
-      if (nowMs - waiting[0]!.since < PARENT_WAIT_MS && !this.procs.at(ppid, waiting[0]!.pending.record.ts)) continue;
+      if (nowMs - waiting[0]!.since < PARENT_WAIT_MS && !this.procs.at(ppid, waiting[0]!.exec.ts)) continue;
       this.awaitingParent.delete(ppid);
-      for (const w of waiting) this.apply(w.pending, events, false);
+      for (const w of waiting) this.apply(w, events, false);
     }
   }
 
   /** Every exec held goes on now. */
   flushAll(events: CollectorEvent[]): void {
-    for (const key of [...this.pendingExecs.keys()]) this.complete(key, events);
-    for (const waiting of [...this.awaitingParent.values()]) for (const w of waiting) this.apply(w.pending, events, false);
+    for (const waiting of [...this.awaitingParent.values()]) for (const w of waiting) this.apply(w, events, false);
     this.awaitingParent.clear();
   }
 
-  /** Execs held: waiting for their chunks, or for their parent. */
+  /** Execs held, waiting for their parent. */
   get heldCount(): number {
-    return this.pendingExecs.size + this.awaitingParent.size;
-  }
-
-  private completeIfWhole(key: number, events: CollectorEvent[]): void {
-    const pending = this.pendingExecs.get(key);
-    if (pending && pending.block.complete()) this.complete(key, events);
-  }
-
-  /** Completes an exec record (by its execKey), with whatever chunks arrived. */
-  private complete(key: number, events: CollectorEvent[]): void {
-    const pending = this.pendingExecs.get(key);
-    if (!pending) return;
-    this.pendingExecs.delete(key);
-    this.apply(pending, events, true);
+    return this.awaitingParent.size;
   }
 
   /**
    * An exec, whole or with what came of it. `mayWait`: it may wait for the
    * exec of its parent, when that is a traced process not known yet.
    */
-  private apply(pending: PendingExec, events: CollectorEvent[], mayWait: boolean): void {
-    const rec = pending.record;
-    const decoded = decodeExecBlock(pending.block, rec.argBytes);
+  private apply(waiting: Waiting, events: CollectorEvent[], mayWait: boolean): void {
+    const rec = waiting.exec;
+    const decoded = decodeExecBlock(rec);
     if (decoded.env.CNI_COMMAND === CANARY_COMMAND) {
       this.ctx.counters.canaries++;
       this.early.drop(rec.pid);
@@ -191,7 +129,7 @@ export class ExecAssembly {
       // Its parent is traced (the tracer says so, or records of it came, waiting for its exec: a fork naming this
       // process, say) and its exec is still in a CPU buffer read later: without it this exec would be taken for a
       // call of its own.
-      this.awaitParent(pending);
+      this.awaitParent(waiting);
       return;
     }
     const parentCallId = parent?.callId ?? this.publisher.lateChildOf(rec.ppid, rec.ts);
@@ -199,12 +137,12 @@ export class ExecAssembly {
     // was lost (a full buffer). A call is made of it, marked: its parent call and what it shared with it are unknown.
     const parentLost = rec.parentTraced === true && parent === undefined && parentCallId === null;
     const startedAtUs = this.ctx.opts.monoToEpochUs(rec.ts);
-    const { filename, cut: pathCut } = pending.path.filename(rec.path);
+    const pathCut = rec.pathCut;
     // A relative path (`./host-local`, a relative CNI_PATH entry) made absolute: where it lies decides whether it is a call.
-    const cwd = pending.path.cwd();
-    const execPath = resolveExecPath(filename || decoded.argv[0] || '', cwd);
+    const cwd = rec.cwd;
+    const execPath = resolveExecPath(rec.path || decoded.argv[0] || '', cwd);
     // An env whose chunks did not all come may lack CNI_PATH: a child's is its parent call's (a delegate inherits it).
-    const cniPath = decoded.env.CNI_PATH ?? (pending.block.complete() || parentCallId === null ? undefined : this.publisher.callFor(parentCallId)?.base.env.CNI_PATH);
+    const cniPath = decoded.env.CNI_PATH ?? (rec.whole || parentCallId === null ? undefined : this.publisher.callFor(parentCallId)?.base.env.CNI_PATH);
     const inCniPath = isInCniPath(execPath, cniPath, cwd);
     const plugin = existing?.role === 'plugin' && existing.callId !== null ? this.publisher.callFor(existing.callId) : undefined;
     if (plugin && plugin.base.pid === rec.pid) {
@@ -236,7 +174,7 @@ export class ExecAssembly {
     if (isPlugin) {
       // Not exec'd by a call: maybe a delegate of a shim that asked a daemon to run it (Multus thick mode).
       const parentId = parentCallId ?? shimParentFor(this.publisher.shims(), { containerId: decoded.env.CNI_CONTAINERID, ppid: rec.ppid, startedAtUs });
-      const call = this.newCall(rec, { execPath, pathCut }, decoded, parentId, parentCallId === null, startedAtUs, pending.parentComm);
+      const call = this.newCall(rec, { execPath, pathCut }, decoded, parentId, parentCallId === null, startedAtUs, rec.parentComm);
       proc.role = 'plugin';
       proc.callId = call.base.id;
       proc.helper = null;
@@ -246,7 +184,7 @@ export class ExecAssembly {
       if (lostEarly) markLost(call, lostEarly);
       // Its argv/env chunks did not all come (lost, or still in a CPU buffer unread when the wait for them ended):
       // what it says of itself (container, command) may be wrong.
-      if (!pending.block.complete() || parentLost) markLost(call, 'tracer-lost');
+      if (!rec.whole || parentLost) markLost(call, 'tracer-lost');
       this.ctx.counters.callsStarted++;
       events.push({ type: 'call.started', call: snapshotCall(call) });
     } else if (parentCall) {
@@ -272,12 +210,10 @@ export class ExecAssembly {
   }
 
   /** Holds an exec until its parent's exec (or fork) comes, up to PARENT_WAIT_MS. */
-  private awaitParent(pending: PendingExec): void {
-    const ppid = pending.record.ppid;
-    const waiting = this.awaitingParent.get(ppid);
-    // Dated from its arrival: an exec that waited out its chunks does not wait as long again.
-    if (waiting) waiting.push({ pending, since: pending.since });
-    else this.awaitingParent.set(ppid, [{ pending, since: pending.since }]);
+  private awaitParent(waiting: Waiting): void {
+    const of = this.awaitingParent.get(waiting.exec.ppid);
+    if (of) of.push(waiting);
+    else this.awaitingParent.set(waiting.exec.ppid, [waiting]);
   }
 
   /** Process `pid` is known now: the execs of its children that waited for it go on, in order. */
@@ -285,7 +221,7 @@ export class ExecAssembly {
     const waiting = this.awaitingParent.get(pid);
     if (!waiting) return;
     this.awaitingParent.delete(pid);
-    for (const w of waiting) this.apply(w.pending, events, false);
+    for (const w of waiting) this.apply(w, events, false);
   }
 
   /**
@@ -330,7 +266,7 @@ export class ExecAssembly {
   }
 
   /** An exec in place by a call's plugin process: the chain grows; a CNI plugin image names the call from now on. */
-  private execInPlace(call: CallState, rec: ExecRecord, { execPath, pathCut }: ExecImage, decoded: DecodedExecBlock, inCniPath: boolean, startedAtUs: number): void {
+  private execInPlace(call: CallState, rec: ExecFrame, { execPath, pathCut }: ExecImage, decoded: DecodedExecBlock, inCniPath: boolean, startedAtUs: number): void {
     call.execChain.push(execPath);
     call.execTimes.push(rec.ts);
     if (inCniPath) {
@@ -347,7 +283,7 @@ export class ExecAssembly {
   }
 
   private newCall(
-    rec: ExecRecord,
+    rec: ExecFrame,
     { execPath, pathCut }: ExecImage,
     decoded: DecodedExecBlock,
     parentId: string | null,
@@ -388,7 +324,3 @@ function forkedBefore(proc: Proc, start: string): boolean {
   return proc.forkTs !== undefined && proc.forkTs < Number(start) / 1000 - 1;
 }
 
-/** An exec waiting for its chunks, by pid and by the CPU buffer they come through. */
-function execKey(pid: number, cpu: number | undefined): number {
-  return pid + (cpu ?? 0) * TID_SPACE;
-}

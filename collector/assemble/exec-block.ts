@@ -1,11 +1,10 @@
 /**
- * Decodes an exec's argv+env block, as the tracer sends it in 200-byte
- * chunks, into argv and the kept environment (CNI_* and trace context). The
- * full environment never leaves this function.
+ * Decodes an exec's argv+env block (its frame's bytes) into argv and the
+ * kept environment (CNI_* and trace context). The full environment never
+ * leaves this function.
  */
 
-import { ChunkedBuffer } from './chunked-buffer.js';
-import { EXEC_BLOCK_CAP_BYTES } from '../../bpf/index.js';
+import { EXEC_BLOCK_CAP_BYTES, type ExecFrame } from '../../bpf/index.js';
 import { keepCniEnv } from './cni-env.js';
 
 export interface DecodedExecBlock {
@@ -15,15 +14,12 @@ export interface DecodedExecBlock {
   readonly truncated: boolean;
 }
 
-export function newExecBlock(blockBytes: number): ChunkedBuffer {
-  return new ChunkedBuffer(blockBytes, EXEC_BLOCK_CAP_BYTES);
-}
-
-export function decodeExecBlock(block: ChunkedBuffer, argBytes: number): DecodedExecBlock {
-  const bytes = block.bytes();
-  const argv = splitNul(bytes.subarray(0, Math.min(argBytes, bytes.length)));
-  const env = keepCniEnv(splitNul(bytes.subarray(Math.min(argBytes, bytes.length))));
-  return { argv, env, truncated: !block.complete() || block.cut };
+export function decodeExecBlock(exec: ExecFrame): DecodedExecBlock {
+  const bytes = exec.block;
+  const args = Math.min(exec.argBytes, bytes.length);
+  const argv = splitNul(bytes.subarray(0, args));
+  const env = keepCniEnv(splitNul(bytes.subarray(args)));
+  return { argv, env, truncated: !exec.whole || exec.blockBytes > EXEC_BLOCK_CAP_BYTES };
 }
 
 function splitNul(buf: Buffer): string[] {

@@ -14,7 +14,7 @@ import type { EarlyRecordStore } from './early-records.js';
 import type { IoRouter } from './io-routing.js';
 import type { IoTally } from './io-tally.js';
 import type { ProcessTable } from './process-table.js';
-import type { TracerRecord } from '../../bpf/index.js';
+import type { TracerFrame } from '../../bpf/index.js';
 
 /**
  * How long (kernel µs) after its process's exit a thread's end may be dated:
@@ -61,8 +61,7 @@ export class ProcessLifecycle {
     this.replayEarly(pid, null, null);
   }
 
-  exit(rec: Extract<TracerRecord, { kind: 'exit' }>, nowMs: number): void {
-    this.io.processEnded(rec.pid);
+  exit(rec: Extract<TracerFrame, { kind: 'exit' }>, nowMs: number): void {
     if (this.canaries.exited(rec.pid)) return;
     const proc = this.procs.get(rec.pid);
     if (!proc) {
@@ -115,9 +114,8 @@ export class ProcessLifecycle {
     }
   }
 
-  threadExit(rec: Extract<TracerRecord, { kind: 'thread-exit' }>, nowMs: number): void {
+  threadExit(rec: Extract<TracerFrame, { kind: 'thread-exit' }>, nowMs: number): void {
     const tid = rec.tid;
-    this.io.threadEnded(tid);
     // The payload records it printed are its process's too: the call waits for them as for its exit's count.
     // (Not dated against the process's exit: a thread still ending as the last one exits prints after it.)
     if (rec.pid !== undefined && rec.ts !== undefined && rec.ioRecords !== undefined && !this.canaries.has(rec.pid)) {
@@ -144,7 +142,7 @@ export class ProcessLifecycle {
     for (const child of early.forks) this.fork(pid, child.pid, child.ts);
     for (const io of early.ios) {
       if (execTs === null || io.ts >= execTs) this.io.file(io);
-      else this.ctx.counters.orphanChunks++;
+      else this.ctx.counters.unattributed++;
     }
     const proc = this.procs.get(pid);
     if (proc) for (const t of early.threadEnds) this.ioTally.threadEnded(proc, t.tid, t.ts, t.ioRecords, this.ctx.nowMs);

@@ -10,7 +10,6 @@
  * - an exec is the same exec when pid, process start time (a kernel value,
  *   identical in every tracer) and path agree and the timestamps lie within
  *   SAME_EVENT_US (each program reads the clock itself, microseconds apart);
- *   its chunk lines go with it, or not;
  * - a fork, by parent and child pid within SAME_EVENT_US;
  * - an exit, by pid and start time (a process exits once);
  * - a thread's end, by tid within SAME_EVENT_US.
@@ -28,14 +27,14 @@
  * `hello` record is put into the stream where it changes (the tracers' own
  * hellos are dropped: the standby's would say light).
  *
- * Pure: records come in time order (the shared RecordSequencer's output)
- * with their source; times are the records' own.
+ * Pure: frames come in time order (the shared RecordSequencer's output)
+ * with their source; times are the frames' own.
  */
 
-import type { CaptureMode, TracerRecord } from '../../bpf/index.js';
+import type { CaptureMode, TracerFrame } from '../../bpf/index.js';
 
 /** An exit or a thread's end: it says how many payload records its process (its leader) or thread printed. */
-type CountedEnd = Extract<TracerRecord, { kind: 'exit' | 'thread-exit' }>;
+type CountedEnd = Extract<TracerFrame, { kind: 'exit' | 'thread-exit' }>;
 
 /** An end whose count of payload records is not the payload tracer's: nothing to wait for. */
 function withoutIoCount(rec: CountedEnd): CountedEnd {
@@ -106,9 +105,6 @@ export class RecordMerger {
   private readonly sightingOrder: Array<{ key: string; ts: number }> = [];
   private sightingHead = 0;
   private readonly owners = new Map<number, Owner>();
-  /** The last exec (per source, CPU and pid) and read/write (per source, tid and CPU): whether their late chunk lines go on. */
-  private readonly execPassed = new Map<string, boolean>();
-  private readonly ioPassed = new Map<string, boolean>();
   private readonly dead = new Set<number>();
   /**
    * Exits and thread ends another tracer reported first, waiting for the
@@ -149,7 +145,7 @@ export class RecordMerger {
    * cut even when the tracer was stopped on purpose (a mode switch retiring
    * it): still running, or whose exit waited for its copy with their count.
    */
-  sourceGone(src: number, out: TracerRecord[] = []): { cut: number[]; inFlight: number[] } {
+  sourceGone(src: number, out: TracerFrame[] = []): { cut: number[]; inFlight: number[] } {
     this.dead.add(src);
     const cut: number[] = [];
     const inFlight: number[] = [];
@@ -175,7 +171,7 @@ export class RecordMerger {
    * `cut`: that tracer lost the end, so it may have lost the process's bytes
    * too, and the call must say so.
    */
-  expire(nowUs: number, out: TracerRecord[], cut: number[]): void {
+  expire(nowUs: number, out: TracerFrame[], cut: number[]): void {
     for (const [key, held] of this.heldEnds) {
       const ownerTs = this.srcMaxTs.get(held.owner) ?? 0;
       if (ownerTs <= held.rec.ts + HOLD_EXIT_PAST_US && nowUs - held.heldAtUs < HOLD_EXIT_MAX_US) continue;
@@ -191,16 +187,12 @@ export class RecordMerger {
   }
 
   /**
-   * Takes records released in time order and their sources (parallel
-   * arrays); appends what goes on to `out`, and to `cut` the pids of
-   * processes that exited after the tracer supplying their tree's payloads
-   * died: their calls' bytes may be cut.
+   * Takes one frame released in time order, from tracer `src`; appends what
+   * goes on to `out`, and to `cut` the pids of processes that exited after
+   * the tracer supplying their tree's payloads died: their calls' bytes may
+   * be cut.
    */
-  merge(records: readonly TracerRecord[], sources: readonly number[], out: TracerRecord[], cut: number[] = []): void {
-    for (let i = 0; i < records.length; i++) this.one(records[i]!, sources[i]!, out, cut);
-  }
-
-  private one(rec: TracerRecord, src: number, out: TracerRecord[], cut: number[]): void {
+  pass(rec: TracerFrame, src: number, out: TracerFrame[], cut: number[]): void {
     if ('ts' in rec && rec.ts !== undefined) {
       if (rec.ts > this.maxTs) this.maxTs = rec.ts;
       if (rec.ts > (this.srcMaxTs.get(src) ?? 0)) this.srcMaxTs.set(src, rec.ts);
@@ -214,19 +206,10 @@ export class RecordMerger {
     switch (rec.kind) {
       case 'hello':
         return;
-      case 'exec': {
-        const pass = this.firstSighting(`x${rec.pid}:${rec.start}:${rec.path}`, src, rec.ts);
-        this.execPassed.set(`${src}:${rec.cpu ?? 0}:${rec.pid}`, pass);
-        if (!pass) return;
+      case 'exec':
+        if (!this.firstSighting(`x${rec.pid}:${rec.start}:${rec.path}`, src, rec.ts)) return;
         this.adopt(rec.pid, rec.ppid, rec.ts);
         out.push(rec);
-        return;
-      }
-      case 'exec-chunk':
-      case 'exec-parent':
-      case 'exec-path-chunk':
-      case 'exec-cwd-name':
-        if (this.execPassed.get(`${src}:${rec.cpu ?? 0}:${rec.pid}`) !== false) out.push(rec);
         return;
       case 'fork':
         if (!this.firstSighting(`f${rec.ppid}:${rec.pid}`, src, rec.ts)) return;
@@ -245,20 +228,14 @@ export class RecordMerger {
         return;
       }
       case 'read':
-      case 'write': {
-        const pass = this.ownerOf(rec.pid, rec.ts) === src;
-        this.ioPassed.set(`${src}:${rec.tid}:${rec.cpu ?? 0}`, pass);
-        if (pass) out.push(rec);
+      case 'write':
+        if (this.ownerOf(rec.pid, rec.ts) === src) out.push(rec);
         else this.counters.payloadsFromOther++;
         return;
-      }
       case 'uncaptured':
       case 'fd-copy':
         // Bytes a payload tracer saw go by without taking them, and fd copies: once, from the tree's payload tracer.
         if (this.ownerOf(rec.pid, rec.ts) === src) out.push(rec);
-        return;
-      case 'data-chunk':
-        if (this.ioPassed.get(`${src}:${rec.tid}:${rec.cpu ?? 0}`) === true) out.push(rec);
         return;
       // The kernel's words come from every tracer (light ones too): once.
       case 'extack':
@@ -271,10 +248,6 @@ export class RecordMerger {
       case 'sysctl-open':
       case 'sysctl-write':
         if (this.ownerOf(rec.pid, rec.ts) === src) out.push(rec);
-        if (rec.kind === 'netlink-send') this.ioPassed.set(`${src}:nl:${rec.tid}:${rec.ts}`, this.ownerOf(rec.pid, rec.ts) === src);
-        return;
-      case 'netlink-chunk':
-        if (this.ioPassed.get(`${src}:nl:${rec.tid}:${rec.ts}`) === true) out.push(rec);
         return;
       case 'thread-exit': {
         // Older tracers' ends, without a time or a count: every copy goes on (ending a thread twice changes nothing).
@@ -305,7 +278,7 @@ export class RecordMerger {
    * heldEnds). One ahead of its exec (another CPU's buffer) goes by the tree
    * its process would start.
    */
-  private passCountedEnd(rec: CountedEnd & { ts: number; pid: number }, key: string, src: number, out: TracerRecord[], cut: number[]): void {
+  private passCountedEnd(rec: CountedEnd & { ts: number; pid: number }, key: string, src: number, out: TracerFrame[], cut: number[]): void {
     const ownerSrc = this.ownerOf(rec.pid, rec.ts);
     if (ownerSrc !== null && this.dead.has(ownerSrc)) {
       cut.push(rec.pid);
@@ -317,7 +290,7 @@ export class RecordMerger {
   }
 
   /** A later copy of an end: the payload tracer's own copy of one held for it goes on (it says how many payload records to expect). */
-  private passHeldCopy(rec: CountedEnd, key: string, src: number, out: TracerRecord[]): void {
+  private passHeldCopy(rec: CountedEnd, key: string, src: number, out: TracerFrame[]): void {
     const held = this.heldEnds.get(key);
     if (!held || held.owner !== src) return;
     this.heldEnds.delete(key);
@@ -331,7 +304,7 @@ export class RecordMerger {
   }
 
   /** Puts a hello into the stream before the first record of a new payload epoch. */
-  private announce(ts: number, out: TracerRecord[]): void {
+  private announce(ts: number, out: TracerFrame[]): void {
     let at = this.announced;
     while (at + 1 < this.epochs.length && this.epochs[at + 1]!.fromTs <= ts) at++;
     if (at === this.announced) return;
@@ -404,8 +377,5 @@ export class RecordMerger {
       this.epochs = this.epochs.slice(drop);
       this.announced -= drop;
     }
-    // Late chunk decisions matter for a moment only; these maps are keyed by live pids and tids, bounded by them.
-    if (this.execPassed.size > 65_536) this.execPassed.clear();
-    if (this.ioPassed.size > 65_536) this.ioPassed.clear();
   }
 }

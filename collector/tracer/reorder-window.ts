@@ -58,7 +58,12 @@ export class ReorderWindow {
 
   /** A record stamped `ts` arrived at `nowUs`. */
   observe(ts: number, nowUs: number): void {
-    const lag = Math.max(0, nowUs - ts);
+    this.observeLag(nowUs - ts, nowUs);
+  }
+
+  /** A record arrived `lagUs` after its timestamp; seen as of `nowUs` (a frame's first line may have come a little before). */
+  observeLag(lagUs: number, nowUs: number): void {
+    const lag = Math.max(0, lagUs);
     const epoch = Math.floor(nowUs / this.bucketUs);
     const slot = ((epoch % BUCKETS) + BUCKETS) % BUCKETS;
     if (this.epochs[slot] !== epoch) {

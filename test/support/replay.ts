@@ -1,11 +1,14 @@
 /**
  * Replays tracer output (recorded fixtures or synthetic lines) through
- * parseTracerLine and CallAssembler with a fake clock.
+ * parseTracerLine, a RecordFramer and CallAssembler with a fake clock, in the
+ * order the lines come (no sequencer: what the assembler makes of disorder).
  */
 
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { CallAssembler, type AssemblerOptions } from '../../collector/assemble/assembler.js';
+import { CallAssembler, type AssemblerHeldState, type AssemblerOptions } from '../../collector/assemble/assembler.js';
+import { RecordFramer, type Framed } from '../../collector/tracer/record-framer.js';
+import { REORDER_WINDOW } from '../../collector/tracer/reorder-window.js';
 import { parseTracerLine, type TracerLineError } from '../../bpf/tracer-protocol.js';
 import type { CniCall, CollectorEvent } from '../../collector/types.js';
 
@@ -39,8 +42,14 @@ export interface ReplayOptions extends Partial<AssemblerOptions> {
   end?: 'tick' | 'flushAll' | 'none';
 }
 
+/** How long a frame waits for chunk lines that do not come, as the daemon's record flow waits. */
+const FRAME_WAIT_MS = REORDER_WINDOW.maxUs / 1000;
+
 export interface Replay {
   readonly assembler: CallAssembler;
+  readonly framer: RecordFramer;
+  /** What the framer and the assembler hold now. */
+  heldState(): AssemblerHeldState & { openFrames: number };
   readonly events: CollectorEvent[];
   readonly started: CniCall[];
   readonly finished: CniCall[];
@@ -58,12 +67,26 @@ export interface Replay {
 export function replay(lines: Iterable<string>, opts: ReplayOptions = {}): Replay {
   const { msPerLine = 1, tickEachLine = true, end = 'tick', ...asmOpts } = opts;
   const assembler = new CallAssembler({ monoToEpochUs, ...asmOpts });
+  const framer = new RecordFramer(asmOpts.isOwnCanary);
+  const framed: Framed[] = [];
   const events: CollectorEvent[] = [];
   const parseErrors: TracerLineError[] = [];
   let nowMs = 0;
   const take = (evs: CollectorEvent[]): CollectorEvent[] => {
     events.push(...evs);
     return evs;
+  };
+  /** The frames the framer gave, into the assembler at `atMs`. */
+  const assemble = (atMs: number): CollectorEvent[] => {
+    const out: CollectorEvent[] = [];
+    for (const { frame } of framed) out.push(...take(assembler.push(frame, atMs)));
+    framed.length = 0;
+    return out;
+  };
+  /** The fake clock's tick: frames that waited too long for their lines go on cut, then the assembler's timers. */
+  const tick = (t: number): CollectorEvent[] => {
+    framer.closeStale(t * 1000, FRAME_WAIT_MS * 1000, framed);
+    return [...assemble(t), ...take(assembler.tick(t))];
   };
   const feed = (input: Iterable<string>): CollectorEvent[] => {
     const out: CollectorEvent[] = [];
@@ -74,14 +97,17 @@ export function replay(lines: Iterable<string>, opts: ReplayOptions = {}): Repla
         parseErrors.push(parsed.error);
         continue;
       }
-      out.push(...take(assembler.push(parsed.record, nowMs)));
-      if (tickEachLine) out.push(...take(assembler.tick(nowMs)));
+      framer.push(parsed.record, nowMs * 1000, framed);
+      out.push(...assemble(nowMs));
+      if (tickEachLine) out.push(...tick(nowMs));
     }
     return out;
   };
   feed(lines);
   const r: Replay = {
     assembler,
+    framer,
+    heldState: () => ({ ...assembler.heldState(), openFrames: framer.openCount }),
     events,
     get started() {
       return events.filter((e) => e.type === 'call.started').map((e) => e.call);
@@ -95,8 +121,11 @@ export function replay(lines: Iterable<string>, opts: ReplayOptions = {}): Repla
     parseErrors,
     nowMs,
     feed,
-    tick: (t) => take(assembler.tick(t)),
-    flushAll: (reason) => take(assembler.flushAll(reason)),
+    tick,
+    flushAll: (reason) => {
+      framer.closeAll(framed);
+      return [...assemble(nowMs), ...take(assembler.flushAll(reason))];
+    },
   };
   if (end === 'tick') r.tick(FAR_FUTURE_MS);
   if (end === 'flushAll') r.flushAll('replay ended');

@@ -34,7 +34,7 @@
 
 import fc from 'fast-check';
 import { parseTracerBytes } from '../../bpf/tracer-protocol.js';
-import { CANARY_COMMAND, CANARY_OUTPUT } from '../../collector/assemble/assembler.js';
+import { CANARY_COMMAND, CANARY_OUTPUT } from '../../collector/tracer/canary-marks.js';
 import { callId } from '../../collector/assemble/call-state.js';
 import { RecordFlow } from '../../collector/record-flow.js';
 import { DAEMON_SWEEP, LivenessSweep } from '../../collector/liveness-sweep.js';

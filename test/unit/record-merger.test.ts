@@ -1,9 +1,11 @@
-// The record merger turns the records of several tracers (the main one, the
+// The record merger turns the frames of several tracers (the main one, the
 // sched-only standby, the old main one after a mode switch) into one stream:
 // each exec, fork and exit once, each process tree's payloads from one tracer.
 import { describe, expect, it } from 'vitest';
 import { RecordMerger } from '../../collector/tracer/record-merger.js';
-import type { TracerRecord } from '../../bpf/tracer-protocol.js';
+import type { TracerFrame } from '../../bpf/index.js';
+
+type TracerRecord = TracerFrame;
 
 const T = 10_000_000;
 const exec = (ts: number, pid: number, ppid = 1, path = '/opt/cni/bin/bridge'): TracerRecord => ({
@@ -16,17 +18,26 @@ const exec = (ts: number, pid: number, ppid = 1, path = '/opt/cni/bin/bridge'): 
   argBytes: 10,
   blockBytes: 200,
   path,
+  pathCut: false,
+  cwd: null,
+  parentComm: null,
+  block: Buffer.alloc(200),
+  whole: true,
 });
-const chunk = (pid: number): TracerRecord => ({ kind: 'exec-chunk', pid, off: 0, data: Buffer.alloc(200) });
 const fork = (ts: number, ppid: number, pid: number): TracerRecord => ({ kind: 'fork', ts, ppid, pid });
 const exit = (ts: number, pid: number): TracerRecord => ({ kind: 'exit', ts, pid, start: String(pid * 1000), exitCode: 0, groupExitCode: 0, signalFlags: 0 });
-const write = (ts: number, pid: number): TracerRecord => ({ kind: 'write', ts, pid, tid: pid, fd: 1, file: '2', len: 5 });
-const data = (tid: number): TracerRecord => ({ kind: 'data-chunk', tid, off: 0, data: Buffer.from('hello') });
+const write = (ts: number, pid: number): TracerRecord => ({ kind: 'write', ts, pid, tid: pid, fd: 1, file: '2', len: 5, bytes: Buffer.from('hello'), whole: true });
 
-/** Feeds [source, record] pairs in order; returns what went on, hellos left out unless asked. */
+/** Feeds frames, each with its source, in order; appends what went on to `out` and the pids whose bytes may be cut to `cut`. */
+function merge(merger: RecordMerger, frames: readonly TracerRecord[], sources: readonly number[], out: TracerRecord[], cut: number[] = []): void {
+  frames.forEach((f, i) => merger.pass(f, sources[i]!, out, cut));
+}
+
+/** Feeds [source, frame] pairs in order; returns what went on, hellos left out unless asked. */
 function run(merger: RecordMerger, input: Array<[number, TracerRecord]>, keepHello = false): TracerRecord[] {
   const out: TracerRecord[] = [];
-  merger.merge(
+  merge(
+    merger,
     input.map(([, r]) => r),
     input.map(([s]) => s),
     out,
@@ -39,19 +50,18 @@ const STANDBY = 2;
 const NEW = 3;
 
 describe('RecordMerger', () => {
-  it('passes an exec, fork and exit seen by the main tracer and the standby once, chunks with the copy kept', () => {
+  it('passes an exec, fork and exit seen by the main tracer and the standby once, the exec with the copy kept', () => {
     const m = new RecordMerger({ src: MAIN, mode: 'full' });
     const out = run(m, [
       [MAIN, exec(T, 10)],
-      [MAIN, chunk(10)],
-      [STANDBY, exec(T + 3, 10)],
-      [STANDBY, chunk(10)],
+      [STANDBY, { ...exec(T + 3, 10), block: Buffer.alloc(200, 1) } as TracerRecord],
       [STANDBY, fork(T + 100, 10, 11)],
       [MAIN, fork(T + 101, 10, 11)],
       [MAIN, exit(T + 500, 10)],
       [STANDBY, exit(T + 502, 10)],
     ]);
-    expect(out.map((r) => r.kind)).toEqual(['exec', 'exec-chunk', 'fork', 'exit']);
+    expect(out.map((r) => r.kind)).toEqual(['exec', 'fork', 'exit']);
+    expect(out[0]!.kind === 'exec' && out[0]!.block.equals(Buffer.alloc(200))).toBe(true);
     expect(m.counters.duplicates).toBe(3);
   });
 
@@ -83,19 +93,14 @@ describe('RecordMerger', () => {
       [NEW, exec(T + 2_000, 20)], // after: NEW's bytes
       [MAIN, exec(T + 2_001, 20)],
       [MAIN, write(T + 3_000, 10)],
-      [MAIN, data(10)],
       [NEW, write(T + 3_001, 10)],
-      [NEW, data(10)],
       [NEW, write(T + 3_100, 12)], // the old tree's child: MAIN's
       [MAIN, write(T + 3_101, 12)],
       [MAIN, write(T + 3_200, 20)],
-      [MAIN, data(20)],
       [NEW, write(T + 3_201, 20)],
-      [NEW, data(20)],
     ]);
     const writes = out.filter((r) => r.kind === 'write');
     expect(writes.map((w) => ('ts' in w ? w.ts : 0))).toEqual([T + 3_000, T + 3_101, T + 3_201]);
-    expect(out.filter((r) => r.kind === 'data-chunk')).toHaveLength(2);
     expect(m.counters.payloadsFromOther).toBe(3);
   });
 
@@ -110,24 +115,24 @@ describe('RecordMerger', () => {
     const m = new RecordMerger({ src: MAIN, mode: 'full' });
     const out: TracerRecord[] = [];
     const cut: number[] = [];
-    m.merge([exec(T, 10), exec(T + 10, 20), exec(T + 20, 40)], [MAIN, MAIN, MAIN], out, cut);
+    merge(m, [exec(T, 10), exec(T + 10, 20), exec(T + 20, 40)], [MAIN, MAIN, MAIN], out, cut);
     // 20 and 40 exited just before the main tracer died (its bytes may be unread); 50 long before.
-    m.merge([exec(T + 30, 50), exit(T + 40, 50), exit(T + 1_100_000, 20), exit(T + 1_100_060, 40), exit(T + 1_100_061, 40)], [MAIN, MAIN, STANDBY, STANDBY, MAIN], out, cut);
+    merge(m, [exec(T + 30, 50), exit(T + 40, 50), exit(T + 1_100_000, 20), exit(T + 1_100_060, 40), exit(T + 1_100_061, 40)], [MAIN, MAIN, STANDBY, STANDBY, MAIN], out, cut);
     const gone = m.sourceGone(MAIN);
     expect(gone.cut).toEqual([10, 20, 40]);
     // 10 still ran, 20's exit (the standby's) waited for the main tracer's copy: even a tracer stopped on purpose cut those.
     expect(gone.inFlight).toEqual([10, 20]);
     m.setPayloadSource(null, 'light', T + 1_100_100);
-    m.merge([exit(T + 1_100_200, 10), exec(T + 1_100_300, 30), exit(T + 1_100_400, 30)], [STANDBY, STANDBY, STANDBY], out, cut);
+    merge(m, [exit(T + 1_100_200, 10), exec(T + 1_100_300, 30), exit(T + 1_100_400, 30)], [STANDBY, STANDBY, STANDBY], out, cut);
     expect(cut).toEqual([10]);
   });
 
   it('holds an exit the standby reported first until the payload tracer\'s own copy, or its death, says whether its bytes are in', () => {
     const m = new RecordMerger({ src: MAIN, mode: 'full' });
     const out: TracerRecord[] = [];
-    m.merge([exec(T, 10), exec(T + 5, 20), exit(T + 100, 10)], [MAIN, MAIN, STANDBY], out);
+    merge(m, [exec(T, 10), exec(T + 5, 20), exit(T + 100, 10)], [MAIN, MAIN, STANDBY], out);
     expect(out.map((r) => r.kind)).toEqual(['hello', 'exec', 'exec']);
-    m.merge([exit(T + 101, 10), exit(T + 200, 20)], [MAIN, STANDBY], out);
+    merge(m, [exit(T + 101, 10), exit(T + 200, 20)], [MAIN, STANDBY], out);
     expect(out.filter((r) => r.kind === 'exit').map((r) => ('pid' in r ? r.pid : 0))).toEqual([10]);
     const released: TracerRecord[] = [];
     const gone = m.sourceGone(MAIN, released);
@@ -135,18 +140,6 @@ describe('RecordMerger', () => {
     // 20's exit waited for the main tracer's copy (its count of payload records): in flight.
     expect(gone.inFlight).toEqual([20]);
     expect(released.map((r) => ('pid' in r ? r.pid : 0))).toEqual([20]);
-  });
-
-  it('passes the chunk lines of a read on CPU 0 (a header that names its CPU, chunks that carry none above their tid)', () => {
-    const m = new RecordMerger({ src: MAIN, mode: 'full' });
-    const out = run(m, [
-      [MAIN, exec(T, 10)],
-      [MAIN, { ...write(T + 10, 10), cpu: 0 } as TracerRecord],
-      [MAIN, data(10)],
-      [MAIN, { ...write(T + 20, 10), cpu: 1 } as TracerRecord],
-      [MAIN, { ...data(10), cpu: 1 } as TracerRecord],
-    ]);
-    expect(out.map((r) => r.kind)).toEqual(['exec', 'write', 'data-chunk', 'write', 'data-chunk']);
   });
 
   it("passes an exit's count of payload records only from the tracer that supplies the process's payloads", () => {
@@ -177,29 +170,29 @@ describe('RecordMerger', () => {
     const ended = (ts: number, tid: number, pid: number, ioRecords: number): TracerRecord => ({ kind: 'thread-exit', ts, tid, pid, ioRecords });
     const m = new RecordMerger({ src: MAIN, mode: 'full' });
     const out: TracerRecord[] = [];
-    m.merge([exec(T, 10), fork(T + 10, 10, 11), fork(T + 11, 10, 12), ended(T + 500, 11, 10, 0)], [MAIN, MAIN, MAIN, STANDBY], out);
+    merge(m, [exec(T, 10), fork(T + 10, 10, 11), fork(T + 11, 10, 12), ended(T + 500, 11, 10, 0)], [MAIN, MAIN, MAIN, STANDBY], out);
     // The standby's copy (no payload probes: count 0) would let the call out before the worker's records came.
     expect(out.filter((r) => r.kind === 'thread-exit')).toEqual([]);
-    m.merge([ended(T + 502, 11, 10, 2), ended(T + 600, 12, 10, 1), ended(T + 601, 12, 10, 0)], [MAIN, MAIN, STANDBY], out);
+    merge(m, [ended(T + 502, 11, 10, 2), ended(T + 600, 12, 10, 1), ended(T + 601, 12, 10, 0)], [MAIN, MAIN, STANDBY], out);
     expect(out.filter((r) => r.kind === 'thread-exit')).toEqual([ended(T + 502, 11, 10, 2), ended(T + 600, 12, 10, 1)]);
     // One whose payload tracer's copy never comes goes on without a count, its process cut.
-    m.merge([ended(T + 700, 13, 10, 0)], [STANDBY], out);
+    merge(m, [ended(T + 700, 13, 10, 0)], [STANDBY], out);
     const expired: TracerRecord[] = [];
     const cut: number[] = [];
-    m.merge([write(T + 6_000_000, 10)], [MAIN], out);
+    merge(m, [write(T + 6_000_000, 10)], [MAIN], out);
     m.expire(T + 6_000_000, expired, cut);
     expect(expired).toEqual([{ kind: 'thread-exit', ts: T + 700, tid: 13, pid: 10 }]);
     expect(cut).toEqual([10]);
     // The payload tracer's copy dated 5 ms after the standby's (its program preempted between the two runs): not
     // matched as one sighting, yet it releases the held copy, which does not expire as cut.
-    m.merge([ended(T + 800, 15, 10, 0), ended(T + 5_800, 15, 10, 4)], [STANDBY, MAIN], out);
+    merge(m, [ended(T + 800, 15, 10, 0), ended(T + 5_800, 15, 10, 4)], [STANDBY, MAIN], out);
     expect(out.filter((r) => r.kind === 'thread-exit').at(-1)).toEqual(ended(T + 5_800, 15, 10, 4));
     // The same the other way round: the payload tracer's copy first, the standby's 5 ms later is a duplicate, not held.
-    m.merge([ended(T + 900, 16, 10, 3), ended(T + 5_900, 16, 10, 0)], [MAIN, STANDBY], out);
+    merge(m, [ended(T + 900, 16, 10, 3), ended(T + 5_900, 16, 10, 0)], [MAIN, STANDBY], out);
     expect(out.filter((r) => r.kind === 'thread-exit').at(-1)).toEqual(ended(T + 900, 16, 10, 3));
     const later: TracerRecord[] = [];
     const laterCut: number[] = [];
-    m.merge([write(T + 12_000_000, 10)], [MAIN], out);
+    merge(m, [write(T + 12_000_000, 10)], [MAIN], out);
     m.expire(T + 12_000_000, later, laterCut);
     expect([later, laterCut]).toEqual([[], []]);
     // An older tracer's end (no time, no count) passes as it is, every copy.
@@ -210,7 +203,7 @@ describe('RecordMerger', () => {
     const m = new RecordMerger({ src: MAIN, mode: 'full' });
     const out: TracerRecord[] = [];
     // The standby's exit of 30 comes through another CPU's buffer before its exec; the main tracer is killed.
-    m.merge([exit(T + 100, 30)], [STANDBY], out);
+    merge(m, [exit(T + 100, 30)], [STANDBY], out);
     expect(out.filter((r) => r.kind === 'exit')).toEqual([]);
     const released: TracerRecord[] = [];
     expect(m.sourceGone(MAIN, released).cut).toContain(30);
@@ -222,7 +215,7 @@ describe('RecordMerger', () => {
     run(m, [[MAIN, exec(T, 10)]]);
     m.sourceGone(MAIN);
     m.setPayloadSource(NEW, 'full', T + 5_000);
-    const out = run(m, [[NEW, write(T + 6_000, 10)], [NEW, data(10)]]);
+    const out = run(m, [[NEW, write(T + 6_000, 10)]]);
     expect(out).toEqual([]);
   });
 });
