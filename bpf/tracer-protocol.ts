@@ -9,13 +9,13 @@
  * | X    | ts cpu×2^22+pid ppid[+-] start in_file out_file err_file arg_bytes block_bytes path… | traced exec; `+`: its parent is traced too (`-`: not; neither: a tracer before the mark); path is the rest of the line |
  * | P    | cpu×2^22+pid comm…                                                  | the exec's parent's name (rest of the line) |
  * | B    | cpu×2^22+pid off hex                                                | 200 bytes of the exec's argv+env block from off (off may be < 0) |
- * | F    | ts ppid child                                                       | fork/clone by a traced process (child may be a thread) |
+ * | F    | ts ppid child clone_flags                                           | fork/clone by a traced process; CLONE_THREAD in clone_flags: the child is a thread of ppid |
  * | R    | ts pid tid fd file len cpu                                          | len bytes read from the call's stdin; D lines follow |
  * | W    | ts pid tid fd file len cpu                                          | len bytes written to its stdout/stderr; D lines follow |
  * | U    | ts pid tid R|W fd file len                                          | len bytes moved on such a file and not taken (see below) |
  * | D    | cpu×2^22+tid off hex                                                | 200 bytes of the thread's current R/W payload on that CPU, from off |
- * | Q    | ts pid start exit_code group_exit_code signal_flags io_records      | last thread of a traced process exited; io_records: its leader's (see below) |
- * | T    | tid ts pid io_records                                               | a traced non-leader thread of process pid exited (or exec'd, leaving its tid), having printed io_records (ts: since the sequencer orders it behind the thread's fork) |
+ * | Q    | ts pid start exit_code group_exit_code signal_flags io_records clones | last thread of a traced process exited; io_records and clones: its leader's (see below) |
+ * | T    | tid ts pid io_records start clones                                  | a traced non-leader thread of process pid exited (or exec'd, leaving its tid), having printed io_records and cloned `clones` tasks (ts: since the sequencer orders it behind the thread's fork); start: the thread's start time (the process's for a thread that exec'd), which names the end across tid reuse |
  * | N    | cpu×2^22+pid len off hex                                            | 200 bytes of the exec's path (len bytes in all) from off: only when X's was cut |
  * | C    | cpu×2^22+pid depth hex                                              | a name of a relative exec's working directory, depth 0 the innermost; empty: the root |
  * | G    | ts pid tid old_fd new_fd                                            | the process copied old_fd to new_fd (dup, dup2, dup3, fcntl F_DUPFD): counted in io_records |
@@ -66,8 +66,14 @@
  * once): Q carries the leader's, each T its thread's. A process's records
  * are its Q's count plus its threads' T counts; the collector holds the call
  * until that many came, as they may trail the exit from other CPUs' buffers.
+ * clones counts, the same way, the tasks (threads and processes) one thread
+ * cloned: a process's F lines are as many as its Q and T lines say, so the
+ * collector knows which children to wait for, and through their F lines
+ * which of them are threads, whose ends (with their counts) it waits for.
  * Lines of earlier versions without cpu or io_records still parse (the field
- * left out), and so do T lines without ts, or without pid and io_records.
+ * left out), and so do F lines without clone_flags (the child may be a
+ * thread or a process), Q lines without clones, and T lines without start
+ * and clones, without ts, or without pid and io_records.
  */
 
 export const PROTOCOL_VERSION = 1;
@@ -126,7 +132,12 @@ export type TracerRecord =
     }
   | { kind: 'exec-chunk'; pid: number; cpu?: number; off: number; data: Buffer }
   | { kind: 'exec-parent'; pid: number; cpu?: number; comm: string }
-  | { kind: 'fork'; ts: MonoMicros; ppid: number; pid: number }
+  /**
+   * A fork or clone by traced process `ppid`. `thread`: the child is a thread
+   * of `ppid` (CLONE_THREAD), not a process; absent in older output, where
+   * either may be.
+   */
+  | { kind: 'fork'; ts: MonoMicros; ppid: number; pid: number; thread?: boolean }
   | { kind: 'read'; ts: MonoMicros; pid: number; tid: number; fd: number; file: string; len: number; cpu?: number }
   | { kind: 'write'; ts: MonoMicros; pid: number; tid: number; fd: number; file: string; len: number; cpu?: number }
   | { kind: 'uncaptured'; ts: MonoMicros; pid: number; tid: number; direction: 'read' | 'write'; fd: number; file: string; len: number }
@@ -141,13 +152,16 @@ export type TracerRecord =
       signalFlags: number;
       /** R, W, U and G headers its leader printed (its other threads' are on their thread-exit); absent when the tracer did not say. */
       ioRecords?: number;
+      /** Tasks (threads and processes) its leader cloned: F lines of this process; absent when the tracer did not say. */
+      clones?: number;
     }
   /**
    * A traced non-leader thread ended (ts absent in older output: it then
    * passes unordered). pid and ioRecords (the R, W, U and G headers the
-   * thread printed) absent in older output.
+   * thread printed), start (the thread's start time: with tid, it names
+   * this end) and clones (the tasks it cloned) absent in older output.
    */
-  | { kind: 'thread-exit'; tid: number; ts?: MonoMicros; pid?: number; ioRecords?: number }
+  | { kind: 'thread-exit'; tid: number; ts?: MonoMicros; pid?: number; ioRecords?: number; start?: string; clones?: number }
   /** N: part of an exec's path, which has `len` bytes. */
   | { kind: 'exec-path-chunk'; pid: number; cpu?: number; len: number; off: number; data: Buffer }
   /** C: a name of a relative exec's working directory, `depth` steps below it; empty for the root. */
@@ -251,6 +265,9 @@ export function parseTracerBytes(line: Buffer): ParseResult {
   }
   return parseTracerLine(line.toString('utf8'));
 }
+
+/** clone(2)'s CLONE_THREAD: the new task is a thread of its parent's process. */
+const CLONE_THREAD = 0x10000;
 
 /** Pids and tids stay below 2^22 (the kernel's pid_max limit): a D line's CPU sits above its tid. */
 export const TID_SPACE = 4_194_304;
@@ -403,11 +420,12 @@ function parseFields(kind: string, line: string): TracerRecord {
       return withCpu(exec, packed);
     }
     case 'F': {
-      const f = exact(line, 3);
-      return { kind: 'fork', ts: micros(f[0]!), ppid: uint(f[1]), pid: uint(f[2]) };
+      const f = between(line, 3, 4);
+      const fork = { kind: 'fork' as const, ts: micros(f[0]!), ppid: uint(f[1]), pid: uint(f[2]) };
+      return f.length === 4 ? { ...fork, thread: (Math.floor(uint(f[3]) / CLONE_THREAD) & 1) === 1 } : fork;
     }
     case 'Q': {
-      const f = between(line, 6, 7);
+      const f = between(line, 6, 8);
       const exit = {
         kind: 'exit' as const,
         ts: micros(f[0]!),
@@ -417,19 +435,22 @@ function parseFields(kind: string, line: string): TracerRecord {
         groupExitCode: int(f[4]),
         signalFlags: uint(f[5]),
       };
-      return f.length === 7 ? { ...exit, ioRecords: uint(f[6]) } : exit;
+      if (f.length === 6) return exit;
+      return f.length === 8 ? { ...exit, ioRecords: uint(f[6]), clones: uint(f[7]) } : { ...exit, ioRecords: uint(f[6]) };
     }
     case 'G': {
       const f = exact(line, 5);
       return { kind: 'fd-copy', ts: micros(f[0]!), pid: uint(f[1]), tid: uint(f[2]), oldFd: uint(f[3]), newFd: uint(f[4]) };
     }
     case 'T': {
-      const f = between(line, 1, 4);
-      // T tid (oldest), T tid ts, T tid ts pid io_records.
-      if (f.length === 3) throw new FieldError('field-count');
+      const f = between(line, 1, 6);
+      // T tid (oldest), T tid ts, T tid ts pid io_records, T tid ts pid io_records start clones.
+      if (f.length === 3 || f.length === 5) throw new FieldError('field-count');
       if (f.length === 1) return { kind: 'thread-exit', tid: uint(f[0]) };
       const ended = { kind: 'thread-exit' as const, tid: uint(f[0]), ts: micros(f[1]!) };
-      return f.length === 4 ? { ...ended, pid: uint(f[2]), ioRecords: uint(f[3]) } : ended;
+      if (f.length === 2) return ended;
+      const counted = { ...ended, pid: uint(f[2]), ioRecords: uint(f[3]) };
+      return f.length === 6 ? { ...counted, start: inode(f[4]), clones: uint(f[5]) } : counted;
     }
     case 'N': {
       const [pid, len, off, hex] = splitN(line, 4);

@@ -91,7 +91,13 @@ export class RecordFlow {
     this.nowMs = nowMs;
     if (rec.kind === 'lost') {
       const lookback = Math.max(LOSS_LOOKBACK_MIN_US, LOSS_LOOKBACK_LAG_FACTOR * this.sequencer.window.maxLagUs(arrivalUs));
-      this.emit(this.assembler.recordsLost(rec.count, { fromTs: arrivalUs - lookback, toTs: arrivalUs }, nowMs));
+      const window = { fromTs: arrivalUs - lookback, toTs: arrivalUs };
+      this.emit(this.assembler.recordsLost(rec.count, window, nowMs));
+      // Ends held for this tracer's copy may have been among what it lost.
+      const released: TracerFrame[] = [];
+      this.cut.length = 0;
+      this.merger.sourceLost(src, window, released, this.cut);
+      this.pushMerged(released);
       return this.take();
     }
     const framed = this.framed;
@@ -148,7 +154,7 @@ export class RecordFlow {
   /** The assembler's timers: calls whose waits are over are published. */
   tick(nowMs: number): readonly CollectorEvent[] {
     this.nowMs = nowMs;
-    this.emit(this.assembler.tick(nowMs));
+    this.emit(this.assembler.tick(nowMs, Math.min(this.sequencer.oldestHeldTs, this.openTs())));
     return this.take();
   }
 

@@ -82,7 +82,8 @@ export class CallAssembler {
         this.execs.exec(rec, events);
         break;
       case 'fork':
-        this.lifecycle.fork(rec.ppid, rec.pid, rec.ts);
+        if (rec.thread === true) this.lifecycle.thread(rec.ppid, rec.pid, rec.ts);
+        else this.lifecycle.fork(rec.ppid, rec.pid, rec.ts);
         break;
       case 'read':
       case 'write':
@@ -116,15 +117,20 @@ export class CallAssembler {
     return this.publisher.takeRepublished(events);
   }
 
-  /** Finalizes calls whose grace period after exit has passed, and lets go of what waited too long. */
-  tick(nowMs: number): CollectorEvent[] {
+  /**
+   * Finalizes calls whose grace period after exit has passed, and lets go of
+   * what waited too long. `heldFromTs` (kernel µs): the oldest record not yet
+   * handed on (held in order, or still being put together); a call whose exit
+   * is not before it may still get records dated before its exit.
+   */
+  tick(nowMs: number, heldFromTs = Infinity): CollectorEvent[] {
     this.ctx.nowMs = Math.max(this.ctx.nowMs, nowMs);
     const events: CollectorEvent[] = [];
     this.execs.expire(nowMs, events);
     this.procs.sweepOutlived(nowMs);
     this.publisher.sweep(nowMs);
     this.ioTally.sweep(nowMs);
-    this.publisher.publishDue(nowMs, events);
+    this.publisher.publishDue(nowMs, heldFromTs, events);
     // After publishing too: a read or write its publication let go may have come here (made after its process's exit).
     this.counters.unattributed += this.early.sweep(nowMs);
     // After publishing: what its last reads and writes left here is as old as they are.

@@ -242,9 +242,13 @@ export class CallPublisher {
     }
   }
 
-  /** Publishes the finished calls nothing known is outstanding for, in publication.ts's order. */
-  publishDue(nowMs: number, events: CollectorEvent[]): void {
-    const waits = { missingIo: (c: CallState) => this.missingIo(c), hasLiveDescendant: (id: string, c: CallState) => this.procs.hasLiveDescendant(id, c) };
+  /** Publishes the finished calls nothing known is outstanding for, in publication.ts's order; `heldFromTs`: see CallAssembler.tick. */
+  publishDue(nowMs: number, heldFromTs: number, events: CollectorEvent[]): void {
+    const waits = {
+      missingIo: (c: CallState) => this.missingIo(c),
+      hasLiveDescendant: (id: string, c: CallState) => this.procs.hasLiveDescendant(id, c),
+      recordsHeld: (c: CallState) => c.exitTs !== null && c.exitTs >= heldFromTs,
+    };
     for (const id of publicationOrder(this.calls, nowMs, waits)) events.push(this.finalize(id, this.calls.get(id)!));
   }
 
@@ -293,7 +297,7 @@ export class CallPublisher {
     return events;
   }
 
-  /** Whether a process of the call exited with payload records announced that have not all come. */
+  /** Whether a process of the call exited with payload records, or ends of its threads, announced that have not all come. */
   private missingIo(call: CallState): boolean {
     for (const proc of this.ioTally.waiting()) if (proc.callId === call.base.id) return true;
     return false;

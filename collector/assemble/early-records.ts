@@ -14,11 +14,19 @@ export const EARLY_RECORDS_TTL_MS = 10_000;
 export interface EarlyRecords {
   since: number;
   ios: IoInFlight[];
-  /** With their times: a fork replayed after its child exec'd and exited must still be told from a new process. */
-  forks: Array<{ pid: number; ts: number | undefined }>;
+  /** With their times: a fork replayed after its child exec'd and exited must still be told from a new process. A thread's clone too (`thread`). */
+  forks: Array<{ pid: number; ts: number | undefined; thread?: boolean }>;
   exit: Extract<TracerFrame, { kind: 'exit' }> | null;
-  /** Its threads' ends, with the payload records they printed (added to its count). */
-  threadEnds: Array<{ tid: number; ts: number; ioRecords: number }>;
+  /** Its threads' ends, with the payload records they printed and the tasks they cloned (added to its counts). */
+  threadEnds: ThreadEnd[];
+}
+
+/** A thread's end as the io tally takes it. */
+export interface ThreadEnd {
+  readonly tid: number;
+  readonly ts: number;
+  readonly ioRecords: number;
+  readonly clones: number | undefined;
 }
 
 export class EarlyRecordStore {

@@ -44,6 +44,7 @@ export class ProcessLifecycle {
       this.early.for(ppid, this.ctx.nowMs).forks.push({ pid, ts });
       return;
     }
+    this.ioTally.clone(parent, false, this.ctx.nowMs);
     const existing = this.procs.get(pid);
     // The child's exec may have been delivered first (another CPU's buffer); keep what it said. Its exit too:
     // a fork dated before the exit of the process it names is that process's own fork, not a new process's.
@@ -69,7 +70,7 @@ export class ProcessLifecycle {
       return;
     }
     if (proc.start !== null && proc.start !== rec.start) return;
-    this.ioTally.exited(proc, rec.ioRecords, nowMs);
+    this.ioTally.exited(proc, rec.ioRecords, rec.clones, nowMs);
     proc.start = rec.start;
     proc.exited = true;
     proc.exitTs = rec.ts;
@@ -114,15 +115,31 @@ export class ProcessLifecycle {
     }
   }
 
+  /**
+   * Process `pid` cloned thread `tid` (the tracer marks it): no process of its
+   * own (its records are its process's), but one of the tasks its process's
+   * ends announce, and a thread whose end, with its counts, is then awaited.
+   */
+  thread(pid: number, tid: number, ts: number): void {
+    const proc = this.procs.at(pid, ts);
+    if (proc) this.ioTally.clone(proc, true, this.ctx.nowMs);
+    else if (!this.canaries.has(pid)) this.early.for(pid, this.ctx.nowMs).forks.push({ pid: tid, ts, thread: true });
+  }
+
   threadExit(rec: Extract<TracerFrame, { kind: 'thread-exit' }>, nowMs: number): void {
     const tid = rec.tid;
     // The payload records it printed are its process's too: the call waits for them as for its exit's count.
-    // (Not dated against the process's exit: a thread still ending as the last one exits prints after it.)
+    // (Dated against the process's exit with a margin: a thread still ending as the last one exits prints after it.)
     if (rec.pid !== undefined && rec.ts !== undefined && rec.ioRecords !== undefined && !this.canaries.has(rec.pid)) {
-      const ended = { tid, ts: rec.ts, ioRecords: rec.ioRecords };
+      const ended = { tid, ts: rec.ts, ioRecords: rec.ioRecords, clones: rec.clones };
       const owner = this.procs.get(rec.pid);
       const published = this.publisher.publishedProc(rec.pid)?.proc.exitTs;
-      if (owner) this.ioTally.threadEnded(owner, ended.tid, ended.ts, ended.ioRecords, nowMs);
+      if (owner && startedBefore(rec, owner)) {
+        // A thread of an earlier process with this pid, long done with.
+        this.ctx.counters.unattributed++;
+      } else if (owner && !endedPast(rec, owner)) {
+        this.ioTally.threadEnded(owner, ended, nowMs);
+      }
       // A published process's own thread (its records, should any come, go in late), else the pid's next process's.
       else if (published === undefined || rec.ts > published + THREAD_END_AFTER_EXIT_US) this.early.for(rec.pid, this.ctx.nowMs).threadEnds.push(ended);
     }
@@ -139,13 +156,26 @@ export class ProcessLifecycle {
   replayEarly(pid: number, execTs: number | null, start: string | null): void {
     const early = this.early.take(pid);
     if (!early) return;
-    for (const child of early.forks) this.fork(pid, child.pid, child.ts);
+    for (const child of early.forks) {
+      if (child.thread === true) this.thread(pid, child.pid, child.ts!);
+      else this.fork(pid, child.pid, child.ts);
+    }
     for (const io of early.ios) {
       if (execTs === null || io.ts >= execTs) this.io.file(io);
       else this.ctx.counters.unattributed++;
     }
     const proc = this.procs.get(pid);
-    if (proc) for (const t of early.threadEnds) this.ioTally.threadEnded(proc, t.tid, t.ts, t.ioRecords, this.ctx.nowMs);
+    if (proc) for (const t of early.threadEnds) this.ioTally.threadEnded(proc, t, this.ctx.nowMs);
     if (early.exit && (start === null || early.exit.start === start)) this.exit(early.exit, this.ctx.nowMs);
   }
+}
+
+/** A thread's end that names a thread started before the process did: an earlier process's with that pid. */
+function startedBefore(end: { start?: string }, proc: Proc): boolean {
+  return end.start !== undefined && proc.start !== null && BigInt(end.start) < BigInt(proc.start);
+}
+
+/** A thread's end dated past the process's exit by more than a thread can trail it: the pid's next process's. */
+function endedPast(end: { ts?: number }, proc: Proc): boolean {
+  return end.ts !== undefined && proc.exited && proc.exitTs !== undefined && end.ts > proc.exitTs + THREAD_END_AFTER_EXIT_US;
 }

@@ -24,6 +24,12 @@ export interface KnownWaits {
   missingIo(call: CallState): boolean;
   /** A helper or fork of the call has not been seen to end. */
   hasLiveDescendant(id: string, call: CallState): boolean;
+  /**
+   * Records dated before its exit are still held before the assembler (in
+   * order, or being put together): its exit came ahead of them (another CPU's
+   * buffer read first, the exit kept until its process was known).
+   */
+  recordsHeld(call: CallState): boolean;
 }
 
 /**
@@ -85,6 +91,8 @@ export function publicationOrder(calls: ReadonlyMap<string, CallState>, nowMs: n
 
 /** Whether a call whose exit came `waitingMs` ago still waits for something known to be on its way. */
 function waitsFor(id: string, call: CallState, waitingMs: number, openChildren: ReadonlySet<string>, known: KnownWaits): boolean {
+  // What the stream holds from before its exit goes in before it is published, lost records or not.
+  if (known.recordsHeld(call)) return true;
   if (call.lostRecords) return false;
   if (known.missingIo(call)) {
     // Payload records its exits announced are still on their way (a CPU buffer bpftrace drains late).

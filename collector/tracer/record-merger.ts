@@ -8,11 +8,13 @@
  * passed on once:
  *
  * - an exec is the same exec when pid, process start time (a kernel value,
- *   identical in every tracer) and path agree and the timestamps lie within
- *   SAME_EVENT_US (each program reads the clock itself, microseconds apart);
- * - a fork, by parent and child pid within SAME_EVENT_US;
+ *   identical in every tracer) and path agree;
+ * - a fork, by parent and child pid;
  * - an exit, by pid and start time (a process exits once);
- * - a thread's end, by tid within SAME_EVENT_US.
+ * - a thread's end, by tid and the thread's start time;
+ *
+ * and the timestamps lie within SAME_EVENT_US (each program reads the clock
+ * itself: microseconds apart, or milliseconds when one is preempted).
  *
  * Payloads (reads, writes) cannot be matched that way (a thread's writes
  * may follow one another within microseconds with the same length), so each
@@ -36,40 +38,37 @@ import type { CaptureMode, TracerFrame } from '../../bpf/index.js';
 /** An exit or a thread's end: it says how many payload records its process (its leader) or thread printed. */
 type CountedEnd = Extract<TracerFrame, { kind: 'exit' | 'thread-exit' }>;
 
-/** An end whose count of payload records is not the payload tracer's: nothing to wait for. */
+/** An end whose counts (payload records, thread clones) are not the payload tracer's: nothing to wait for. */
 function withoutIoCount(rec: CountedEnd): CountedEnd {
-  if (rec.ioRecords === undefined) return rec;
+  if (rec.ioRecords === undefined && rec.clones === undefined) return rec;
   const copy = { ...rec };
   delete copy.ioRecords;
+  delete copy.clones;
   return copy;
 }
 
-/** Two tracers' timestamps of one kernel event differ by the time between their probes' runs. */
-export const SAME_EVENT_US = 2_000;
+/**
+ * How far apart (kernel µs) two tracers may date one event: their programs
+ * run one after the other on the same tracepoint hit, microseconds apart, but
+ * a program can be preempted between them on a busy node (copies of one
+ * thread end were dated more than 2 ms apart there; unmatched, the standby's
+ * copy was held for a payload tracer's copy that had already gone on). An
+ * event's key names it, so two copies from two tracers within a second are
+ * one event; of several, the nearest in time.
+ */
+const SAME_EVENT_US = 1_000_000;
 /** How far back (kernel µs) a dead tracer's bytes may have been left unread: more than bpftrace's reads lag behind. */
 const CUT_WINDOW_US = 1_000_000;
 /**
- * How far (kernel µs) the tracer supplying a process's payloads must have
- * printed past its exit (or a thread's end), reported first by another
- * tracer, before its own copy (with the count of payload records to wait
- * for) is taken to be lost:
- * it lags behind the sched-only standby under load, by seconds. Its records
- * are read one CPU buffer at a time, so a little more than one lags another.
+ * How long (µs of the clock) an end another tracer reported first waits at
+ * most for the payload tracer's copy, should that tracer neither print it,
+ * nor lose records, nor die: a copy is lost only with a loss notice (its
+ * tracer says so) or with its tracer. The payload tracer lags behind the
+ * sched-only standby under load by seconds, one CPU buffer more than
+ * another: waiting until it had printed 5 s past the end expired copies that
+ * were still in a buffer read later, and marked whole calls cut.
  */
-const HOLD_EXIT_PAST_US = 5_000_000;
-/**
- * How far apart (kernel µs) two tracers may date one exit or thread end:
- * their programs run one after the other on the same tracepoint hit, but a
- * program can be preempted between them on a busy node, past SAME_EVENT_US.
- * Unmatched, the standby's copy was held for a payload tracer's copy that
- * had already gone on, and expired as a lost end: its call marked cut though
- * nothing was (the busy-node test: 20-60 delegates a run). An exit's key
- * names its process (pid and start); a thread end's, its tid: two ends of one
- * tid within a second from two tracers are one end.
- */
-const SAME_END_US = 1_000_000;
-/** How long (µs of the clock) such an end waits at most, should the payload tracer print nothing at all. */
-const HOLD_EXIT_MAX_US = 30_000_000;
+const HELD_END_MAX_US = 30_000_000;
 /** Sightings are forgotten this far (kernel µs) behind the newest record: a lagging tracer's copy arrives well within it. */
 const REMEMBER_US = 60_000_000;
 
@@ -115,8 +114,6 @@ export class RecordMerger {
    * died with them unread (and the call must say so before it is published).
    */
   private readonly heldEnds = new Map<string, { rec: CountedEnd & { ts: number; pid: number }; owner: number; heldAtUs: number }>();
-  /** The newest timestamp each tracer has printed: how far its output has come. */
-  private readonly srcMaxTs = new Map<number, number>();
   private epochs: PayloadEpoch[];
   /** The epoch whose hello the stream has had. */
   private announced = -1;
@@ -166,15 +163,28 @@ export class RecordMerger {
   }
 
   /**
-   * Exits and thread ends whose payload tracer's copy never came, as of
-   * `nowUs` (kernel µs), go on without a count, their processes' pids in
-   * `cut`: that tracer lost the end, so it may have lost the process's bytes
-   * too, and the call must say so.
+   * Tracer `src` lost records at some moment of `window` (kernel µs; see
+   * record-flow.ts): ends held for its copy, dated within it or after, go on
+   * without a count, their processes' pids in `cut` (the copy may be among
+   * what it lost, and the process's bytes with it: the call must say so).
+   */
+  sourceLost(src: number, window: { fromTs: number }, out: TracerFrame[], cut: number[]): void {
+    for (const [key, held] of this.heldEnds) {
+      if (held.owner !== src || held.rec.ts < window.fromTs) continue;
+      this.heldEnds.delete(key);
+      cut.push(held.rec.pid);
+      out.push(withoutIoCount(held.rec));
+    }
+  }
+
+  /**
+   * Exits and thread ends whose payload tracer's copy did not come within
+   * HELD_END_MAX_US of the clock (`nowUs`, kernel µs) go on without a count,
+   * their processes' pids in `cut`.
    */
   expire(nowUs: number, out: TracerFrame[], cut: number[]): void {
     for (const [key, held] of this.heldEnds) {
-      const ownerTs = this.srcMaxTs.get(held.owner) ?? 0;
-      if (ownerTs <= held.rec.ts + HOLD_EXIT_PAST_US && nowUs - held.heldAtUs < HOLD_EXIT_MAX_US) continue;
+      if (nowUs - held.heldAtUs < HELD_END_MAX_US) continue;
       this.heldEnds.delete(key);
       cut.push(held.rec.pid);
       out.push(withoutIoCount(held.rec));
@@ -195,7 +205,6 @@ export class RecordMerger {
   pass(rec: TracerFrame, src: number, out: TracerFrame[], cut: number[]): void {
     if ('ts' in rec && rec.ts !== undefined) {
       if (rec.ts > this.maxTs) this.maxTs = rec.ts;
-      if (rec.ts > (this.srcMaxTs.get(src) ?? 0)) this.srcMaxTs.set(src, rec.ts);
       // Once a second of kernel time: what is forgotten is a minute old.
       if (this.maxTs - this.forgottenAt > 1_000_000) {
         this.forgottenAt = this.maxTs;
@@ -218,7 +227,7 @@ export class RecordMerger {
         return;
       case 'exit': {
         const key = `q${rec.pid}:${rec.start}`;
-        if (!this.firstSighting(key, src, rec.ts, SAME_END_US)) {
+        if (!this.firstSighting(key, src, rec.ts)) {
           this.passHeldCopy(rec, key, src, out);
           return;
         }
@@ -256,8 +265,8 @@ export class RecordMerger {
           out.push(rec);
           return;
         }
-        const key = `t${rec.tid}`;
-        if (!this.firstSighting(key, src, rec.ts, SAME_END_US)) {
+        const key = rec.start === undefined ? `t${rec.tid}` : `t${rec.tid}:${rec.start}`;
+        if (!this.firstSighting(key, src, rec.ts)) {
           this.passHeldCopy(rec, key, src, out);
           return;
         }
@@ -338,13 +347,14 @@ export class RecordMerger {
   }
 
   /** Whether this is the first tracer to report the event `key` at about `ts`; remembers it either way. */
-  private firstSighting(key: string, src: number, ts: number, withinUs = SAME_EVENT_US): boolean {
+  private firstSighting(key: string, src: number, ts: number): boolean {
     let seen = this.sightings.get(key);
     if (seen === undefined) {
       seen = [];
       this.sightings.set(key, seen);
     }
-    const same = seen.find((s) => !s.srcs.includes(src) && Math.abs(s.ts - ts) <= withinUs);
+    let same: Sighting | undefined;
+    for (const s of seen) if (!s.srcs.includes(src) && Math.abs(s.ts - ts) <= SAME_EVENT_US && (same === undefined || Math.abs(s.ts - ts) < Math.abs(same.ts - ts))) same = s;
     if (same) {
       same.srcs.push(src);
       this.counters.duplicates++;

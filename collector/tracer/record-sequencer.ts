@@ -121,6 +121,11 @@ export class RecordSequencer {
     return this.held.length - this.head;
   }
 
+  /** The timestamp of the oldest frame held (Infinity when none is): everything before it has gone on. */
+  get oldestHeldTs(): number {
+    return this.held[this.head]?.ts ?? Infinity;
+  }
+
   private insert(held: Held): void {
     // Input is almost sorted: walk back from the end to the insertion point.
     let i = this.held.length;

@@ -240,8 +240,8 @@ describe('a stream of lines through splitter, parser, sequencer and assembler', 
       const kind = line[0];
       if (line[1] !== ' ' || kind === undefined) return null;
       if ((kind === 'D' || kind === 'B') && how % 3 === 0) return line.slice(0, -1 - (how % 3));
-      // Two more fields: R, W and Q of earlier versions take one more (see the protocol).
-      if (EXACT.has(kind) && how % 3 === 1) return `${line} 0 0`;
+      // More fields than any form takes: R, W, F and Q of earlier versions take one or two more, T's oldest (one field) three (see the protocol).
+      if (EXACT.has(kind) && how % 3 === 1) return kind === 'T' ? `${line} 0 0` : `${line} 0 0 0`;
       return `Z${line.slice(1)}`;
     };
     const mutation = fc.record({ op: fc.constantFrom('drop', 'dup', 'swap', 'break', 'digit', 'shortChunk', 'lost'), at: fc.nat(), how: fc.nat() });

@@ -155,6 +155,8 @@ describe('the record flow on a simulated busy node', () => {
         tally('lags', sim, v);
         expect(v.problems).toEqual([]);
         expect(v.missing).toBe(0);
+        // Thread clones are marked on the F line: a call waits for its threads' ends as for its exit, however late.
+        expect(republishedToTruth(sim)).toEqual([]);
       }),
       fcParams(100),
     );

@@ -175,14 +175,28 @@ describe('RecordMerger', () => {
     expect(out.filter((r) => r.kind === 'thread-exit')).toEqual([]);
     merge(m, [ended(T + 502, 11, 10, 2), ended(T + 600, 12, 10, 1), ended(T + 601, 12, 10, 0)], [MAIN, MAIN, STANDBY], out);
     expect(out.filter((r) => r.kind === 'thread-exit')).toEqual([ended(T + 502, 11, 10, 2), ended(T + 600, 12, 10, 1)]);
-    // One whose payload tracer's copy never comes goes on without a count, its process cut.
+    // One whose payload tracer's copy does not come: held however far that tracer printed past it (its copy may be in
+    // a CPU buffer read later), until that tracer reports a loss that may hold it: then it goes on without a count,
+    // its process cut.
     merge(m, [ended(T + 700, 13, 10, 0)], [STANDBY], out);
     const expired: TracerRecord[] = [];
     const cut: number[] = [];
     merge(m, [write(T + 6_000_000, 10)], [MAIN], out);
     m.expire(T + 6_000_000, expired, cut);
+    expect([expired, cut]).toEqual([[], []]);
+    m.sourceLost(STANDBY, { fromTs: T }, expired, cut);
+    m.sourceLost(MAIN, { fromTs: T + 701 }, expired, cut);
+    expect([expired, cut]).toEqual([[], []]);
+    m.sourceLost(MAIN, { fromTs: T + 500 }, expired, cut);
     expect(expired).toEqual([{ kind: 'thread-exit', ts: T + 700, tid: 13, pid: 10 }]);
     expect(cut).toEqual([10]);
+    // Or once it has waited 30 s of the clock (from the newest record when it was held), should that tracer print nothing at all.
+    merge(m, [ended(T + 800, 17, 10, 0)], [STANDBY], out);
+    const late: TracerRecord[] = [];
+    m.expire(T + 26_000_000, late, cut);
+    expect(late).toEqual([]);
+    m.expire(T + 36_001_000, late, cut);
+    expect(late).toEqual([{ kind: 'thread-exit', ts: T + 800, tid: 17, pid: 10 }]);
     // The payload tracer's copy dated 5 ms after the standby's (its program preempted between the two runs): not
     // matched as one sighting, yet it releases the held copy, which does not expire as cut.
     merge(m, [ended(T + 800, 15, 10, 0), ended(T + 5_800, 15, 10, 4)], [STANDBY, MAIN], out);
