@@ -76,7 +76,6 @@
  * and clones, without ts, or without pid and io_records.
  */
 
-export const PROTOCOL_VERSION = 1;
 /** Iovecs of one readv/writev taken (bpf/program.ts repeats the probe this many times). */
 export const IOV_LIMIT = 2;
 export const CHUNK_BYTES = 200;
@@ -88,8 +87,6 @@ export const EXEC_HEADER_PATH_BYTES = 199;
 export const EXEC_PATH_CAP_BYTES = 4096;
 /** Bytes of a netlink request the tracer sends (M lines); a longer one is cut, its `len` the real one. */
 export const NETLINK_CAP_BYTES = 1200;
-/** Bytes of the kernel's extack text read (K lines); the text ends at its NUL. */
-export const EXTACK_BYTES = 160;
 /** Bytes of a sysctl write taken (Y lines: two 64-bit words; the BPF stack holds no more there). */
 export const SYSCTL_VALUE_BYTES = 16;
 /** Steps the working directory walk of a relative exec takes at most (names and mount points). */

@@ -22,7 +22,7 @@
  * a recorder may lose bytes when the node starves it, never without saying so.
  */
 
-import { CallAssembler, type AssemblerOptions } from './assemble/index.js';
+import { CallAssembler, ProcessTable, type AssemblerOptions } from './assemble/index.js';
 import { RecordFramer, type CanaryProof, type Framed } from './tracer/record-framer.js';
 import { RecordMerger } from './tracer/record-merger.js';
 import { RecordSequencer, type Sequenced } from './tracer/record-sequencer.js';
@@ -59,6 +59,7 @@ export interface CallStats {
 }
 
 export class RecordFlow {
+  private readonly procs: ProcessTable;
   private readonly assembler: CallAssembler;
   private readonly merger: RecordMerger;
   private readonly sequencer: RecordSequencer;
@@ -80,8 +81,10 @@ export class RecordFlow {
     initial: { src: number | null; mode: CaptureMode },
     window: ReorderWindowOptions = REORDER_WINDOW,
   ) {
-    this.assembler = new CallAssembler({ ...assemblerOptions, captureMode: initial.mode });
-    this.merger = new RecordMerger(initial);
+    // One process table: the assembler writes it, the merger reads each tree's payload tracer from it.
+    this.procs = new ProcessTable(initial);
+    this.assembler = new CallAssembler({ ...assemblerOptions, captureMode: initial.mode }, this.procs);
+    this.merger = new RecordMerger(this.procs);
     this.sequencer = new RecordSequencer(new ReorderWindow(window));
     this.frameWaitUs = window.maxUs;
   }
@@ -187,7 +190,7 @@ export class RecordFlow {
    * they are recorded as `mode` calls without payloads); calls already running keep the tracer they had.
    */
   setPayloadSource(src: number | null, mode: CaptureMode, fromTs: number): void {
-    this.merger.setPayloadSource(src, mode, fromTs);
+    this.procs.setPayloadSource(src, mode, fromTs);
   }
 
   /** The plugin process `pid` (started at `start`) is gone without its exit record: its call ends incomplete. */

@@ -44,7 +44,6 @@ export interface AssemblerHeldState {
 export class CallAssembler {
   readonly counters: AssemblerCounters;
   private readonly ctx: AssemblyContext;
-  private readonly procs = new ProcessTable();
   /** Each process's payload records against the count its exit announced. */
   private readonly ioTally = new IoTally<Proc>();
   private readonly early = new EarlyRecordStore();
@@ -54,7 +53,15 @@ export class CallAssembler {
   private readonly lifecycle: ProcessLifecycle;
   private readonly execs: ExecAssembly;
 
-  constructor(opts: AssemblerOptions) {
+  /**
+   * `procs`: the record path's one process table, which the merger reads too
+   * (its payload epochs say in which mode new calls are recorded); one of its
+   * own, in the options' capture mode, when the assembler runs alone.
+   */
+  constructor(
+    opts: AssemblerOptions,
+    private readonly procs = new ProcessTable({ src: null, mode: opts.captureMode ?? 'full' }),
+  ) {
     this.counters = newCounters();
     this.ctx = { opts, counters: this.counters, nowMs: 0 };
     this.canaries = new CanaryWatch();
@@ -76,7 +83,8 @@ export class CallAssembler {
     }
     switch (rec.kind) {
       case 'hello':
-        this.execs.mode = rec.mode;
+        // A tracer's own hello, read alone (the merger keeps them from the record flow's assembler): its mode from now on.
+        this.procs.setMode(rec.mode, rec.ts);
         break;
       case 'exec':
         this.execs.exec(rec, events);
@@ -127,7 +135,7 @@ export class CallAssembler {
     this.ctx.nowMs = Math.max(this.ctx.nowMs, nowMs);
     const events: CollectorEvent[] = [];
     this.execs.expire(nowMs, events);
-    this.procs.sweepOutlived(nowMs);
+    this.procs.sweep(nowMs);
     this.publisher.sweep(nowMs);
     this.ioTally.sweep(nowMs);
     this.publisher.publishDue(nowMs, heldFromTs, events);

@@ -48,8 +48,6 @@ export class CallPublisher {
   /** recentlyPublished by plugin pid (lateChildOf), and the top-level calls, open or recently published, by their ppid (adoptable). */
   private readonly publishedByPid = new PidIndex();
   private readonly topLevelByPpid = new PidIndex();
-  /** The exited processes of calls published lately, by pid: a read or write of theirs that comes late still goes in. */
-  private readonly publishedProcs = new Map<number, { proc: Proc; call: CallState; atMs: number }>();
   /** Processes marked lostRecords before their exec came, and when (see markLostRecords). */
   private readonly lostBeforeExec = new Map<number, { at: number; why: LostRecordsCause }>();
   /** Published calls changed since (by descendants, a loss, late bytes): handed on with the next events. */
@@ -92,21 +90,6 @@ export class CallPublisher {
     return this.calls.has(id) || this.recentIds.has(id);
   }
 
-  /** The exited process `pid` of a call published lately. */
-  publishedProc(pid: number): { proc: Proc; call: CallState } | undefined {
-    return this.publishedProcs.get(pid);
-  }
-
-  /**
-   * A fork entry that exited after its call was published: its exec may
-   * still come (another CPU's buffer read later), and takes it up
-   * (`takeExitedFork`).
-   */
-  keepExitedFork(proc: Proc): void {
-    const published = proc.callId === null ? undefined : this.recentlyPublished.get(proc.callId);
-    if (published) this.publishedProcs.set(proc.pid, { proc, call: published.call, atMs: this.ctx.nowMs });
-  }
-
   /**
    * The fork entry of process `pid` if it exited, and its parent's call was
    * published, before its exec came (its exec through a CPU buffer read
@@ -115,10 +98,10 @@ export class CallPublisher {
    * exec): nothing more is waited for.
    */
   takeExitedFork(pid: number, start: string): Proc | undefined {
-    const p = this.publishedProcs.get(pid);
-    if (!p || p.proc.role !== 'fork' || p.proc.start !== start || !p.proc.exited) return undefined;
-    this.publishedProcs.delete(pid);
-    return p.proc;
+    const proc = this.procs.remembered(pid);
+    if (!proc || proc.role !== 'fork' || proc.start !== start || !proc.exited || proc.callId === null || !this.recentlyPublished.has(proc.callId)) return undefined;
+    this.procs.unremember(pid);
+    return proc;
   }
 
   /** The top-level calls, open or published lately, that process `ppid` started. */
@@ -158,7 +141,8 @@ export class CallPublisher {
     const callId = this.procs.get(pid)?.callId;
     const call = callId ? this.calls.get(callId) : undefined;
     if (call) markLost(call, why);
-    else this.lostBeforeExec.set(pid, { at: this.ctx.nowMs, why });
+    // A process whose call went out already is no process whose exec is still to come.
+    else if (!this.procs.remembered(pid)) this.lostBeforeExec.set(pid, { at: this.ctx.nowMs, why });
   }
 
   /** Why the process `pid`, whose exec came now, was marked before it did, if it was. */
@@ -282,10 +266,6 @@ export class CallPublisher {
       this.publishedByPid.remove(p.call.base.pid, id);
       this.topLevelByPpid.remove(p.call.base.ppid, id);
     }
-    for (const [pid, p] of this.publishedProcs) {
-      if (nowMs - p.atMs < LOSS_MEMORY_MS) break;
-      this.publishedProcs.delete(pid);
-    }
     for (const [pid, { at }] of this.lostBeforeExec) if (nowMs - at >= EARLY_RECORDS_TTL_MS) this.lostBeforeExec.delete(pid);
   }
 
@@ -327,10 +307,7 @@ export class CallPublisher {
       if (proc.exited || proc.pid === call.base.pid) {
         this.procs.delete(pid);
         this.ioTally.forget(proc);
-        if (proc.exited && proc.exitTs !== undefined) {
-          this.publishedProcs.delete(pid);
-          this.publishedProcs.set(pid, { proc, call, atMs: now });
-        }
+        if (proc.exited && proc.exitTs !== undefined) this.procs.remember(proc, now);
       } else {
         this.procs.outlive(proc, now);
         outlivedBy++;

@@ -42,6 +42,8 @@ export interface Proc {
   exitTs?: number;
   /** How it ended (its wait status, decoded), kept for an exec whose record comes after the exit's. */
   outcome?: ProcessOutcome;
+  /** The tracer run its tree takes its payloads from (null: none, a light-mode tree): its parent's, or that of when its tree started. */
+  payloadSrc: number | null;
 }
 
 export interface HelperState {

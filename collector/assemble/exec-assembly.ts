@@ -13,7 +13,7 @@ import { decodeExecBlock, type DecodedExecBlock } from './exec-block.js';
 import { resolveExecPath } from './exec-path.js';
 import { shimParentFor } from './socket-shims.js';
 import { CANARY_COMMAND } from '../tracer/canary-marks.js';
-import type { CaptureMode, ExecFrame } from '../../bpf/index.js';
+import type { ExecFrame } from '../../bpf/index.js';
 import type { AssemblyContext } from './assembly-context.js';
 import type { CallPublisher } from './call-publisher.js';
 import type { EarlyRecordStore } from './early-records.js';
@@ -38,8 +38,6 @@ interface ExecImage {
 const PARENT_WAIT_MS = 5_000;
 
 export class ExecAssembly {
-  /** The capture mode new calls are recorded in (a hello record changes it). */
-  mode: CaptureMode;
   /**
    * Execs whose parent is a traced process whose own exec has not come yet
    * (another CPU's buffer, read later), by parent pid: taken now, a delegate
@@ -59,7 +57,6 @@ export class ExecAssembly {
     private readonly lifecycle: ProcessLifecycle,
     private readonly canaries: CanaryWatch,
   ) {
-    this.mode = ctx.opts.captureMode ?? 'full';
     this.maxStreamBytes = ctx.opts.maxStreamBytes ?? 4 * 1024 * 1024;
     this.maxHelperStreamBytes = ctx.opts.maxHelperStreamBytes ?? 64 * 1024;
   }
@@ -162,7 +159,9 @@ export class ExecAssembly {
       this.ctx.counters.duplicateExecs++;
       return;
     }
-    const proc: Proc = existing ?? { pid: rec.pid, ppid: rec.ppid, start: null, callId: null, role: 'fork', helper: null, exited: false };
+    // A new process joins its parent's tree (its payloads from the same tracer); one whose parent is no traced process starts a tree.
+    const payloadSrc = parent ? parent.payloadSrc : this.procs.epochAt(rec.ts).src;
+    const proc: Proc = existing ?? { pid: rec.pid, ppid: rec.ppid, start: null, callId: null, role: 'fork', helper: null, exited: false, payloadSrc };
     if (proc.role === 'helper' && proc.helper && proc.helper.endedAtUs === null && isPlugin) {
       // A helper that exec'd a plugin in place: the helper's own image ends here.
       proc.helper.endedAtUs = startedAtUs;
@@ -306,7 +305,8 @@ export class ExecAssembly {
       parentId,
       parentProcess,
       startedAtUs,
-      captureMode: this.mode,
+      // The mode of when it started: the payload epochs of the process table.
+      captureMode: this.procs.epochAt(rec.ts).mode,
       maxStreamBytes: this.maxStreamBytes,
       envTruncated: decoded.truncated,
       pathTruncated: pathCut,

@@ -148,9 +148,9 @@ export class IoRouter {
    * byte-exact.
    */
   private fileLate(io: IoInFlight): boolean {
-    const late = this.publisher.publishedProc(io.pid);
-    if (!late || io.ts > late.proc.exitTs! || (late.proc.forkTs !== undefined && io.ts < late.proc.forkTs)) return false;
-    const { proc, call } = late;
+    const proc = this.procs.remembered(io.pid);
+    const call = proc?.callId == null ? undefined : this.publisher.recent(proc.callId);
+    if (!proc || !call || proc.exitTs === undefined || io.ts > proc.exitTs || (proc.forkTs !== undefined && io.ts < proc.forkTs)) return false;
     if (proc.pid === call.base.pid && io.ts < call.execTimes[0]!) return false;
     const stream = streamFor(call, proc, io, proc.role === 'plugin' && call.base.pid === proc.pid);
     if (stream === null) return true;

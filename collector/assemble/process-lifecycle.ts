@@ -54,10 +54,10 @@ export class ProcessLifecycle {
       if (!stale) return;
     }
     // The late fork record of a process whose call is published already (dated before its exit): no new process.
-    const published = this.publisher.publishedProc(pid);
-    if (published && ts !== undefined && published.proc.exitTs !== undefined && ts < published.proc.exitTs) return;
+    const published = this.procs.remembered(pid);
+    if (published && ts !== undefined && published.exitTs !== undefined && ts < published.exitTs) return;
     // A new process under this pid (a new entry: nothing counted for an earlier one counts for it).
-    this.procs.set({ pid, ppid, start: null, callId: parent.callId, role: 'fork', helper: null, exited: false, ...(ts !== undefined ? { forkTs: ts } : {}), ...(parent.fds ? { fds: new Map(parent.fds) } : {}) });
+    this.procs.set({ pid, ppid, start: null, callId: parent.callId, role: 'fork', helper: null, exited: false, payloadSrc: parent.payloadSrc, ...(ts !== undefined ? { forkTs: ts } : {}), ...(parent.fds ? { fds: new Map(parent.fds) } : {}) });
     if (parent.callId) this.publisher.callFor(parent.callId)?.pids.add(pid);
     this.replayEarly(pid, null, null);
   }
@@ -81,8 +81,8 @@ export class ProcessLifecycle {
       this.procs.delete(rec.pid);
       this.ioTally.forget(proc);
       this.procs.forgetOutlived(rec.pid);
-      // A fork whose exec may still come (another CPU's buffer): that exec takes it up (ExecAssembly).
-      if (proc.role === 'fork' && proc.callId !== null) this.publisher.keepExitedFork(proc);
+      // Remembered for what comes late of it; a fork whose exec may still come (another CPU's buffer): that exec takes it up (ExecAssembly).
+      if (proc.callId !== null && this.publisher.recent(proc.callId)) this.procs.remember(proc, nowMs);
       if (proc.callId !== null) {
         // A helper's row ends with it (no "running" helper left behind in a published call).
         if (proc.role === 'helper') this.publisher.touch(proc.callId);
@@ -133,7 +133,7 @@ export class ProcessLifecycle {
     if (rec.pid !== undefined && rec.ts !== undefined && rec.ioRecords !== undefined && !this.canaries.has(rec.pid)) {
       const ended = { tid, ts: rec.ts, ioRecords: rec.ioRecords, clones: rec.clones };
       const owner = this.procs.get(rec.pid);
-      const published = this.publisher.publishedProc(rec.pid)?.proc.exitTs;
+      const published = this.procs.remembered(rec.pid)?.exitTs;
       if (owner && startedBefore(rec, owner)) {
         // A thread of an earlier process with this pid, long done with.
         this.ctx.counters.unattributed++;

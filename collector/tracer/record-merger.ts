@@ -19,21 +19,23 @@
  * Payloads (reads, writes) cannot be matched that way (a thread's writes
  * may follow one another within microseconds with the same length), so each
  * process tree takes its payloads from one tracer: the payload tracer when
- * its top-level process started (`setPayloadSource`). A tree that started
- * before a switch keeps the old tracer's bytes until it ends; one that
- * started after takes the new one's. A tree whose payload tracer died gets
- * no more bytes, and its processes' exits are reported as cut (their calls
- * are marked lostRecords).
+ * its top-level process started. That is what the process table says of
+ * each process (assemble/process-table.ts, the assembler's, read here: each
+ * frame is assembled before the next is merged), and of a process not known
+ * yet, its payload epochs. A tree that started before a switch keeps the old
+ * tracer's bytes until it ends; one that started after takes the new one's.
+ * A tree whose payload tracer died gets no more bytes, and its processes'
+ * exits are reported as cut (their calls are marked lostRecords).
  *
- * The capture mode new calls are recorded in follows the payload source: a
- * `hello` record is put into the stream where it changes (the tracers' own
- * hellos are dropped: the standby's would say light).
+ * The tracers' own hellos are dropped (the standby's would say light): the
+ * capture mode new calls are recorded in is the payload epochs'.
  *
  * Pure: frames come in time order (the shared RecordSequencer's output)
  * with their source; times are the frames' own.
  */
 
-import type { CaptureMode, TracerFrame } from '../../bpf/index.js';
+import type { ProcessTable } from '../assemble/index.js';
+import type { TracerFrame } from '../../bpf/index.js';
 
 /** An exit or a thread's end: it says how many payload records its process (its leader) or thread printed. */
 type CountedEnd = Extract<TracerFrame, { kind: 'exit' | 'thread-exit' }>;
@@ -78,18 +80,6 @@ interface Sighting {
   readonly srcs: number[];
 }
 
-interface Owner {
-  src: number | null;
-  /** When the process exited (its records may still trail in), null while it lives. */
-  exitedTs: number | null;
-}
-
-interface PayloadEpoch {
-  readonly fromTs: number;
-  readonly src: number | null;
-  readonly mode: CaptureMode;
-}
-
 export interface MergerCounters {
   /** Execs, forks and exits seen by more than one tracer and passed on once. */
   duplicates: number;
@@ -103,7 +93,7 @@ export class RecordMerger {
   /** Sighting keys in the order they were added (by timestamp, near enough), for forgetting. */
   private readonly sightingOrder: Array<{ key: string; ts: number }> = [];
   private sightingHead = 0;
-  private readonly owners = new Map<number, Owner>();
+  /** Tracers gone for good: the trees they supplied get bytes from no one. */
   private readonly dead = new Set<number>();
   /**
    * Exits and thread ends another tracer reported first, waiting for the
@@ -114,23 +104,10 @@ export class RecordMerger {
    * died with them unread (and the call must say so before it is published).
    */
   private readonly heldEnds = new Map<string, { rec: CountedEnd & { ts: number; pid: number }; owner: number; heldAtUs: number }>();
-  private epochs: PayloadEpoch[];
-  /** The epoch whose hello the stream has had. */
-  private announced = -1;
   private maxTs = 0;
   private forgottenAt = 0;
 
-  constructor(initial: { src: number | null; mode: CaptureMode }) {
-    this.epochs = [{ fromTs: 0, src: initial.src, mode: initial.mode }];
-  }
-
-  /**
-   * From `fromTs` (kernel µs) on, trees that start take their payloads from
-   * `src` (null: none), and new calls are in `mode`.
-   */
-  setPayloadSource(src: number | null, mode: CaptureMode, fromTs: number): void {
-    this.epochs.push({ fromTs, src, mode });
-  }
+  constructor(private readonly procs: ProcessTable) {}
 
   /**
    * A tracer is gone for good (stopped or died): trees it supplied bytes for
@@ -146,10 +123,9 @@ export class RecordMerger {
     this.dead.add(src);
     const cut: number[] = [];
     const inFlight: number[] = [];
-    for (const [pid, owner] of this.owners) {
-      if (owner.src !== src) continue;
-      if (owner.exitedTs === null) inFlight.push(pid);
-      if (owner.exitedTs === null || owner.exitedTs > this.maxTs - CUT_WINDOW_US) cut.push(pid);
+    for (const proc of this.procs.fedBy(src)) {
+      if (!proc.exited) inFlight.push(proc.pid);
+      if (!proc.exited || (proc.exitTs ?? 0) > this.maxTs - CUT_WINDOW_US) cut.push(proc.pid);
     }
     // Ends held for its copy go on now (after the caller has marked their calls): their bytes may be cut.
     for (const [key, held] of this.heldEnds) {
@@ -191,11 +167,6 @@ export class RecordMerger {
     }
   }
 
-  /** The payload source for trees starting at `ts`. */
-  payloadSourceAt(ts: number): number | null {
-    return this.epochAt(ts).src;
-  }
-
   /**
    * Takes one frame released in time order, from tracer `src`; appends what
    * goes on to `out`, and to `cut` the pids of processes that exited after
@@ -210,30 +181,20 @@ export class RecordMerger {
         this.forgottenAt = this.maxTs;
         this.forgetOld();
       }
-      if (rec.kind !== 'hello') this.announce(rec.ts, out);
     }
     switch (rec.kind) {
       case 'hello':
         return;
       case 'exec':
-        if (!this.firstSighting(`x${rec.pid}:${rec.start}:${rec.path}`, src, rec.ts)) return;
-        this.adopt(rec.pid, rec.ppid, rec.ts);
-        out.push(rec);
+        if (this.firstSighting(`x${rec.pid}:${rec.start}:${rec.path}`, src, rec.ts)) out.push(rec);
         return;
       case 'fork':
-        if (!this.firstSighting(`f${rec.ppid}:${rec.pid}`, src, rec.ts)) return;
-        this.owners.set(rec.pid, { src: this.ownerOf(rec.ppid, rec.ts), exitedTs: null });
-        out.push(rec);
+        if (this.firstSighting(`f${rec.ppid}:${rec.pid}`, src, rec.ts)) out.push(rec);
         return;
       case 'exit': {
         const key = `q${rec.pid}:${rec.start}`;
-        if (!this.firstSighting(key, src, rec.ts)) {
-          this.passHeldCopy(rec, key, src, out);
-          return;
-        }
-        const owner = this.owners.get(rec.pid);
-        if (owner) owner.exitedTs = rec.ts;
-        this.passCountedEnd(rec, key, src, out, cut);
+        if (this.firstSighting(key, src, rec.ts)) this.passCountedEnd(rec, key, src, out, cut);
+        else this.passHeldCopy(rec, key, src, out);
         return;
       }
       case 'read':
@@ -261,21 +222,16 @@ export class RecordMerger {
       case 'thread-exit': {
         // Older tracers' ends, without a time or a count: every copy goes on (ending a thread twice changes nothing).
         if (rec.ts === undefined || rec.pid === undefined) {
-          this.threadEnded(rec.tid);
           out.push(rec);
           return;
         }
         const key = rec.start === undefined ? `t${rec.tid}` : `t${rec.tid}:${rec.start}`;
-        if (!this.firstSighting(key, src, rec.ts)) {
-          this.passHeldCopy(rec, key, src, out);
-          return;
-        }
-        this.threadEnded(rec.tid);
-        this.passCountedEnd({ ...rec, ts: rec.ts, pid: rec.pid }, key, src, out, cut);
+        if (this.firstSighting(key, src, rec.ts)) this.passCountedEnd({ ...rec, ts: rec.ts, pid: rec.pid }, key, src, out, cut);
+        else this.passHeldCopy(rec, key, src, out);
         return;
       }
       default:
-        // lost (each tracer's losses are its own; the assembler marks the calls open), noise.
+        // A loss notice without its time (each tracer's losses are its own; the assembler marks the calls open).
         out.push(rec);
     }
   }
@@ -306,44 +262,9 @@ export class RecordMerger {
     out.push(rec);
   }
 
-  /** A thread ended: the entry its clone made (it looks like a fork) is no longer a running process. */
-  private threadEnded(tid: number): void {
-    const owner = this.owners.get(tid);
-    if (owner && owner.exitedTs === null) owner.exitedTs = this.maxTs;
-  }
-
-  /** Puts a hello into the stream before the first record of a new payload epoch. */
-  private announce(ts: number, out: TracerFrame[]): void {
-    let at = this.announced;
-    while (at + 1 < this.epochs.length && this.epochs[at + 1]!.fromTs <= ts) at++;
-    if (at === this.announced) return;
-    this.announced = at;
-    out.push({ kind: 'hello', version: 1, mode: this.epochs[at]!.mode, ts });
-  }
-
-  private epochAt(ts: number): PayloadEpoch {
-    let found = this.epochs[0]!;
-    for (const e of this.epochs) if (e.fromTs <= ts) found = e;
-    return found;
-  }
-
-  /**
-   * A process's tree's payload source (a dead one too: what it printed
-   * before it died is still read); a process not seen yet counts as a tree
-   * of its own starting at `ts`.
-   */
+  /** The tracer a process's tree takes its payloads from, at `ts` (a dead one too: what it printed before it died is still read). */
   private ownerOf(pid: number, ts: number): number | null {
-    const owner = this.owners.get(pid);
-    return owner ? owner.src : this.payloadSourceAt(ts);
-  }
-
-  /** An exec: a new process joins its parent's tree; one whose parent is no traced process starts a tree. */
-  private adopt(pid: number, ppid: number, ts: number): void {
-    const existing = this.owners.get(pid);
-    // Exec in place (a wrapper's `exec`, a fork that execs): same process, same tree.
-    if (existing && existing.exitedTs === null) return;
-    const parent = this.owners.get(ppid);
-    this.owners.set(pid, { src: parent && parent.exitedTs === null ? parent.src : this.payloadSourceAt(ts), exitedTs: null });
+    return this.procs.payloadSourceOf(pid, ts);
   }
 
   /** Whether this is the first tracer to report the event `key` at about `ts`; remembers it either way. */
@@ -379,13 +300,6 @@ export class RecordMerger {
       this.sightingOrder.splice(0, this.sightingHead);
       this.sightingHead = 0;
     }
-    for (const [pid, owner] of this.owners) if (owner.exitedTs !== null && owner.exitedTs < before) this.owners.delete(pid);
-    // Epochs no tree can start in any more (a later one began before `before`), the announced one kept.
-    let drop = 0;
-    while (drop + 1 < this.epochs.length && drop + 1 <= this.announced && this.epochs[drop + 1]!.fromTs < before) drop++;
-    if (drop > 0) {
-      this.epochs = this.epochs.slice(drop);
-      this.announced -= drop;
-    }
+    this.procs.forgetEpochs(before);
   }
 }

@@ -1,11 +1,71 @@
 // The record merger turns the frames of several tracers (the main one, the
 // sched-only standby, the old main one after a mode switch) into one stream:
 // each exec, fork and exit once, each process tree's payloads from one tracer.
+// Which tracer a tree takes its payloads from is the process table's, which
+// the assembler writes as the frames the merger passed reach it: each test
+// runs the merger with an assembler behind it, as the record flow does.
 import { describe, expect, it } from 'vitest';
+import { CallAssembler } from '../../collector/assemble/assembler.js';
+import { ProcessTable } from '../../collector/assemble/process-table.js';
 import { RecordMerger } from '../../collector/tracer/record-merger.js';
-import type { TracerFrame } from '../../bpf/index.js';
+import type { CaptureMode, TracerFrame } from '../../bpf/index.js';
+import type { CollectorEvent } from '../../collector/types.js';
 
 type TracerRecord = TracerFrame;
+
+/** The merger, and behind it the assembler that keeps the process table it reads. */
+class Merger {
+  readonly procs: ProcessTable;
+  readonly assembler: CallAssembler;
+  readonly merger: RecordMerger;
+  readonly events: CollectorEvent[] = [];
+
+  constructor(initial: { src: number | null; mode: CaptureMode }) {
+    this.procs = new ProcessTable(initial);
+    this.assembler = new CallAssembler({ monoToEpochUs: (us) => us }, this.procs);
+    this.merger = new RecordMerger(this.procs);
+  }
+
+  get counters() {
+    return this.merger.counters;
+  }
+
+  setPayloadSource(src: number | null, mode: CaptureMode, fromTs: number): void {
+    this.procs.setPayloadSource(src, mode, fromTs);
+  }
+
+  pass(frame: TracerRecord, src: number, out: TracerRecord[], cut: number[]): void {
+    const passed: TracerRecord[] = [];
+    this.merger.pass(frame, src, passed, cut);
+    this.assemble(passed, out);
+  }
+
+  sourceGone(src: number, out: TracerRecord[] = []): { cut: number[]; inFlight: number[] } {
+    const passed: TracerRecord[] = [];
+    const gone = this.merger.sourceGone(src, passed);
+    this.assemble(passed, out);
+    return gone;
+  }
+
+  sourceLost(src: number, window: { fromTs: number }, out: TracerRecord[], cut: number[]): void {
+    const passed: TracerRecord[] = [];
+    this.merger.sourceLost(src, window, passed, cut);
+    this.assemble(passed, out);
+  }
+
+  expire(nowUs: number, out: TracerRecord[], cut: number[]): void {
+    const passed: TracerRecord[] = [];
+    this.merger.expire(nowUs, passed, cut);
+    this.assemble(passed, out);
+  }
+
+  private assemble(passed: readonly TracerRecord[], out: TracerRecord[]): void {
+    for (const f of passed) {
+      this.events.push(...this.assembler.push(f, 0));
+      out.push(f);
+    }
+  }
+}
 
 const T = 10_000_000;
 const exec = (ts: number, pid: number, ppid = 1, path = '/opt/cni/bin/bridge'): TracerRecord => ({
@@ -29,12 +89,12 @@ const exit = (ts: number, pid: number): TracerRecord => ({ kind: 'exit', ts, pid
 const write = (ts: number, pid: number): TracerRecord => ({ kind: 'write', ts, pid, tid: pid, fd: 1, file: '2', len: 5, bytes: Buffer.from('hello'), whole: true });
 
 /** Feeds frames, each with its source, in order; appends what went on to `out` and the pids whose bytes may be cut to `cut`. */
-function merge(merger: RecordMerger, frames: readonly TracerRecord[], sources: readonly number[], out: TracerRecord[], cut: number[] = []): void {
+function merge(merger: Merger, frames: readonly TracerRecord[], sources: readonly number[], out: TracerRecord[], cut: number[] = []): void {
   frames.forEach((f, i) => merger.pass(f, sources[i]!, out, cut));
 }
 
-/** Feeds [source, frame] pairs in order; returns what went on, hellos left out unless asked. */
-function run(merger: RecordMerger, input: Array<[number, TracerRecord]>, keepHello = false): TracerRecord[] {
+/** Feeds [source, frame] pairs in order; returns what went on. */
+function run(merger: Merger, input: Array<[number, TracerRecord]>): TracerRecord[] {
   const out: TracerRecord[] = [];
   merge(
     merger,
@@ -42,7 +102,7 @@ function run(merger: RecordMerger, input: Array<[number, TracerRecord]>, keepHel
     input.map(([s]) => s),
     out,
   );
-  return keepHello ? out : out.filter((r) => r.kind !== 'hello');
+  return out;
 }
 
 const MAIN = 1;
@@ -51,7 +111,7 @@ const NEW = 3;
 
 describe('RecordMerger', () => {
   it('passes an exec, fork and exit seen by the main tracer and the standby once, the exec with the copy kept', () => {
-    const m = new RecordMerger({ src: MAIN, mode: 'full' });
+    const m = new Merger({ src: MAIN, mode: 'full' });
     const out = run(m, [
       [MAIN, exec(T, 10)],
       [STANDBY, { ...exec(T + 3, 10), block: Buffer.alloc(200, 1) } as TracerRecord],
@@ -66,7 +126,7 @@ describe('RecordMerger', () => {
   });
 
   it('passes one copy when three tracers saw the event (a mode switch beside the standby)', () => {
-    const m = new RecordMerger({ src: MAIN, mode: 'full' });
+    const m = new Merger({ src: MAIN, mode: 'full' });
     const out = run(m, [
       [MAIN, exec(T, 10)],
       [NEW, exec(T + 2, 10)],
@@ -76,7 +136,7 @@ describe('RecordMerger', () => {
   });
 
   it('keeps two real execs of one process (exec in place) apart when they are further apart than the same event can be', () => {
-    const m = new RecordMerger({ src: MAIN, mode: 'full' });
+    const m = new Merger({ src: MAIN, mode: 'full' });
     const out = run(m, [
       [MAIN, exec(T, 10, 1, '/opt/cni/bin/wrapper')],
       [MAIN, exec(T + 5_000, 10, 1, '/opt/cni/bin/wrapper')],
@@ -85,7 +145,7 @@ describe('RecordMerger', () => {
   });
 
   it('takes a tree\'s payloads from the payload tracer of when it started, across a switch', () => {
-    const m = new RecordMerger({ src: MAIN, mode: 'full' });
+    const m = new Merger({ src: MAIN, mode: 'full' });
     m.setPayloadSource(NEW, 'full', T + 1_000);
     const out = run(m, [
       [MAIN, exec(T, 10)], // started before the switch: MAIN's bytes
@@ -104,15 +164,19 @@ describe('RecordMerger', () => {
     expect(m.counters.payloadsFromOther).toBe(3);
   });
 
-  it('announces the capture mode where the payload source changes, and drops the tracers\' own hellos', () => {
-    const m = new RecordMerger({ src: MAIN, mode: 'full' });
+  it('records new calls in the capture mode of the payload source where they start, and drops the tracers\' own hellos', () => {
+    const m = new Merger({ src: MAIN, mode: 'full' });
     m.setPayloadSource(null, 'light', T + 1_000);
-    const out = run(m, [[STANDBY, { kind: 'hello', version: 1, mode: 'light', ts: T - 5 }], [MAIN, exec(T, 10)], [MAIN, exec(T + 2_000, 20)]], true);
-    expect(out.map((r) => (r.kind === 'hello' ? `hello ${r.mode}` : r.kind))).toEqual(['hello full', 'exec', 'hello light', 'exec']);
+    const out = run(m, [[STANDBY, { kind: 'hello', version: 1, mode: 'light', ts: T - 5 }], [MAIN, exec(T, 10)], [MAIN, exec(T + 2_000, 20)]]);
+    expect(out.map((r) => r.kind)).toEqual(['exec', 'exec']);
+    expect(m.events.filter((e) => e.type === 'call.started').map((e) => [e.call.pid, e.call.captureMode])).toEqual([
+      [10, 'full'],
+      [20, 'light'],
+    ]);
   });
 
   it('reports the exits of processes whose payload tracer died, so their calls are marked', () => {
-    const m = new RecordMerger({ src: MAIN, mode: 'full' });
+    const m = new Merger({ src: MAIN, mode: 'full' });
     const out: TracerRecord[] = [];
     const cut: number[] = [];
     merge(m, [exec(T, 10), exec(T + 10, 20), exec(T + 20, 40)], [MAIN, MAIN, MAIN], out, cut);
@@ -128,10 +192,10 @@ describe('RecordMerger', () => {
   });
 
   it('holds an exit the standby reported first until the payload tracer\'s own copy, or its death, says whether its bytes are in', () => {
-    const m = new RecordMerger({ src: MAIN, mode: 'full' });
+    const m = new Merger({ src: MAIN, mode: 'full' });
     const out: TracerRecord[] = [];
     merge(m, [exec(T, 10), exec(T + 5, 20), exit(T + 100, 10)], [MAIN, MAIN, STANDBY], out);
-    expect(out.map((r) => r.kind)).toEqual(['hello', 'exec', 'exec']);
+    expect(out.map((r) => r.kind)).toEqual(['exec', 'exec']);
     merge(m, [exit(T + 101, 10), exit(T + 200, 20)], [MAIN, STANDBY], out);
     expect(out.filter((r) => r.kind === 'exit').map((r) => ('pid' in r ? r.pid : 0))).toEqual([10]);
     const released: TracerRecord[] = [];
@@ -144,7 +208,7 @@ describe('RecordMerger', () => {
 
   it("passes an exit's count of payload records only from the tracer that supplies the process's payloads", () => {
     const counted = (ts: number, pid: number, ioRecords: number): TracerRecord => ({ ...exit(ts, pid), ioRecords } as TracerRecord);
-    const m = new RecordMerger({ src: MAIN, mode: 'full' });
+    const m = new Merger({ src: MAIN, mode: 'full' });
     const out = run(m, [
       [MAIN, exec(T, 10)],
       [MAIN, exec(T + 10, 20)],
@@ -158,7 +222,7 @@ describe('RecordMerger', () => {
     expect(exits).toHaveLength(2);
     expect(exits[0]).toMatchObject({ pid: 10, ioRecords: 3 });
     expect(exits[1]).toMatchObject({ pid: 20, ioRecords: 1 });
-    const light = new RecordMerger({ src: null, mode: 'light' });
+    const light = new Merger({ src: null, mode: 'light' });
     const [only] = run(light, [
       [MAIN, exec(T, 30)],
       [MAIN, counted(T + 500, 30, 2)],
@@ -168,7 +232,7 @@ describe('RecordMerger', () => {
 
   it("holds a thread's end the standby reported first until the payload tracer's copy with the thread's count", () => {
     const ended = (ts: number, tid: number, pid: number, ioRecords: number): TracerRecord => ({ kind: 'thread-exit', ts, tid, pid, ioRecords });
-    const m = new RecordMerger({ src: MAIN, mode: 'full' });
+    const m = new Merger({ src: MAIN, mode: 'full' });
     const out: TracerRecord[] = [];
     merge(m, [exec(T, 10), fork(T + 10, 10, 11), fork(T + 11, 10, 12), ended(T + 500, 11, 10, 0)], [MAIN, MAIN, MAIN, STANDBY], out);
     // The standby's copy (no payload probes: count 0) would let the call out before the worker's records came.
@@ -214,7 +278,7 @@ describe('RecordMerger', () => {
   });
 
   it("holds an exit that came ahead of its exec, and reports it cut when the payload tracer dies before its copy", () => {
-    const m = new RecordMerger({ src: MAIN, mode: 'full' });
+    const m = new Merger({ src: MAIN, mode: 'full' });
     const out: TracerRecord[] = [];
     // The standby's exit of 30 comes through another CPU's buffer before its exec; the main tracer is killed.
     merge(m, [exit(T + 100, 30)], [STANDBY], out);
@@ -225,7 +289,7 @@ describe('RecordMerger', () => {
   });
 
   it('gives a tree whose payload tracer died no more bytes from another', () => {
-    const m = new RecordMerger({ src: MAIN, mode: 'full' });
+    const m = new Merger({ src: MAIN, mode: 'full' });
     run(m, [[MAIN, exec(T, 10)]]);
     m.sourceGone(MAIN);
     m.setPayloadSource(NEW, 'full', T + 5_000);
