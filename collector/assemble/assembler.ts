@@ -65,7 +65,7 @@ export class CallAssembler {
     this.counters = newCounters();
     this.ctx = { opts, counters: this.counters, nowMs: 0 };
     this.canaries = new CanaryWatch();
-    this.publisher = new CallPublisher(this.ctx, this.procs, this.ioTally);
+    this.publisher = new CallPublisher(this.ctx, this.procs, this.ioTally, this.early);
     this.io = new IoRouter(this.ctx, this.procs, this.publisher, this.ioTally, this.early, this.canaries);
     this.lifecycle = new ProcessLifecycle(this.ctx, this.procs, this.publisher, this.ioTally, this.early, this.io, this.canaries);
     this.execs = new ExecAssembly(this.ctx, this.procs, this.publisher, this.early, this.io, this.lifecycle, this.canaries);
@@ -141,8 +141,6 @@ export class CallAssembler {
     this.publisher.publishDue(nowMs, heldFromTs, events);
     // After publishing too: a read or write its publication let go may have come here (made after its process's exit).
     this.counters.unattributed += this.early.sweep(nowMs);
-    // After publishing: what its last reads and writes left here is as old as they are.
-    this.io.sweepBeforeExec(nowMs);
     return this.publisher.takeRepublished(events);
   }
 
@@ -163,7 +161,7 @@ export class CallAssembler {
     this.execs.flushAll(events);
     this.publisher.flushAll(reason, events);
     this.procs.clear();
-    this.io.clear();
+    this.early.clear();
     this.ioTally.clear();
     return this.publisher.takeRepublished(events);
   }
@@ -186,8 +184,8 @@ export class CallAssembler {
     return {
       procs: this.procs.size,
       calls: this.publisher.openCount,
-      awaitingParent: this.execs.heldCount,
-      earlyRecords: this.early.count() + this.io.keptCount(),
+      awaitingParent: this.early.awaitingParents,
+      earlyRecords: this.early.count(),
     };
   }
 

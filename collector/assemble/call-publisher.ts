@@ -13,7 +13,7 @@ import { PidIndex } from './pid-index.js';
 import { publicationOrder } from './publication.js';
 import { SOCKET_SHIM_PLUGINS } from './socket-shims.js';
 import { OUTLIVED_TTL_MS, type ProcessTable } from './process-table.js';
-import { EARLY_RECORDS_TTL_MS } from './early-records.js';
+import type { EarlyRecordStore } from './early-records.js';
 import type { AssemblyContext } from './assembly-context.js';
 import type { IoTally } from './io-tally.js';
 import type { CollectorEvent, LostRecordsCause } from '../types.js';
@@ -48,8 +48,6 @@ export class CallPublisher {
   /** recentlyPublished by plugin pid (lateChildOf), and the top-level calls, open or recently published, by their ppid (adoptable). */
   private readonly publishedByPid = new PidIndex();
   private readonly topLevelByPpid = new PidIndex();
-  /** Processes marked lostRecords before their exec came, and when (see markLostRecords). */
-  private readonly lostBeforeExec = new Map<number, { at: number; why: LostRecordsCause }>();
   /** Published calls changed since (by descendants, a loss, late bytes): handed on with the next events. */
   private readonly republished: CollectorEvent[] = [];
 
@@ -57,6 +55,7 @@ export class CallPublisher {
     private readonly ctx: AssemblyContext,
     private readonly procs: ProcessTable,
     private readonly ioTally: IoTally<Proc>,
+    private readonly early: EarlyRecordStore,
   ) {}
 
   get openCount(): number {
@@ -134,23 +133,15 @@ export class CallPublisher {
   /**
    * Marks the call `pid` works for as having lost records (the tracer that
    * captured its payloads died under it). A process whose exec has not come
-   * yet (another CPU's buffer) is remembered, and its call marked when it
-   * does (takeLostBeforeExec), for as long as records wait for their exec.
+   * yet (another CPU's buffer) is remembered with the records that came
+   * before it (EarlyRecordStore), and its call marked when it does.
    */
   markLostRecords(pid: number, why: LostRecordsCause): void {
     const callId = this.procs.get(pid)?.callId;
     const call = callId ? this.calls.get(callId) : undefined;
     if (call) markLost(call, why);
     // A process whose call went out already is no process whose exec is still to come.
-    else if (!this.procs.remembered(pid)) this.lostBeforeExec.set(pid, { at: this.ctx.nowMs, why });
-  }
-
-  /** Why the process `pid`, whose exec came now, was marked before it did, if it was. */
-  takeLostBeforeExec(pid: number): LostRecordsCause | null {
-    const lost = this.lostBeforeExec.get(pid);
-    if (!lost) return null;
-    this.lostBeforeExec.delete(pid);
-    return lost.why;
+    else if (!this.procs.remembered(pid)) this.early.markLost(pid, why, this.ctx.nowMs);
   }
 
   /** A loss without a time (an older tracer's notice): every call open now may be hit. */
@@ -266,7 +257,6 @@ export class CallPublisher {
       this.publishedByPid.remove(p.call.base.pid, id);
       this.topLevelByPpid.remove(p.call.base.ppid, id);
     }
-    for (const [pid, { at }] of this.lostBeforeExec) if (nowMs - at >= EARLY_RECORDS_TTL_MS) this.lostBeforeExec.delete(pid);
   }
 
   /** Adds the published calls changed since to `events`. */

@@ -16,17 +16,11 @@ import { CANARY_COMMAND } from '../tracer/canary-marks.js';
 import type { ExecFrame } from '../../bpf/index.js';
 import type { AssemblyContext } from './assembly-context.js';
 import type { CallPublisher } from './call-publisher.js';
-import type { EarlyRecordStore } from './early-records.js';
+import type { EarlyRecordStore, WaitingExec } from './early-records.js';
 import type { IoRouter } from './io-routing.js';
 import type { ProcessLifecycle } from './process-lifecycle.js';
 import type { ProcessTable } from './process-table.js';
 import type { CollectorEvent, ParentProcess } from '../types.js';
-
-/** An exec waiting for its parent's, and since when (the caller's clock). */
-interface Waiting {
-  readonly exec: ExecFrame;
-  readonly since: number;
-}
 
 /** What an exec ran: its absolute path where the tracer told enough, and whether that path is cut. */
 interface ExecImage {
@@ -34,17 +28,7 @@ interface ExecImage {
   pathCut: boolean;
 }
 
-/** How long an exec waits for the exec of its traced parent (well within EARLY_RECORDS_TTL_MS: its records wait meanwhile). */
-const PARENT_WAIT_MS = 5_000;
-
 export class ExecAssembly {
-  /**
-   * Execs whose parent is a traced process whose own exec has not come yet
-   * (another CPU's buffer, read later), by parent pid: taken now, a delegate
-   * would be a top-level call and a helper a call of its own. Up to
-   * PARENT_WAIT_MS; their processes' records wait in `early` meanwhile.
-   */
-  private readonly awaitingParent = new Map<number, Waiting[]>();
   private readonly maxStreamBytes: number;
   private readonly maxHelperStreamBytes: number;
 
@@ -66,31 +50,28 @@ export class ExecAssembly {
     this.apply({ exec: frame, since: this.ctx.nowMs }, events, true);
   }
 
-  /** Execs that waited PARENT_WAIT_MS for their parent go on without it. */
+  /**
+   * Execs that waited for their parent: those whose parent is known now (its
+   * fork came) go on with it, those that waited as long as early records do
+   * go on without it.
+   */
   expire(nowMs: number, events: CollectorEvent[]): void {
-    for (const [ppid, waiting] of this.awaitingParent) {
-      if (nowMs - waiting[0]!.since < PARENT_WAIT_MS && !this.procs.at(ppid, waiting[0]!.exec.ts)) continue;
-      this.awaitingParent.delete(ppid);
-      for (const w of waiting) this.apply(w, events, false);
-    }
+    const known: number[] = [];
+    for (const [ppid, first] of this.early.awaitedParents()) if (this.procs.at(ppid, first.exec.ts)) known.push(ppid);
+    for (const ppid of known) this.resumeChildren(ppid, events);
+    for (const w of this.early.overdueExecs(nowMs)) this.apply(w, events, false);
   }
 
   /** Every exec held goes on now. */
   flushAll(events: CollectorEvent[]): void {
-    for (const waiting of [...this.awaitingParent.values()]) for (const w of waiting) this.apply(w, events, false);
-    this.awaitingParent.clear();
-  }
-
-  /** Execs held, waiting for their parent. */
-  get heldCount(): number {
-    return this.awaitingParent.size;
+    for (const w of this.early.overdueExecs(Infinity)) this.apply(w, events, false);
   }
 
   /**
    * An exec, whole or with what came of it. `mayWait`: it may wait for the
    * exec of its parent, when that is a traced process not known yet.
    */
-  private apply(waiting: Waiting, events: CollectorEvent[], mayWait: boolean): void {
+  private apply(waiting: WaitingExec, events: CollectorEvent[], mayWait: boolean): void {
     const rec = waiting.exec;
     const decoded = decodeExecBlock(rec);
     if (decoded.env.CNI_COMMAND === CANARY_COMMAND) {
@@ -126,7 +107,7 @@ export class ExecAssembly {
       // Its parent is traced (the tracer says so, or records of it came, waiting for its exec: a fork naming this
       // process, say) and its exec is still in a CPU buffer read later: without it this exec would be taken for a
       // call of its own.
-      this.awaitParent(waiting);
+      this.early.awaitParent(rec.ppid, waiting);
       return;
     }
     const parentCallId = parent?.callId ?? this.publisher.lateChildOf(rec.ppid, rec.ts);
@@ -179,7 +160,7 @@ export class ExecAssembly {
       proc.helper = null;
       call.pids.add(rec.pid);
       this.publisher.add(call);
-      const lostEarly = this.publisher.takeLostBeforeExec(rec.pid);
+      const lostEarly = this.early.takeLost(rec.pid);
       if (lostEarly) markLost(call, lostEarly);
       // Its argv/env chunks did not all come (lost, or still in a CPU buffer unread when the wait for them ended):
       // what it says of itself (container, command) may be wrong.
@@ -208,19 +189,9 @@ export class ExecAssembly {
     this.lifecycle.replayEarly(rec.pid, rec.ts, rec.start);
   }
 
-  /** Holds an exec until its parent's exec (or fork) comes, up to PARENT_WAIT_MS. */
-  private awaitParent(waiting: Waiting): void {
-    const of = this.awaitingParent.get(waiting.exec.ppid);
-    if (of) of.push(waiting);
-    else this.awaitingParent.set(waiting.exec.ppid, [waiting]);
-  }
-
   /** Process `pid` is known now: the execs of its children that waited for it go on, in order. */
   private resumeChildren(pid: number, events: CollectorEvent[]): void {
-    const waiting = this.awaitingParent.get(pid);
-    if (!waiting) return;
-    this.awaitingParent.delete(pid);
-    for (const w of waiting) this.apply(w, events, false);
+    for (const w of this.early.takeChildExecs(pid) ?? []) this.apply(w, events, false);
   }
 
   /**

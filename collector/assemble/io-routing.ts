@@ -7,7 +7,7 @@
  */
 
 import { streamFor } from './stream-routing.js';
-import { EARLY_RECORDS_TTL_MS, type EarlyRecordStore } from './early-records.js';
+import type { EarlyRecordStore } from './early-records.js';
 import { ioOf, type IoInFlight } from './io-in-flight.js';
 import type { PayloadFrame, TracerFrame } from '../../bpf/index.js';
 import type { AssemblyContext } from './assembly-context.js';
@@ -17,19 +17,7 @@ import type { Proc } from './call-state.js';
 import type { IoTally } from './io-tally.js';
 import type { ProcessTable } from './process-table.js';
 
-/** Reads and writes kept per forked process for an exec that may still come (a bound: a fork that never execs). */
-const BEFORE_EXEC_MAX = 256;
-
 export class IoRouter {
-  /**
-   * Reads and writes of a forked process whose exec has not come (yet) that
-   * no stream of its call took (its own pipes), per pid: its exec may still
-   * come through a CPU buffer read later, and what the process read and
-   * wrote after that exec is then the new call's (a delegate's stdin) or
-   * helper's. Counted in the io tally already; kept up to
-   * EARLY_RECORDS_TTL_MS, at most BEFORE_EXEC_MAX per process.
-   */
-  private readonly beforeExec = new Map<number, { since: number; ios: Array<{ io: IoInFlight; countedFor: Proc }>; overflow: boolean }>();
   /** Orders a stream's pieces that share a timestamp. */
   private seq = 0;
 
@@ -50,22 +38,6 @@ export class IoRouter {
   /** A U record: no bytes, so an empty payload of the real length marks the stream truncated. */
   uncaptured(rec: Extract<TracerFrame, { kind: 'uncaptured' }>): void {
     this.file({ since: this.ctx.nowMs, pid: rec.pid, tid: rec.tid, kind: rec.direction, fd: rec.fd, file: rec.file, ts: rec.ts, len: rec.len, bytes: EMPTY, whole: true, uncaptured: true });
-  }
-
-  /** Drops what was kept for an exec that did not come within EARLY_RECORDS_TTL_MS. */
-  sweepBeforeExec(nowMs: number): void {
-    for (const [pid, kept] of this.beforeExec) if (nowMs - kept.since >= EARLY_RECORDS_TTL_MS) this.beforeExec.delete(pid);
-  }
-
-  /** Reads and writes kept for an exec. */
-  keptCount(): number {
-    let n = 0;
-    for (const kept of this.beforeExec.values()) n += kept.ios.length;
-    return n;
-  }
-
-  clear(): void {
-    this.beforeExec.clear();
   }
 
   /**
@@ -96,8 +68,8 @@ export class IoRouter {
     const stream = streamFor(call, proc, io, isMain);
     if (stream === null && !counted) {
       // Not the call's: maybe the bytes of what this fork exec'd, or of the next process with this pid (this one's
-      // exit not in yet), that exec still in a CPU buffer read later.
-      this.keepBeforeExec(io, proc);
+      // exit not in yet), that exec still in a CPU buffer read later. Kept for it, with what came early.
+      this.early.keep(io, proc);
       return;
     }
     if (stream && io.uncaptured) call.uncapturedIo++;
@@ -110,9 +82,8 @@ export class IoRouter {
    * its call is marked.
    */
   replayBeforeExec(proc: Proc, execTs: number): void {
-    const kept = this.beforeExec.get(proc.pid);
+    const kept = this.early.takeKept(proc.pid);
     if (!kept) return;
-    this.beforeExec.delete(proc.pid);
     if (kept.overflow) this.publisher.markLostRecords(proc.pid, 'early-overflow');
     for (const { io, countedFor } of kept.ios) {
       if (io.ts < execTs) continue;
@@ -124,16 +95,6 @@ export class IoRouter {
         this.file(io);
       }
     }
-  }
-
-  private keepBeforeExec(io: IoInFlight, countedFor: Proc): void {
-    let kept = this.beforeExec.get(io.pid);
-    if (!kept) {
-      kept = { since: io.since, ios: [], overflow: false };
-      this.beforeExec.set(io.pid, kept);
-    }
-    if (kept.ios.length < BEFORE_EXEC_MAX) kept.ios.push({ io, countedFor });
-    else kept.overflow = true;
   }
 
   /**
