@@ -42,14 +42,14 @@ async function writeTrace(file: string): Promise<number> {
 }
 
 async function run(file: string, stage: Stage, dbFile: string): Promise<{ seconds: number; cpuSeconds: number; calls: number; malformed: number }> {
-  const flow = new RecordFlow({ monoToEpochUs: (us) => us + 1_700_000_000_000_000, finalizeGraceMs: 0 }, { src: 1, mode: 'full' });
-  let arrivalUs = 0;
   const store = stage === 'store' ? createCallStore(openDatabase(dbFile)) : null;
   let batch: CollectorEvent[] = [];
+  const flow = new RecordFlow({ monoToEpochUs: (us) => us + 1_700_000_000_000_000, finalizeGraceMs: 0 }, { src: 1, mode: 'full' }, (e) => batch.push(e));
+  let arrivalUs = 0;
   let finished = 0;
   let malformed = 0;
   const flush = () => {
-    batch.push(...flow.tick(Number.MAX_SAFE_INTEGER));
+    flow.tick(Number.MAX_SAFE_INTEGER);
     for (const e of batch) if (e.type === 'call.finished') finished++;
     store?.writeEvents(batch);
     batch = [];
@@ -68,8 +68,7 @@ async function run(file: string, stage: Stage, dbFile: string): Promise<{ second
     // machine's clock (reading the clock, as TracerRun does, would make every record look days
     // late): each record arrives a fixed lag after its timestamp.
     if ('ts' in parsed.record && parsed.record.ts !== undefined) arrivalUs = parsed.record.ts + ARRIVAL_LAG_US;
-    const events = flow.push(parsed.record, 1, arrivalUs, 0);
-    if (events.length > 0) batch.push(...events);
+    flow.push(parsed.record, 1, arrivalUs, 0);
     if (batch.length >= 2000) flush();
   };
   const splitter = new LineSplitter(onLine, () => malformed++);
@@ -78,7 +77,7 @@ async function run(file: string, stage: Stage, dbFile: string): Promise<{ second
   for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 })) splitter.push(chunk as Buffer);
   splitter.end();
   if (stage !== 'parse') {
-    batch.push(...flow.flush(0));
+    flow.releaseAll(0);
     flush();
   }
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;

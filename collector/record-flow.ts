@@ -1,17 +1,21 @@
 /**
- * The pure core of the path from tracer lines to calls: every tracer run's
- * records go into a framer of its own (whole frames: a header with its chunk
- * lines), then into one sequencer (back in time order, the tracers' frames
- * together: they share the kernel's monotonic clock), one merger (each exec,
- * fork and exit once; each process tree's payloads from one tracer) and one
- * call assembler. So a call is one call with its tree whole, across mode
- * switches and tracer restarts.
+ * The pure core of the path from tracer lines to calls, one line of named
+ * stages, each handing only to the next:
+ *
+ *   frame    each tracer run's lines into whole frames (tracer/record-framer.ts: a header with its chunk lines)
+ *   order    every run's frames into one time order (tracer/record-sequencer.ts: they share the kernel's clock)
+ *   dedupe   each exec, fork and exit once, each tree's payloads from one run (tracer/record-merger.ts)
+ *   assemble frames into calls (assemble/: CallAssembler, over the one process table the merger reads too)
+ *   publish  each call's events to `emit`, the collector's one buffer before its subscribers (publisher.ts)
+ *
+ * So a call is one call with its tree whole, across mode switches and tracer
+ * restarts.
  *
  * Pure: every method takes the time (`monoUs`, the kernel's monotonic clock
  * of the records' timestamps; `nowMs`, the wall clock the assembler dates its
- * waits by) and returns the events it completes. record-pipeline.ts is the
- * thin shell that reads the clocks and arms the timers; a simulation drives
- * this class with a clock of its own (test/unit/record-flow-simulation.test.ts).
+ * waits by). record-pipeline.ts is the thin shell that reads the clocks and
+ * arms the timers; a simulation drives this class with a clock of its own
+ * (test/unit/record-flow-simulation.test.ts).
  *
  * Losses: bpftrace says only how many records a CPU buffer dropped, not whose
  * nor when ("Lost N events", in the stream where that buffer was read). They
@@ -54,6 +58,8 @@ export interface CallStats {
   readonly records: number;
   /** Records no call took: their process never became known, or was let go before they came. */
   readonly unattributed: number;
+  /** Chunk lines no frame waited for (their header lost, or given up on). */
+  readonly strayChunks: number;
   /** Calls published marked lostRecords, by why (the first cause each). */
   readonly callsMarked: Readonly<Record<LostRecordsCause, number>>;
 }
@@ -65,7 +71,7 @@ export class RecordFlow {
   private readonly sequencer: RecordSequencer;
   /** One framer per tracer run, by its source id. */
   private readonly framers = new Map<number, RecordFramer>();
-  /** How long a frame waits for chunk lines that do not come (µs since its header arrived): they were lost. */
+  /** How long a frame waits for chunk lines that do not come (µs since its first line arrived): they were lost. */
   private readonly frameWaitUs: number;
   /** Kernel time (µs) of the newest record handed to the assembler: how far the call state is up to date. */
   releasedTs = 0;
@@ -73,99 +79,86 @@ export class RecordFlow {
   private readonly released: Sequenced[] = [];
   private readonly merged: TracerFrame[] = [];
   private readonly cut: number[] = [];
-  private events: CollectorEvent[] = [];
   private nowMs = 0;
 
   constructor(
     private readonly assemblerOptions: AssemblerOptions,
     initial: { src: number | null; mode: CaptureMode },
+    /** Where the calls' events go (publish). */
+    emit: (event: CollectorEvent) => void,
     window: ReorderWindowOptions = REORDER_WINDOW,
   ) {
     // One process table: the assembler writes it, the merger reads each tree's payload tracer from it.
     this.procs = new ProcessTable(initial);
-    this.assembler = new CallAssembler({ ...assemblerOptions, captureMode: initial.mode }, this.procs);
+    this.assembler = new CallAssembler({ ...assemblerOptions, captureMode: initial.mode }, emit, this.procs);
     this.merger = new RecordMerger(this.procs);
     this.sequencer = new RecordSequencer(new ReorderWindow(window));
     this.frameWaitUs = window.maxUs;
   }
 
   /** One parsed record from tracer `src`, arrived at `arrivalUs` (kernel monotonic µs). */
-  push(rec: TracerRecord, src: number, arrivalUs: number, nowMs: number): readonly CollectorEvent[] {
+  push(rec: TracerRecord, src: number, arrivalUs: number, nowMs: number): void {
     this.nowMs = nowMs;
     if (rec.kind === 'lost') {
-      const lookback = Math.max(LOSS_LOOKBACK_MIN_US, LOSS_LOOKBACK_LAG_FACTOR * this.sequencer.window.maxLagUs(arrivalUs));
-      const window = { fromTs: arrivalUs - lookback, toTs: arrivalUs };
-      this.emit(this.assembler.recordsLost(rec.count, window, nowMs));
-      // Ends held for this tracer's copy may have been among what it lost.
-      const released: TracerFrame[] = [];
-      this.cut.length = 0;
-      this.merger.sourceLost(src, window, released, this.cut);
-      this.pushMerged(released);
-      return this.take();
+      this.lost(rec.count, src, arrivalUs);
+      return;
     }
     const framed = this.framed;
     framed.length = 0;
     this.framer(src).push(rec, arrivalUs, framed);
-    if (framed.length === 0) return EMPTY;
-    const openTs = this.openTs();
-    for (const f of framed) this.sequencer.push(f.frame, src, f.arrivalUs, openTs, this.released);
-    this.feed();
-    return this.take();
+    if (framed.length === 0) return;
+    this.order(src, framed);
+    this.assembleReleased();
   }
 
-  /** What the reorder window has passed by the stream (it shrinks as lags age out), and held exits due. */
-  releaseDue(monoUs: number, nowMs: number): readonly CollectorEvent[] {
+  /** What the reorder window has passed by the stream (it shrinks as lags age out), and held ends due. */
+  releaseDue(monoUs: number, nowMs: number): void {
     this.nowMs = nowMs;
     const expired: TracerFrame[] = [];
     this.cut.length = 0;
     this.merger.expire(monoUs, expired, this.cut);
-    this.pushMerged(expired);
+    this.assemble(expired);
     this.closeStaleFrames(monoUs);
-    if (this.sequencer.heldCount > 0) {
-      this.sequencer.releaseDue(monoUs, this.openTs(), this.released);
-      this.feed();
-    }
-    return this.take();
+    if (this.sequencer.heldCount === 0) return;
+    this.sequencer.releaseDue(monoUs, this.openTs(), this.released);
+    this.assembleReleased();
   }
 
   /** What the clock has passed (every line printed before `monoUs` has been pushed). */
-  releaseByClock(monoUs: number, nowMs: number): readonly CollectorEvent[] {
+  releaseByClock(monoUs: number, nowMs: number): void {
     this.nowMs = nowMs;
     this.closeStaleFrames(monoUs);
     this.sequencer.releaseByClock(monoUs, this.openTs(), this.released);
-    this.feed();
-    return this.take();
+    this.assembleReleased();
   }
 
-  /** The tracers went quiet as of `monoUs`: what is held goes on, but for execs and payloads whose chunk lines are still coming. */
-  releaseQuiet(monoUs: number, nowMs: number): readonly CollectorEvent[] {
+  /** The tracers went quiet as of `monoUs`: what is held goes on, but for what frames whose chunk lines are still coming must come before. */
+  releaseQuiet(monoUs: number, nowMs: number): void {
     this.nowMs = nowMs;
     this.closeStaleFrames(monoUs);
     this.sequencer.releaseAll(monoUs, this.openTs(), this.released);
-    this.feed();
-    return this.take();
+    this.assembleReleased();
   }
 
   /** Everything held goes on, frames still waiting for lines cut: no tracer has anything earlier left to send. */
-  flush(nowMs: number): readonly CollectorEvent[] {
+  releaseAll(nowMs: number): void {
     this.nowMs = nowMs;
     for (const [src, framer] of this.framers) this.closeFrames(src, framer, Infinity);
     this.sequencer.releaseAll(0, Infinity, this.released);
-    this.feed();
-    return this.take();
+    this.assembleReleased();
   }
+
   /** The assembler's timers: calls whose waits are over are published. */
-  tick(nowMs: number): readonly CollectorEvent[] {
+  tick(nowMs: number): void {
     this.nowMs = nowMs;
-    this.emit(this.assembler.tick(nowMs, Math.min(this.sequencer.oldestHeldTs, this.openTs())));
-    return this.take();
+    this.assembler.tick(nowMs, Math.min(this.sequencer.oldestHeldTs, this.openTs()));
   }
 
   /**
    * Tracer `src` ended: the calls whose bytes it may not have printed are marked (when it was stopped on
    * purpose, those certainly still in flight).
    */
-  sourceGone(src: number, unexpected: boolean, nowMs: number): readonly CollectorEvent[] {
+  sourceGone(src: number, unexpected: boolean, nowMs: number): void {
     this.nowMs = nowMs;
     const released: TracerFrame[] = [];
     const { cut, inFlight } = this.merger.sourceGone(src, released);
@@ -175,14 +168,13 @@ export class RecordFlow {
       this.closeFrames(src, framer, Infinity);
       this.framers.delete(src);
       this.sequencer.releaseDue(0, this.openTs(), this.released);
-      this.feed();
+      this.assembleReleased();
     }
     // A tracer stopped on purpose (retired after a mode switch) once its calls were published may still have
     // had one in flight: a call whose exec was on its way when that was checked. Its bytes end here too.
     for (const pid of unexpected ? cut : inFlight) this.assembler.markLostRecords(pid);
     this.cut.length = 0;
-    this.pushMerged(released);
-    return this.take();
+    this.assemble(released);
   }
 
   /**
@@ -194,15 +186,13 @@ export class RecordFlow {
   }
 
   /** The plugin process `pid` (started at `start`) is gone without its exit record: its call ends incomplete. */
-  processGone(pid: number, start: string, reason: string): readonly CollectorEvent[] {
-    this.emit(this.assembler.processGone(pid, start, reason));
-    return this.take();
+  processGone(pid: number, start: string, reason: string): void {
+    this.assembler.processGone(pid, start, reason);
   }
 
-  /** Ends every open call (no tracer is left to end them): those still running are published incomplete. */
-  endAllCalls(reason: string): readonly CollectorEvent[] {
-    this.emit(this.assembler.flushAll(reason));
-    return this.take();
+  /** Ends every open call (no tracer is left to end them): those still running are published incomplete; how many. */
+  endAllCalls(reason: string): number {
+    return this.assembler.endAllCalls(reason);
   }
 
   runningCalls(): readonly RunningCall[] {
@@ -229,6 +219,8 @@ export class RecordFlow {
     const c = this.assembler.counters;
     let oldestRunningStartUs: number | null = null;
     for (const call of this.assembler.runningCalls()) if (oldestRunningStartUs === null || call.startedAtUs < oldestRunningStartUs) oldestRunningStartUs = call.startedAtUs;
+    let strayChunks = 0;
+    for (const framer of this.framers.values()) strayChunks += framer.strayChunks;
     return {
       openCalls: this.assembler.openCallCount,
       oldestRunningStartUs,
@@ -236,6 +228,7 @@ export class RecordFlow {
       callsFinished: c.callsFinished,
       records: c.records,
       unattributed: c.unattributed,
+      strayChunks,
       callsMarked: { ...c.callsMarked },
     };
   }
@@ -257,6 +250,17 @@ export class RecordFlow {
     return this.framers.get(src)?.canary ?? NO_PROOF;
   }
 
+  /** A tracer lost records (its notice came at `arrivalUs`): the calls alive meanwhile are marked, and the ends held for its copy go on. */
+  private lost(count: number, src: number, arrivalUs: number): void {
+    const lookback = Math.max(LOSS_LOOKBACK_MIN_US, LOSS_LOOKBACK_LAG_FACTOR * this.sequencer.window.maxLagUs(arrivalUs));
+    const window = { fromTs: arrivalUs - lookback, toTs: arrivalUs };
+    this.assembler.recordsLost(count, window, this.nowMs);
+    const released: TracerFrame[] = [];
+    this.cut.length = 0;
+    this.merger.sourceLost(src, window, released, this.cut);
+    this.assemble(released);
+  }
+
   private framer(src: number): RecordFramer {
     let framer = this.framers.get(src);
     if (!framer) {
@@ -264,6 +268,12 @@ export class RecordFlow {
       this.framers.set(src, framer);
     }
     return framer;
+  }
+
+  /** Order: frames of tracer `src` into the sequencer, held behind any frame still being put together. */
+  private order(src: number, framed: readonly Framed[]): void {
+    const openTs = this.openTs();
+    for (const f of framed) this.sequencer.push(f.frame, src, f.arrivalUs, openTs, this.released);
   }
 
   /** The timestamp of the oldest frame still being put together: nothing at or after it goes on before it. */
@@ -283,13 +293,11 @@ export class RecordFlow {
     framed.length = 0;
     if (monoUs === Infinity) framer.closeAll(framed);
     else framer.closeStale(monoUs, this.frameWaitUs, framed);
-    if (framed.length === 0) return;
-    const openTs = this.openTs();
-    for (const f of framed) this.sequencer.push(f.frame, src, f.arrivalUs, openTs, this.released);
+    if (framed.length > 0) this.order(src, framed);
   }
 
-  /** The frames the sequencer released, through the merger into the assembler, one at a time. */
-  private feed(): void {
+  /** Dedupe, then assemble: the frames the sequencer released, through the merger into the assembler, one at a time. */
+  private assembleReleased(): void {
     const released = this.released;
     if (released.length === 0) return;
     const merged = this.merged;
@@ -297,32 +305,20 @@ export class RecordFlow {
       merged.length = 0;
       this.cut.length = 0;
       this.merger.pass(frame, src, merged, this.cut);
-      this.pushMerged(merged);
+      this.assemble(merged);
     }
     released.length = 0;
     merged.length = 0;
   }
 
-  private pushMerged(records: readonly TracerFrame[]): void {
-    for (const rec of records) {
-      if ('ts' in rec && rec.ts !== undefined && rec.ts > this.releasedTs) this.releasedTs = rec.ts;
+  private assemble(frames: readonly TracerFrame[]): void {
+    for (const frame of frames) {
+      if ('ts' in frame && frame.ts !== undefined && frame.ts > this.releasedTs) this.releasedTs = frame.ts;
       // Its payload tracer died (or never sent its copy of this end) while it ran: marked while its call is still open.
-      if ((rec.kind === 'exit' || rec.kind === 'thread-exit') && rec.pid !== undefined && this.cut.includes(rec.pid)) this.assembler.markLostRecords(rec.pid);
-      this.emit(this.assembler.push(rec, this.nowMs));
+      if ((frame.kind === 'exit' || frame.kind === 'thread-exit') && frame.pid !== undefined && this.cut.includes(frame.pid)) this.assembler.markLostRecords(frame.pid);
+      this.assembler.push(frame, this.nowMs);
     }
-  }
-
-  private emit(events: readonly CollectorEvent[]): void {
-    for (const e of events) this.events.push(e);
-  }
-
-  private take(): readonly CollectorEvent[] {
-    if (this.events.length === 0) return EMPTY;
-    const out = this.events;
-    this.events = [];
-    return out;
   }
 }
 
-const EMPTY: readonly CollectorEvent[] = Object.freeze([]);
 const NO_PROOF: CanaryProof = Object.freeze({ execs: 0, writesRight: 0, writesWrong: 0 });

@@ -22,7 +22,7 @@ import { TracerLauncher, type TracerRole } from './tracer/tracer-launch.js';
 import { describeExit, type TracerRun } from './tracer/tracer-run.js';
 import { gapStatus, reorderStatus, standbyStatus, type TracerStatus } from './tracer-status.js';
 import { monotonicNowUs } from './record-pipeline.js';
-import type { CollectorEvent, TracerGap } from './types.js';
+import type { TracerGap } from './types.js';
 
 const RESTART_BACKOFF_MS = [250, 500, 1000, 2000];
 /** A main tracer that ran this long before it died starts the backoff over. */
@@ -38,8 +38,8 @@ export interface SupervisedPipeline extends HandoffCalls {
   sourceGone(src: number, unexpected: boolean): void;
   /** Calls that start from now on take their payloads from tracer `src`; null: none does. */
   setPayloadSource(src: number | null, mode: CaptureMode): void;
-  /** Ends every call still open (no tracer left to end them); returns the events of those it ended. */
-  endAllCalls(reason: string): readonly CollectorEvent[];
+  /** Ends every call still open (no tracer left to end them); returns how many ended incomplete. */
+  endAllCalls(reason: string): number;
   /** The processes the calls are followed through. */
   livePids(): readonly number[];
   reorderState(): { windowUs: number; maxLagUs: number };
@@ -223,8 +223,7 @@ export class TracerSupervisor {
   /** When no tracer is left recording, nothing will end the calls in flight: they are published as incomplete. How many. */
   private abandonIfBlind(): number {
     if (this.recording()) return 0;
-    const ended = this.pipeline.endAllCalls(TRACER_STOPPED_REASON);
-    return ended.filter((e) => e.type === 'call.finished' && e.call.status === 'incomplete').length;
+    return this.pipeline.endAllCalls(TRACER_STOPPED_REASON);
   }
 
   private onExit(run: TracerRun, exit: TracerExit, unexpected: boolean): void {

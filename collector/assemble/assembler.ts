@@ -60,10 +60,12 @@ export class CallAssembler {
    */
   constructor(
     opts: AssemblerOptions,
+    /** Where the calls' events go as they happen (call.started, call.finished, call.updated). */
+    emit: (event: CollectorEvent) => void,
     private readonly procs = new ProcessTable({ src: null, mode: opts.captureMode ?? 'full' }),
   ) {
     this.counters = newCounters();
-    this.ctx = { opts, counters: this.counters, nowMs: 0 };
+    this.ctx = { opts, counters: this.counters, emit, nowMs: 0 };
     this.canaries = new CanaryWatch();
     this.publisher = new CallPublisher(this.ctx, this.procs, this.ioTally, this.early);
     this.io = new IoRouter(this.ctx, this.procs, this.publisher, this.ioTally, this.early, this.canaries);
@@ -71,15 +73,14 @@ export class CallAssembler {
     this.execs = new ExecAssembly(this.ctx, this.procs, this.publisher, this.early, this.io, this.lifecycle, this.canaries);
   }
 
-  /** Feeds one frame; returns the events it completes. */
-  push(rec: TracerFrame, nowMs: number): CollectorEvent[] {
+  /** Feeds one frame; the events it completes go out. */
+  push(rec: TracerFrame, nowMs: number): void {
     this.ctx.nowMs = nowMs;
     this.counters.records++;
-    const events: CollectorEvent[] = [];
     // What a call did to the kernel: attached to its call, decoded when it is published.
     if (isKernelFrame(rec)) {
       this.attachKernel(rec);
-      return this.publisher.takeRepublished(events);
+      return;
     }
     switch (rec.kind) {
       case 'hello':
@@ -87,7 +88,7 @@ export class CallAssembler {
         this.procs.setMode(rec.mode, rec.ts);
         break;
       case 'exec':
-        this.execs.exec(rec, events);
+        this.execs.exec(rec);
         break;
       case 'fork':
         if (rec.thread === true) this.lifecycle.thread(rec.ppid, rec.pid, rec.ts);
@@ -122,7 +123,6 @@ export class CallAssembler {
         this.publisher.markAllOpen('tracer-lost');
         break;
     }
-    return this.publisher.takeRepublished(events);
   }
 
   /**
@@ -131,17 +131,15 @@ export class CallAssembler {
    * handed on (held in order, or still being put together); a call whose exit
    * is not before it may still get records dated before its exit.
    */
-  tick(nowMs: number, heldFromTs = Infinity): CollectorEvent[] {
+  tick(nowMs: number, heldFromTs = Infinity): void {
     this.ctx.nowMs = Math.max(this.ctx.nowMs, nowMs);
-    const events: CollectorEvent[] = [];
-    this.execs.expire(nowMs, events);
+    this.execs.expire(nowMs);
     this.procs.sweep(nowMs);
     this.publisher.sweep(nowMs);
     this.ioTally.sweep(nowMs);
-    this.publisher.publishDue(nowMs, heldFromTs, events);
+    this.publisher.publishDue(nowMs, heldFromTs);
     // After publishing too: a read or write its publication let go may have come here (made after its process's exit).
     this.counters.unattributed += this.early.sweep(nowMs);
-    return this.publisher.takeRepublished(events);
   }
 
   /** Whether a call that started before `epochUs` is not published yet (its bytes may still come from its tracer). */
@@ -151,19 +149,18 @@ export class CallAssembler {
   }
 
   /** The daemon found a traced plugin process gone without its exit record (lost, or tracer restarted). */
-  processGone(pid: number, start: string, reason: string): CollectorEvent[] {
-    return this.publisher.processGone(pid, start, reason);
+  processGone(pid: number, start: string, reason: string): void {
+    this.publisher.processGone(pid, start, reason);
   }
 
-  /** Ends every open call, e.g. when the tracer stops: those still running become incomplete. */
-  flushAll(reason: string): CollectorEvent[] {
-    const events: CollectorEvent[] = [];
-    this.execs.flushAll(events);
-    this.publisher.flushAll(reason, events);
+  /** Ends every open call, e.g. when the tracer stops: those still running become incomplete. Returns how many did. */
+  endAllCalls(reason: string): number {
+    this.execs.flushAll();
+    const incomplete = this.publisher.endAll(reason);
     this.procs.clear();
     this.early.clear();
     this.ioTally.clear();
-    return this.publisher.takeRepublished(events);
+    return incomplete;
   }
 
   /** Running plugin processes, for the daemon's liveness sweep. */
@@ -206,11 +203,10 @@ export class CallAssembler {
    * its way (checked when they are published), and those published lately,
    * which are published again, marked.
    */
-  recordsLost(count: number, window: LossWindow, nowMs: number): CollectorEvent[] {
+  recordsLost(count: number, window: LossWindow, nowMs: number): void {
     this.ctx.nowMs = Math.max(this.ctx.nowMs, nowMs);
     this.counters.lostEvents += count;
     this.publisher.recordsLost(window, nowMs);
-    return this.publisher.takeRepublished([]);
   }
 
   /** Every live process this assembler follows. */

@@ -1,12 +1,13 @@
 /**
- * What every part of the call assembler shares: its options, its counters
- * and the caller's clock as of the record or tick being handled. The parts
+ * What every part of the call assembler shares: its options, its counters,
+ * where its events go and the caller's clock as of the frame or tick being
+ * handled. The parts
  * (process table, exec assembly, I/O routing, publication) keep their own
  * state; this is the little they all read.
  */
 
 import type { CaptureMode } from '../../bpf/index.js';
-import type { LostRecordsCause, ParentProcess } from '../types.js';
+import type { CollectorEvent, LostRecordsCause, ParentProcess } from '../types.js';
 
 export interface AssemblerOptions {
   /** Kernel monotonic µs to Unix epoch µs. */
@@ -50,6 +51,8 @@ export interface AssemblerCounters {
 export interface AssemblyContext {
   readonly opts: AssemblerOptions;
   readonly counters: AssemblerCounters;
+  /** Where a call's events go as they happen: the collector's one buffer before its subscribers (publisher.ts). */
+  readonly emit: (event: CollectorEvent) => void;
   /** The caller's clock (ms) as of the record or tick being handled: what waits are dated by. */
   nowMs: number;
 }

@@ -16,7 +16,7 @@ import { OUTLIVED_TTL_MS, type ProcessTable } from './process-table.js';
 import type { EarlyRecordStore } from './early-records.js';
 import type { AssemblyContext } from './assembly-context.js';
 import type { IoTally } from './io-tally.js';
-import type { CollectorEvent, LostRecordsCause } from '../types.js';
+import type { LostRecordsCause } from '../types.js';
 
 /**
  * How long (ms) a loss is remembered, and a published call kept to be marked
@@ -48,8 +48,6 @@ export class CallPublisher {
   /** recentlyPublished by plugin pid (lateChildOf), and the top-level calls, open or recently published, by their ppid (adoptable). */
   private readonly publishedByPid = new PidIndex();
   private readonly topLevelByPpid = new PidIndex();
-  /** Published calls changed since (by descendants, a loss, late bytes): handed on with the next events. */
-  private readonly republished: CollectorEvent[] = [];
 
   constructor(
     private readonly ctx: AssemblyContext,
@@ -160,7 +158,7 @@ export class CallPublisher {
     for (const [id, p] of this.recentlyPublished) {
       if (p.call.lostRecords || this.lingering.has(id) || !overlaps(p.call, window)) continue;
       markLost(p.call, 'tracer-lost');
-      this.republished.push({ type: 'call.updated', call: snapshotCall(p.call) });
+      this.ctx.emit({ type: 'call.updated', call: snapshotCall(p.call) });
     }
   }
 
@@ -174,7 +172,7 @@ export class CallPublisher {
   republish(call: CallState): void {
     const l = this.lingering.get(call.base.id);
     if (l) l.changed = true;
-    else this.republished.push({ type: 'call.updated', call: snapshotCall(call) });
+    else this.ctx.emit({ type: 'call.updated', call: snapshotCall(call) });
   }
 
   /** A descendant of a published call ended: when it was the last, the call is published once more if it changed. */
@@ -207,44 +205,49 @@ export class CallPublisher {
   }
 
   /** A process whose pid was reused before its exit came: its call, if it was the plugin, ends incomplete. */
-  retire(proc: Proc, reason: string, events: CollectorEvent[]): void {
+  retire(proc: Proc, reason: string): void {
     this.procs.delete(proc.pid);
     if (proc.role !== 'plugin' || !proc.callId) return;
     const call = this.calls.get(proc.callId);
     if (call && call.base.pid === proc.pid && call.endedAtUs === null) {
       call.incompleteReason = reason;
-      events.push(this.finalize(proc.callId, call));
+      this.finalize(proc.callId, call);
     }
   }
 
   /** Publishes the finished calls nothing known is outstanding for, in publication.ts's order; `heldFromTs`: see CallAssembler.tick. */
-  publishDue(nowMs: number, heldFromTs: number, events: CollectorEvent[]): void {
+  publishDue(nowMs: number, heldFromTs: number): void {
     const waits = {
       missingIo: (c: CallState) => this.missingIo(c),
       hasLiveDescendant: (id: string, c: CallState) => this.procs.hasLiveDescendant(id, c),
       recordsHeld: (c: CallState) => c.exitTs !== null && c.exitTs >= heldFromTs,
     };
-    for (const id of publicationOrder(this.calls, nowMs, waits)) events.push(this.finalize(id, this.calls.get(id)!));
+    for (const id of publicationOrder(this.calls, nowMs, waits)) this.finalize(id, this.calls.get(id)!);
   }
 
   /** The daemon found the plugin process gone without its exit record: its call ends. */
-  processGone(pid: number, start: string, reason: string): CollectorEvent[] {
+  processGone(pid: number, start: string, reason: string): void {
     for (const [id, call] of this.calls) {
       if (call.base.pid === pid && call.start === start && call.endedAtUs === null) {
         call.incompleteReason = reason;
-        return [this.finalize(id, call)];
+        this.finalize(id, call);
+        return;
       }
     }
-    return [];
   }
 
-  /** Ends every open call (those still running incomplete) and lets every lingering one go. */
-  flushAll(reason: string, events: CollectorEvent[]): void {
+  /** Ends every open call (those still running incomplete) and lets every lingering one go; returns how many ended incomplete. */
+  endAll(reason: string): number {
+    let incomplete = 0;
     for (const [id, call] of this.calls) {
-      if (call.endedAtUs === null) call.incompleteReason = reason;
-      events.push(this.finalize(id, call));
+      if (call.endedAtUs === null) {
+        call.incompleteReason = reason;
+        incomplete++;
+      }
+      this.finalize(id, call);
     }
     for (const id of [...this.lingering.keys()]) this.release(id);
+    return incomplete;
   }
 
   /** Lets lingering calls go after OUTLIVED_TTL_MS, and forgets losses and publications past LOSS_MEMORY_MS. */
@@ -259,13 +262,6 @@ export class CallPublisher {
     }
   }
 
-  /** Adds the published calls changed since to `events`. */
-  takeRepublished(events: CollectorEvent[]): CollectorEvent[] {
-    if (this.republished.length === 0) return events;
-    events.push(...this.republished);
-    this.republished.length = 0;
-    return events;
-  }
 
   /** Whether a process of the call exited with payload records, or ends of its threads, announced that have not all come. */
   private missingIo(call: CallState): boolean {
@@ -277,10 +273,10 @@ export class CallPublisher {
     const l = this.lingering.get(id);
     if (!l) return;
     this.lingering.delete(id);
-    if (l.changed) this.republished.push({ type: 'call.updated', call: snapshotCall(l.call) });
+    if (l.changed) this.ctx.emit({ type: 'call.updated', call: snapshotCall(l.call) });
   }
 
-  private finalize(id: string, call: CallState): CollectorEvent {
+  private finalize(id: string, call: CallState): void {
     const now = this.ctx.nowMs;
     this.calls.delete(id);
     this.shimCalls.delete(id);
@@ -305,6 +301,6 @@ export class CallPublisher {
     }
     if (outlivedBy > 0 && call.incompleteReason === null) this.lingering.set(id, { call, since: now, changed: false });
     this.ctx.counters.callsFinished++;
-    return { type: 'call.finished', call: snapshotCall(call) };
+    this.ctx.emit({ type: 'call.finished', call: snapshotCall(call) });
   }
 }

@@ -20,7 +20,7 @@ import type { EarlyRecordStore, WaitingExec } from './early-records.js';
 import type { IoRouter } from './io-routing.js';
 import type { ProcessLifecycle } from './process-lifecycle.js';
 import type { ProcessTable } from './process-table.js';
-import type { CollectorEvent, ParentProcess } from '../types.js';
+import type { ParentProcess } from '../types.js';
 
 /** What an exec ran: its absolute path where the tracer told enough, and whether that path is cut. */
 interface ExecImage {
@@ -46,8 +46,8 @@ export class ExecAssembly {
   }
 
   /** An exec, whole or cut (the framer gave up on lines that were lost). */
-  exec(frame: ExecFrame, events: CollectorEvent[]): void {
-    this.apply({ exec: frame, since: this.ctx.nowMs }, events, true);
+  exec(frame: ExecFrame): void {
+    this.apply({ exec: frame, since: this.ctx.nowMs }, true);
   }
 
   /**
@@ -55,23 +55,23 @@ export class ExecAssembly {
    * fork came) go on with it, those that waited as long as early records do
    * go on without it.
    */
-  expire(nowMs: number, events: CollectorEvent[]): void {
+  expire(nowMs: number): void {
     const known: number[] = [];
     for (const [ppid, first] of this.early.awaitedParents()) if (this.procs.at(ppid, first.exec.ts)) known.push(ppid);
-    for (const ppid of known) this.resumeChildren(ppid, events);
-    for (const w of this.early.overdueExecs(nowMs)) this.apply(w, events, false);
+    for (const ppid of known) this.resumeChildren(ppid);
+    for (const w of this.early.overdueExecs(nowMs)) this.apply(w, false);
   }
 
   /** Every exec held goes on now. */
-  flushAll(events: CollectorEvent[]): void {
-    for (const w of this.early.overdueExecs(Infinity)) this.apply(w, events, false);
+  flushAll(): void {
+    for (const w of this.early.overdueExecs(Infinity)) this.apply(w, false);
   }
 
   /**
    * An exec, whole or with what came of it. `mayWait`: it may wait for the
    * exec of its parent, when that is a traced process not known yet.
    */
-  private apply(waiting: WaitingExec, events: CollectorEvent[], mayWait: boolean): void {
+  private apply(waiting: WaitingExec, mayWait: boolean): void {
     const rec = waiting.exec;
     const decoded = decodeExecBlock(rec);
     if (decoded.env.CNI_COMMAND === CANARY_COMMAND) {
@@ -97,7 +97,7 @@ export class ExecAssembly {
     }
     if (existing && existing.start !== null && existing.start !== rec.start) {
       // The pid was reused and the old process's exit never arrived.
-      this.publisher.retire(existing, 'the process exit was not seen (pid reused)', events);
+      this.publisher.retire(existing, 'the process exit was not seen (pid reused)');
       existing = undefined;
     }
     // Ancestry comes from the fork records: a child whose parent exited is re-parented (to init or a
@@ -128,7 +128,7 @@ export class ExecAssembly {
       if (!plugin.execTimes.includes(rec.ts)) this.execInPlace(plugin, rec, { execPath, pathCut }, decoded, inCniPath, startedAtUs);
       else this.ctx.counters.duplicateExecs++;
       existing!.start = rec.start;
-      this.resumeChildren(rec.pid, events);
+      this.resumeChildren(rec.pid);
       this.lifecycle.replayEarly(rec.pid, rec.ts, rec.start);
       return;
     }
@@ -166,7 +166,7 @@ export class ExecAssembly {
       // what it says of itself (container, command) may be wrong.
       if (!rec.whole || parentLost) markLost(call, 'tracer-lost');
       this.ctx.counters.callsStarted++;
-      events.push({ type: 'call.started', call: snapshotCall(call) });
+      this.ctx.emit({ type: 'call.started', call: snapshotCall(call) });
     } else if (parentCall) {
       const helper = this.newHelper(rec.pid, ppid, execPath, decoded.argv, startedAtUs);
       parentCall.helpers.push(helper);
@@ -183,15 +183,15 @@ export class ExecAssembly {
     // became now. Without this, a delegate exited long ago stayed running until the liveness sweep gave up on it.
     this.lifecycle.endWith(proc, this.ctx.nowMs);
     // Its children whose exec came first: those that waited for it, and delegates taken for calls of their own.
-    this.resumeChildren(rec.pid, events);
+    this.resumeChildren(rec.pid);
     if (proc.role === 'plugin') this.adoptEarlyCalls(proc, rec.ts);
     this.io.replayBeforeExec(proc, rec.ts);
     this.lifecycle.replayEarly(rec.pid, rec.ts, rec.start);
   }
 
   /** Process `pid` is known now: the execs of its children that waited for it go on, in order. */
-  private resumeChildren(pid: number, events: CollectorEvent[]): void {
-    for (const w of this.early.takeChildExecs(pid) ?? []) this.apply(w, events, false);
+  private resumeChildren(pid: number): void {
+    for (const w of this.early.takeChildExecs(pid) ?? []) this.apply(w, false);
   }
 
   /**

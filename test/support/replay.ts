@@ -66,28 +66,30 @@ export interface Replay {
 
 export function replay(lines: Iterable<string>, opts: ReplayOptions = {}): Replay {
   const { msPerLine = 1, tickEachLine = true, end = 'tick', ...asmOpts } = opts;
-  const assembler = new CallAssembler({ monoToEpochUs, ...asmOpts });
+  const events: CollectorEvent[] = [];
+  const assembler = new CallAssembler({ monoToEpochUs, ...asmOpts }, (e) => events.push(e));
   const framer = new RecordFramer(asmOpts.isOwnCanary);
   const framed: Framed[] = [];
-  const events: CollectorEvent[] = [];
   const parseErrors: TracerLineError[] = [];
   let nowMs = 0;
-  const take = (evs: CollectorEvent[]): CollectorEvent[] => {
-    events.push(...evs);
-    return evs;
+  /** The events `run` made the assembler emit. */
+  const emitted = (run: () => void): CollectorEvent[] => {
+    const from = events.length;
+    run();
+    return events.slice(from);
   };
   /** The frames the framer gave, into the assembler at `atMs`. */
-  const assemble = (atMs: number): CollectorEvent[] => {
-    const out: CollectorEvent[] = [];
-    for (const { frame } of framed) out.push(...take(assembler.push(frame, atMs)));
+  const assemble = (atMs: number): void => {
+    for (const { frame } of framed) assembler.push(frame, atMs);
     framed.length = 0;
-    return out;
   };
   /** The fake clock's tick: frames that waited too long for their lines go on cut, then the assembler's timers. */
-  const tick = (t: number): CollectorEvent[] => {
-    framer.closeStale(t * 1000, FRAME_WAIT_MS * 1000, framed);
-    return [...assemble(t), ...take(assembler.tick(t))];
-  };
+  const tick = (t: number): CollectorEvent[] =>
+    emitted(() => {
+      framer.closeStale(t * 1000, FRAME_WAIT_MS * 1000, framed);
+      assemble(t);
+      assembler.tick(t);
+    });
   const feed = (input: Iterable<string>): CollectorEvent[] => {
     const out: CollectorEvent[] = [];
     for (const line of input) {
@@ -98,7 +100,7 @@ export function replay(lines: Iterable<string>, opts: ReplayOptions = {}): Repla
         continue;
       }
       framer.push(parsed.record, nowMs * 1000, framed);
-      out.push(...assemble(nowMs));
+      out.push(...emitted(() => assemble(nowMs)));
       if (tickEachLine) out.push(...tick(nowMs));
     }
     return out;
@@ -122,10 +124,12 @@ export function replay(lines: Iterable<string>, opts: ReplayOptions = {}): Repla
     nowMs,
     feed,
     tick,
-    flushAll: (reason) => {
-      framer.closeAll(framed);
-      return [...assemble(nowMs), ...take(assembler.flushAll(reason))];
-    },
+    flushAll: (reason) =>
+      emitted(() => {
+        framer.closeAll(framed);
+        assemble(nowMs);
+        assembler.endAllCalls(reason);
+      }),
   };
   if (end === 'tick') r.tick(FAR_FUTURE_MS);
   if (end === 'flushAll') r.flushAll('replay ended');

@@ -44,13 +44,14 @@ export interface Pipeline {
 
 /** `msPerRecord`: how far the fake clock moves for each record (line) parsed. */
 export function createPipeline(opts: Partial<AssemblerOptions> = {}, msPerRecord = 1): Pipeline {
-  const assembler = new CallAssembler({ monoToEpochUs, ...opts });
+  const events: CollectorEvent[] = [];
+  const assembler = new CallAssembler({ monoToEpochUs, ...opts }, (e) => events.push(e));
   const framer = new RecordFramer(opts.isOwnCanary);
   const sequencer = new RecordSequencer(new ReorderWindow(FIXED_WINDOW));
   const framed: Framed[] = [];
   const released: Sequenced[] = [];
   const feed = () => {
-    for (const { frame } of released) p.events.push(...assembler.push(frame, p.nowMs));
+    for (const { frame } of released) assembler.push(frame, p.nowMs);
     released.length = 0;
   };
   const sequence = () => {
@@ -72,7 +73,7 @@ export function createPipeline(opts: Partial<AssemblerOptions> = {}, msPerRecord
       if (r.record.kind === 'lost') {
         // A loss notice is a frame of its own, handed on at once (the daemon marks the calls a loss may have hit).
         p.framed++;
-        p.events.push(...assembler.push(r.record, p.nowMs));
+        assembler.push(r.record, p.nowMs);
         return;
       }
       framer.push(r.record, p.nowMs * 1000, framed);
@@ -86,7 +87,7 @@ export function createPipeline(opts: Partial<AssemblerOptions> = {}, msPerRecord
     assembler,
     framer,
     sequencer,
-    events: [],
+    events,
     parsed: [],
     framed: 0,
     malformed: 0,
@@ -101,7 +102,7 @@ export function createPipeline(opts: Partial<AssemblerOptions> = {}, msPerRecord
     },
     tick(nowMs) {
       p.nowMs = Math.max(p.nowMs, nowMs);
-      p.events.push(...assembler.tick(p.nowMs));
+      assembler.tick(p.nowMs);
     },
     end: () => splitter.end(),
   };

@@ -576,14 +576,12 @@ export function simulate(plan: NodePlan, opts: SimOptions = {}): SimResult {
   }
   const actions = node.actions.sort((a, b) => a.ts - b.ts || a.seq - b.seq);
 
-  const flow = new RecordFlow({ monoToEpochUs }, { src: SRC, mode: 'full' }, window);
   const events: CollectorEvent[] = [];
-  const take = (evs: readonly CollectorEvent[]) => {
-    for (const e of evs) {
-      events.push(e);
-      if (trace) trace(`  -> ${e.type} ${e.call.id} ${e.call.plugin} pid ${e.call.pid} ${e.call.status} lost=${e.call.lostRecords} in/out/err ${e.call.stdin.bytes.length}/${e.call.stdout.bytes.length}/${e.call.stderr.bytes.length}`);
-    }
+  const emit = (e: CollectorEvent) => {
+    events.push(e);
+    if (trace) trace(`  -> ${e.type} ${e.call.id} ${e.call.plugin} pid ${e.call.pid} ${e.call.status} lost=${e.call.lostRecords} in/out/err ${e.call.stdin.bytes.length}/${e.call.stdout.bytes.length}/${e.call.stderr.bytes.length}`);
   };
+  const flow = new RecordFlow({ monoToEpochUs }, { src: SRC, mode: 'full' }, emit, window);
   let nowUs = T0_NS / 1000;
   const ms = (us: number) => us / 1000;
   let lastArrivalUs: number | null = null;
@@ -593,7 +591,7 @@ export function simulate(plan: NodePlan, opts: SimOptions = {}): SimResult {
     if (trace) trace(`${arrivalUs.toFixed(0)}${src === SRC ? '' : ' (standby)'} ${line.length > 60 ? `${line.slice(0, 60)}…` : line}`);
     const parsed = parseTracerBytes(Buffer.from(line));
     if (!parsed.ok) throw new Error(`the simulation printed a malformed line: ${parsed.error.message}`);
-    take(flow.push(parsed.record, src, arrivalUs, ms(arrivalUs)));
+    flow.push(parsed.record, src, arrivalUs, ms(arrivalUs));
     lastArrivalUs = arrivalUs;
   };
   let nextLivenessUs = nowUs + LIVENESS_EVERY_US;
@@ -602,7 +600,7 @@ export function simulate(plan: NodePlan, opts: SimOptions = {}): SimResult {
   /** collector/liveness.ts: a call whose process is gone ends once the stream is past that moment by a margin. */
   const liveness = (t: number) => {
     const { gone, waiting } = sweep.sweep(flow.runningCalls(), { epochUs: monoToEpochUs(t), monoUs: t, releasedTs: flow.releasedTs }, (pid, start) => node.alive.has(`${pid}:${start}`));
-    for (const call of gone) take(flow.processGone(call.pid, call.start, 'the plugin process is gone but its exit was not recorded'));
+    for (const call of gone) flow.processGone(call.pid, call.start, 'the plugin process is gone but its exit was not recorded');
     if (waiting) printCanary(node, t * 1000);
   };
   const armClock = (atUs: number) => {
@@ -622,16 +620,16 @@ export function simulate(plan: NodePlan, opts: SimOptions = {}): SimResult {
         liveness(t);
       } else if (t === clockAt) {
         clockDueUs = null;
-        take(flow.releaseByClock(t, ms(t)));
-        take(flow.tick(ms(t)));
+        flow.releaseByClock(t, ms(t));
+        flow.tick(ms(t));
         armClock(t);
       } else {
         nextPublishUs += PUBLISH_EVERY_US;
-        take(flow.releaseDue(t, ms(t)));
-        take(flow.tick(ms(t)));
+        flow.releaseDue(t, ms(t));
+        flow.tick(ms(t));
         if (flow.heldCount > 0 && lastArrivalUs !== null && t - lastArrivalUs >= QUIET_US) {
-          take(flow.releaseQuiet(t, ms(t)));
-          take(flow.tick(ms(t)));
+          flow.releaseQuiet(t, ms(t));
+          flow.tick(ms(t));
         }
       }
     }
@@ -694,13 +692,13 @@ export function simulate(plan: NodePlan, opts: SimOptions = {}): SimResult {
     armClock(nowUs);
   }
   // The daemon stops: everything held goes on, and every wait is over.
-  take(flow.flush(ms(nowUs)));
+  flow.releaseAll(ms(nowUs));
   for (const later of [3_000_000, 15_000_000, 70_000_000, 140_000_000]) {
-    take(flow.releaseDue(nowUs + later, ms(nowUs + later)));
-    take(flow.tick(ms(nowUs + later)));
+    flow.releaseDue(nowUs + later, ms(nowUs + later));
+    flow.tick(ms(nowUs + later));
   }
   // As collector.ts stops: what still runs (its exit lost, the liveness sweep not done with it) ends incomplete.
-  take(flow.endAllCalls('the tracer stopped while the call ran'));
+  flow.endAllCalls('the tracer stopped while the call ran');
   const finals = new Map<string, CniCall>();
   for (const e of events) finals.set(e.call.id, e.call);
   // Each true call by the collector's id of its process (the first one, should there be two: the other is a stray).

@@ -54,7 +54,7 @@ function expectSoundOutput(p: Pipeline, lost: number | null): void {
   expect(held.awaitingParent, 'execs waiting for their parent').toBe(0);
   expect(held.earlyRecords, 'records waiting for their process').toBe(0);
 
-  p.events.push(...p.assembler.flushAll('fuzz run ended'));
+  p.assembler.endAllCalls('fuzz run ended');
   p.tick(p.nowMs + LATER_MS);
   expect(p.heldState()).toEqual({ procs: 0, calls: 0, awaitingParent: 0, earlyRecords: 0, openFrames: 0, sequenced: 0 });
 
@@ -329,7 +329,7 @@ describe('a long run of calls with records lost at random', () => {
           p.quiet();
           p.tick(p.nowMs);
           // The daemon's liveness sweep: a plugin whose process is gone ends as incomplete.
-          for (const call of p.assembler.runningCalls()) if (call.pid < pid - 20) p.events.push(...p.assembler.processGone(call.pid, call.start, 'gone'));
+          for (const call of p.assembler.runningCalls()) if (call.pid < pid - 20) p.assembler.processGone(call.pid, call.start, 'gone');
           const held = p.heldState();
           for (const k of Object.keys(max) as Array<keyof typeof max>) max[k] = Math.max(max[k], held[k]);
           if (i === CALLS / 3) atOneThird = held.procs;

@@ -22,7 +22,7 @@ class Merger {
 
   constructor(initial: { src: number | null; mode: CaptureMode }) {
     this.procs = new ProcessTable(initial);
-    this.assembler = new CallAssembler({ monoToEpochUs: (us) => us }, this.procs);
+    this.assembler = new CallAssembler({ monoToEpochUs: (us) => us }, (e) => this.events.push(e), this.procs);
     this.merger = new RecordMerger(this.procs);
   }
 
@@ -61,7 +61,7 @@ class Merger {
 
   private assemble(passed: readonly TracerRecord[], out: TracerRecord[]): void {
     for (const f of passed) {
-      this.events.push(...this.assembler.push(f, 0));
+      this.assembler.push(f, 0);
       out.push(f);
     }
   }
