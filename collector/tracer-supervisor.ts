@@ -54,8 +54,6 @@ export interface SupervisorOptions {
   readonly readyTimeoutMs: number;
   /** After a mode switch, how long the old tracer may keep following its calls. */
   readonly handoffTimeoutMs: number;
-  /** Runs the sched-only standby tracer beside the main one. */
-  readonly withStandby: boolean;
   /** Kernel monotonic µs → µs since the epoch (the calls' clock). */
   toEpochUs(monoUs: number): number;
   /** Runs a publish tick now: what the main tracer's death completed goes out before its gap is announced. */
@@ -108,7 +106,7 @@ export class TracerSupervisor {
   async start(): Promise<void> {
     this.stopping = false;
     // Both compile at once (bpftrace's start is mostly CPU-bound compiling); the daemon records once the main one does.
-    const standbyStarted = this.opts.withStandby ? this.startStandby() : Promise.resolve();
+    const standbyStarted = this.startStandby();
     const run = await this.launcher.launch('main', undefined);
     this.main = run;
     this.mainTakesPayloads(run);
@@ -193,7 +191,7 @@ export class TracerSupervisor {
       gapSeconds: this.gaps.seconds(Date.now() * 1000),
       lastGap: gapStatus(this.gaps.latest),
       ...reorderStatus(live.length > 0 ? this.pipeline.reorderState() : null),
-      standby: this.opts.withStandby ? standbyStatus(this.standby, standbyPid === null ? null : processUsage(standbyPid), this.restarts.standby, this.lastError.standby) : null,
+      standby: standbyStatus(this.standby, standbyPid === null ? null : processUsage(standbyPid), this.restarts.standby, this.lastError.standby),
     };
   }
 

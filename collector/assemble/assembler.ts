@@ -1,19 +1,21 @@
 /**
- * Turns tracer records into CNI calls: exec → stdin/stdout/stderr → exit,
- * with delegated plugin calls linked to their parent call and helper
- * processes to the call they work for. Pure: no I/O, no clock of its own
- * (callers pass `nowMs`), so it can be replayed from recorded tracer output.
+ * The assemble stage: tracer frames into CNI calls, exec → stdin/stdout/
+ * stderr → exit, with delegated plugin calls linked to their parent call and
+ * helper processes to the call they work for. Pure: no I/O, no clock of its
+ * own (callers pass `nowMs`), so it can be replayed from recorded tracer
+ * output; its events go to `emit` as they happen.
  *
- * A dispatcher: each record goes to the part whose job it is —
+ * A dispatcher: each frame goes to the part whose job it is —
  * exec-assembly.ts (what an exec means: a call, a helper, an exec in place),
- * process-lifecycle.ts (forks, exits, records that came before their
- * process), io-routing.ts (which call or helper stream a read or write goes
- * to), call-publisher.ts (open and published calls, when one goes out, and
- * again) — over one process table (process-table.ts).
+ * process-lifecycle.ts (forks, exits, thread ends), io-routing.ts (which
+ * call or helper stream a read or write goes to), call-registry.ts (open and
+ * lately finished calls: when one finishes, and is updated) — over one
+ * process table (process-table.ts) and one store of what came before what
+ * it belongs to (early-records.ts).
  */
 
 import { copyFd, type CallState, type Proc } from './call-state.js';
-import { CallPublisher } from './call-publisher.js';
+import { CallRegistry } from './call-registry.js';
 import { CanaryWatch } from './canary-watch.js';
 import { EarlyRecordStore } from './early-records.js';
 import { ExecAssembly } from './exec-assembly.js';
@@ -48,7 +50,7 @@ export class CallAssembler {
   private readonly ioTally = new IoTally<Proc>();
   private readonly early = new EarlyRecordStore();
   private readonly canaries: CanaryWatch;
-  private readonly publisher: CallPublisher;
+  private readonly registry: CallRegistry;
   private readonly io: IoRouter;
   private readonly lifecycle: ProcessLifecycle;
   private readonly execs: ExecAssembly;
@@ -67,10 +69,10 @@ export class CallAssembler {
     this.counters = newCounters();
     this.ctx = { opts, counters: this.counters, emit, nowMs: 0 };
     this.canaries = new CanaryWatch();
-    this.publisher = new CallPublisher(this.ctx, this.procs, this.ioTally, this.early);
-    this.io = new IoRouter(this.ctx, this.procs, this.publisher, this.ioTally, this.early, this.canaries);
-    this.lifecycle = new ProcessLifecycle(this.ctx, this.procs, this.publisher, this.ioTally, this.early, this.io, this.canaries);
-    this.execs = new ExecAssembly(this.ctx, this.procs, this.publisher, this.early, this.io, this.lifecycle, this.canaries);
+    this.registry = new CallRegistry(this.ctx, this.procs, this.ioTally, this.early);
+    this.io = new IoRouter(this.ctx, this.procs, this.registry, this.ioTally, this.early, this.canaries);
+    this.lifecycle = new ProcessLifecycle(this.ctx, this.procs, this.registry, this.ioTally, this.early, this.io, this.canaries);
+    this.execs = new ExecAssembly(this.ctx, this.procs, this.registry, this.early, this.io, this.lifecycle, this.canaries);
   }
 
   /** Feeds one frame; the events it completes go out. */
@@ -120,7 +122,7 @@ export class CallAssembler {
       case 'lost':
         // Without the time it arrived at, the loss can be anywhere: every call open now may be hit.
         this.counters.lostEvents += rec.count;
-        this.publisher.markAllOpen('tracer-lost');
+        this.registry.markAllOpen('tracer-lost');
         break;
     }
   }
@@ -135,28 +137,28 @@ export class CallAssembler {
     this.ctx.nowMs = Math.max(this.ctx.nowMs, nowMs);
     this.execs.expire(nowMs);
     this.procs.sweep(nowMs);
-    this.publisher.sweep(nowMs);
+    this.registry.sweep(nowMs);
     this.ioTally.sweep(nowMs);
-    this.publisher.publishDue(nowMs, heldFromTs);
+    this.registry.finishDue(nowMs, heldFromTs);
     // After publishing too: a read or write its publication let go may have come here (made after its process's exit).
     this.counters.unattributed += this.early.sweep(nowMs);
   }
 
   /** Whether a call that started before `epochUs` is not published yet (its bytes may still come from its tracer). */
   hasOpenCallStartedBefore(epochUs: number): boolean {
-    for (const [, call] of this.publisher.openCalls()) if (call.base.startedAtUs < epochUs) return true;
+    for (const [, call] of this.registry.openCalls()) if (call.base.startedAtUs < epochUs) return true;
     return false;
   }
 
   /** The daemon found a traced plugin process gone without its exit record (lost, or tracer restarted). */
   processGone(pid: number, start: string, reason: string): void {
-    this.publisher.processGone(pid, start, reason);
+    this.registry.processGone(pid, start, reason);
   }
 
   /** Ends every open call, e.g. when the tracer stops: those still running become incomplete. Returns how many did. */
   endAllCalls(reason: string): number {
-    this.execs.flushAll();
-    const incomplete = this.publisher.endAll(reason);
+    this.execs.releaseWaiting();
+    const incomplete = this.registry.endAll(reason);
     this.procs.clear();
     this.early.clear();
     this.ioTally.clear();
@@ -166,21 +168,21 @@ export class CallAssembler {
   /** Running plugin processes, for the daemon's liveness sweep. */
   runningCalls(): Array<{ id: string; pid: number; start: string; startedAtUs: number }> {
     const out = [];
-    for (const [id, call] of this.publisher.openCalls()) {
+    for (const [id, call] of this.registry.openCalls()) {
       if (call.endedAtUs === null) out.push({ id, pid: call.base.pid, start: call.start, startedAtUs: call.base.startedAtUs });
     }
     return out;
   }
 
   get openCallCount(): number {
-    return this.publisher.openCount;
+    return this.registry.openCount;
   }
 
   /** How much state the assembler holds now: what must not grow without bound, whatever the tracer sends. */
   heldState(): AssemblerHeldState {
     return {
       procs: this.procs.size,
-      calls: this.publisher.openCount,
+      calls: this.registry.openCount,
       awaitingParent: this.early.awaitingParents,
       earlyRecords: this.early.count(),
     };
@@ -193,7 +195,7 @@ export class CallAssembler {
    * does.
    */
   markLostRecords(pid: number, why: LostRecordsCause = 'payload-tracer-cut'): void {
-    this.publisher.markLostRecords(pid, why);
+    this.registry.markLostRecords(pid, why);
   }
 
   /**
@@ -206,7 +208,7 @@ export class CallAssembler {
   recordsLost(count: number, window: LossWindow, nowMs: number): void {
     this.ctx.nowMs = Math.max(this.ctx.nowMs, nowMs);
     this.counters.lostEvents += count;
-    this.publisher.recordsLost(window, nowMs);
+    this.registry.recordsLost(window, nowMs);
   }
 
   /** Every live process this assembler follows. */
@@ -220,7 +222,7 @@ export class CallAssembler {
    */
   private attachKernel(rec: KernelFrame): void {
     const id = this.procs.get(rec.pid)?.callId;
-    const call: CallState | undefined = id == null ? undefined : this.publisher.callFor(id);
+    const call: CallState | undefined = id == null ? undefined : this.registry.callFor(id);
     if (!call) {
       this.counters.unattributed++;
       return;

@@ -2,7 +2,7 @@
  * What every part of the call assembler shares: its options, its counters,
  * where its events go and the caller's clock as of the frame or tick being
  * handled. The parts
- * (process table, exec assembly, I/O routing, publication) keep their own
+ * (process table, exec assembly, I/O routing, the call registry) keep their own
  * state; this is the little they all read.
  */
 

@@ -15,7 +15,7 @@ import { shimParentFor } from './socket-shims.js';
 import { CANARY_COMMAND } from '../tracer/canary-marks.js';
 import type { ExecFrame } from '../../bpf/index.js';
 import type { AssemblyContext } from './assembly-context.js';
-import type { CallPublisher } from './call-publisher.js';
+import type { CallRegistry } from './call-registry.js';
 import type { EarlyRecordStore, WaitingExec } from './early-records.js';
 import type { IoRouter } from './io-routing.js';
 import type { ProcessLifecycle } from './process-lifecycle.js';
@@ -35,7 +35,7 @@ export class ExecAssembly {
   constructor(
     private readonly ctx: AssemblyContext,
     private readonly procs: ProcessTable,
-    private readonly publisher: CallPublisher,
+    private readonly registry: CallRegistry,
     private readonly early: EarlyRecordStore,
     private readonly io: IoRouter,
     private readonly lifecycle: ProcessLifecycle,
@@ -62,8 +62,8 @@ export class ExecAssembly {
     for (const w of this.early.overdueExecs(nowMs)) this.apply(w, false);
   }
 
-  /** Every exec held goes on now. */
-  flushAll(): void {
+  /** Every exec waiting for its parent goes on now, without it. */
+  releaseWaiting(): void {
     for (const w of this.early.overdueExecs(Infinity)) this.apply(w, false);
   }
 
@@ -86,7 +86,7 @@ export class ExecAssembly {
       this.canaries.remember(rec.pid);
       return;
     }
-    let existing = this.procs.get(rec.pid) ?? this.publisher.takeExitedFork(rec.pid, rec.start);
+    let existing = this.procs.get(rec.pid) ?? this.registry.takeExitedFork(rec.pid, rec.start);
     if (existing && existing.start === null && ((existing.ppid !== rec.ppid && this.procs.parentLives(existing)) || forkedBefore(existing, rec.start) || (existing.forkTs !== undefined && existing.forkTs > rec.ts))) {
       // A stale fork entry (a thread's clone whose end was not seen) under a pid now used by another process,
       // or one of a later task with this pid (forked after this exec: its record came first).
@@ -97,7 +97,7 @@ export class ExecAssembly {
     }
     if (existing && existing.start !== null && existing.start !== rec.start) {
       // The pid was reused and the old process's exit never arrived.
-      this.publisher.retire(existing, 'the process exit was not seen (pid reused)');
+      this.registry.retire(existing, 'the process exit was not seen (pid reused)');
       existing = undefined;
     }
     // Ancestry comes from the fork records: a child whose parent exited is re-parented (to init or a
@@ -110,7 +110,7 @@ export class ExecAssembly {
       this.early.awaitParent(rec.ppid, waiting);
       return;
     }
-    const parentCallId = parent?.callId ?? this.publisher.lateChildOf(rec.ppid, rec.ts);
+    const parentCallId = parent?.callId ?? this.registry.lateChildOf(rec.ppid, rec.ts);
     // The tracer said its parent is traced, yet no record of the parent came in all that wait: the parent's exec
     // was lost (a full buffer). A call is made of it, marked: its parent call and what it shared with it are unknown.
     const parentLost = rec.parentTraced === true && parent === undefined && parentCallId === null;
@@ -120,9 +120,9 @@ export class ExecAssembly {
     const cwd = rec.cwd;
     const execPath = resolveExecPath(rec.path || decoded.argv[0] || '', cwd);
     // An env whose chunks did not all come may lack CNI_PATH: a child's is its parent call's (a delegate inherits it).
-    const cniPath = decoded.env.CNI_PATH ?? (rec.whole || parentCallId === null ? undefined : this.publisher.callFor(parentCallId)?.base.env.CNI_PATH);
+    const cniPath = decoded.env.CNI_PATH ?? (rec.whole || parentCallId === null ? undefined : this.registry.callFor(parentCallId)?.base.env.CNI_PATH);
     const inCniPath = isInCniPath(execPath, cniPath, cwd);
-    const plugin = existing?.role === 'plugin' && existing.callId !== null ? this.publisher.callFor(existing.callId) : undefined;
+    const plugin = existing?.role === 'plugin' && existing.callId !== null ? this.registry.callFor(existing.callId) : undefined;
     if (plugin && plugin.base.pid === rec.pid) {
       // The plugin process exec'd another image in place: the same process, the same pipes, the same call.
       if (!plugin.execTimes.includes(rec.ts)) this.execInPlace(plugin, rec, { execPath, pathCut }, decoded, inCniPath, startedAtUs);
@@ -132,10 +132,10 @@ export class ExecAssembly {
       this.lifecycle.replayEarly(rec.pid, rec.ts, rec.start);
       return;
     }
-    const parentCall = parentCallId === null ? undefined : this.publisher.callFor(parentCallId);
+    const parentCall = parentCallId === null ? undefined : this.registry.callFor(parentCallId);
     const isPlugin = parentCallId === null || inCniPath;
     const id = callId(startedAtUs, rec.pid);
-    if (isPlugin && this.publisher.isKnown(id)) {
+    if (isPlugin && this.registry.isKnown(id)) {
       // The same exec again (a record delivered twice): one call, not a second one that replaces the first.
       this.ctx.counters.duplicateExecs++;
       return;
@@ -153,13 +153,13 @@ export class ExecAssembly {
     this.procs.set(proc);
     if (isPlugin) {
       // Not exec'd by a call: maybe a delegate of a shim that asked a daemon to run it (Multus thick mode).
-      const parentId = parentCallId ?? shimParentFor(this.publisher.shims(), { containerId: decoded.env.CNI_CONTAINERID, ppid: rec.ppid, startedAtUs });
+      const parentId = parentCallId ?? shimParentFor(this.registry.shims(), { containerId: decoded.env.CNI_CONTAINERID, ppid: rec.ppid, startedAtUs });
       const call = this.newCall(rec, { execPath, pathCut }, decoded, parentId, parentCallId === null, startedAtUs, rec.parentComm);
       proc.role = 'plugin';
       proc.callId = call.base.id;
       proc.helper = null;
       call.pids.add(rec.pid);
-      this.publisher.add(call);
+      this.registry.add(call);
       const lostEarly = this.early.takeLost(rec.pid);
       if (lostEarly) markLost(call, lostEarly);
       // Its argv/env chunks did not all come (lost, or still in a CPU buffer unread when the wait for them ended):
@@ -174,7 +174,7 @@ export class ExecAssembly {
       proc.role = 'helper';
       proc.callId = parentCallId;
       proc.helper = helper;
-      this.publisher.touch(parentCallId!);
+      this.registry.touch(parentCallId!);
     } else {
       // A descendant of a call published and let go long ago: still no call of its own, nothing to add to.
       proc.callId = parentCallId;
@@ -204,7 +204,7 @@ export class ExecAssembly {
    */
   private adoptEarlyCalls(plugin: Proc, execTs: number): void {
     const callId = plugin.callId;
-    const call = callId === null ? undefined : this.publisher.open(callId);
+    const call = callId === null ? undefined : this.registry.open(callId);
     if (!call || callId === null) return;
     const adopt = (c: CallState): boolean => {
       if (c === call || c.base.parentId !== null || c.base.ppid !== plugin.pid || c.execTimes[0]! <= execTs) return false;
@@ -217,21 +217,21 @@ export class ExecAssembly {
       }
       return true;
     };
-    const started = this.publisher.topLevelOf(plugin.pid);
+    const started = this.registry.topLevelOf(plugin.pid);
     for (const id of started) {
-      const open = this.publisher.open(id);
-      if (open && adopt(open)) this.publisher.forgetTopLevel(plugin.pid, id);
+      const open = this.registry.open(id);
+      if (open && adopt(open)) this.registry.forgetTopLevel(plugin.pid, id);
     }
     for (const id of started) {
-      const published = this.publisher.recent(id);
-      if (this.publisher.isOpen(id)) continue;
+      const published = this.registry.recent(id);
+      if (this.registry.isOpen(id)) continue;
       if (!published) {
-        this.publisher.forgetTopLevel(plugin.pid, id);
+        this.registry.forgetTopLevel(plugin.pid, id);
         continue;
       }
       if (!adopt(published)) continue;
-      this.publisher.forgetTopLevel(plugin.pid, id);
-      this.publisher.republish(published);
+      this.registry.forgetTopLevel(plugin.pid, id);
+      this.registry.update(published);
     }
   }
 
@@ -244,12 +244,12 @@ export class ExecAssembly {
       call.envTruncated = decoded.truncated;
       call.pathTruncated = pathCut;
       // A wrapper that exec'd a socket shim (or a shim that exec'd something else) changes where delegates look.
-      this.publisher.updateShim(call);
+      this.registry.updateShim(call);
     } else {
       // A program that is no plugin (`exec cat`): a helper step of the same call, which keeps its name.
       call.helpers.push(this.newHelper(rec.pid, rec.ppid, execPath, decoded.argv, startedAtUs));
     }
-    this.publisher.touch(call.base.id);
+    this.registry.touch(call.base.id);
   }
 
   private newCall(

@@ -11,7 +11,7 @@ import type { EarlyRecordStore } from './early-records.js';
 import { ioOf, type IoInFlight } from './io-in-flight.js';
 import type { PayloadFrame, TracerFrame } from '../../bpf/index.js';
 import type { AssemblyContext } from './assembly-context.js';
-import type { CallPublisher } from './call-publisher.js';
+import type { CallRegistry } from './call-registry.js';
 import type { CanaryWatch } from './canary-watch.js';
 import type { Proc } from './call-state.js';
 import type { IoTally } from './io-tally.js';
@@ -24,7 +24,7 @@ export class IoRouter {
   constructor(
     private readonly ctx: AssemblyContext,
     private readonly procs: ProcessTable,
-    private readonly publisher: CallPublisher,
+    private readonly registry: CallRegistry,
     private readonly ioTally: IoTally<Proc>,
     private readonly early: EarlyRecordStore,
     private readonly canaries: CanaryWatch,
@@ -58,12 +58,12 @@ export class IoRouter {
     }
     // Counted once it is the known process's: a record never attributed cannot stand in for a later process's.
     if (!counted) this.ioTally.record(proc, this.ctx.nowMs);
-    const call = proc.callId ? this.publisher.callFor(proc.callId) : undefined;
+    const call = proc.callId ? this.registry.callFor(proc.callId) : undefined;
     if (!call) {
       this.ctx.counters.unattributed++;
       return;
     }
-    this.publisher.touch(call.base.id);
+    this.registry.touch(call.base.id);
     const isMain = proc.role === 'plugin' && call.base.pid === proc.pid;
     const stream = streamFor(call, proc, io, isMain);
     if (stream === null && !counted) {
@@ -84,7 +84,7 @@ export class IoRouter {
   replayBeforeExec(proc: Proc, execTs: number): void {
     const kept = this.early.takeKept(proc.pid);
     if (!kept) return;
-    if (kept.overflow) this.publisher.markLostRecords(proc.pid, 'early-overflow');
+    if (kept.overflow) this.registry.markLostRecords(proc.pid, 'early-overflow');
     for (const { io, countedFor } of kept.ios) {
       if (io.ts < execTs) continue;
       if (countedFor === proc) {
@@ -110,14 +110,14 @@ export class IoRouter {
    */
   private fileLate(io: IoInFlight): boolean {
     const proc = this.procs.remembered(io.pid);
-    const call = proc?.callId == null ? undefined : this.publisher.recent(proc.callId);
+    const call = proc?.callId == null ? undefined : this.registry.recent(proc.callId);
     if (!proc || !call || proc.exitTs === undefined || io.ts > proc.exitTs || (proc.forkTs !== undefined && io.ts < proc.forkTs)) return false;
     if (proc.pid === call.base.pid && io.ts < call.execTimes[0]!) return false;
     const stream = streamFor(call, proc, io, proc.role === 'plugin' && call.base.pid === proc.pid);
     if (stream === null) return true;
     if (io.uncaptured) call.uncapturedIo++;
     stream.add(io.ts, this.seq++, io.bytes, io.len, io.whole);
-    this.publisher.republish(call);
+    this.registry.update(call);
     return true;
   }
 }

@@ -7,7 +7,7 @@
 
 import { decodeWaitStatus } from './wait-status.js';
 import type { AssemblyContext } from './assembly-context.js';
-import type { CallPublisher } from './call-publisher.js';
+import type { CallRegistry } from './call-registry.js';
 import type { CanaryWatch } from './canary-watch.js';
 import type { Proc } from './call-state.js';
 import type { EarlyRecordStore } from './early-records.js';
@@ -29,7 +29,7 @@ export class ProcessLifecycle {
   constructor(
     private readonly ctx: AssemblyContext,
     private readonly procs: ProcessTable,
-    private readonly publisher: CallPublisher,
+    private readonly registry: CallRegistry,
     private readonly ioTally: IoTally<Proc>,
     private readonly early: EarlyRecordStore,
     private readonly io: IoRouter,
@@ -58,7 +58,7 @@ export class ProcessLifecycle {
     if (published && ts !== undefined && published.exitTs !== undefined && ts < published.exitTs) return;
     // A new process under this pid (a new entry: nothing counted for an earlier one counts for it).
     this.procs.set({ pid, ppid, start: null, callId: parent.callId, role: 'fork', helper: null, exited: false, payloadSrc: parent.payloadSrc, ...(ts !== undefined ? { forkTs: ts } : {}), ...(parent.fds ? { fds: new Map(parent.fds) } : {}) });
-    if (parent.callId) this.publisher.callFor(parent.callId)?.pids.add(pid);
+    if (parent.callId) this.registry.callFor(parent.callId)?.pids.add(pid);
     this.replayEarly(pid, null, null);
   }
 
@@ -77,16 +77,16 @@ export class ProcessLifecycle {
     proc.outcome = decodeWaitStatus(rec.exitCode, rec.groupExitCode, rec.signalFlags);
     this.endWith(proc, nowMs);
     // A helper or fork that outlived its call's publication: nothing will ever clear it but this.
-    if (proc.callId === null || !this.publisher.isOpen(proc.callId)) {
+    if (proc.callId === null || !this.registry.isOpen(proc.callId)) {
       this.procs.delete(rec.pid);
       this.ioTally.forget(proc);
       this.procs.forgetOutlived(rec.pid);
       // Remembered for what comes late of it; a fork whose exec may still come (another CPU's buffer): that exec takes it up (ExecAssembly).
-      if (proc.callId !== null && this.publisher.recent(proc.callId)) this.procs.remember(proc, nowMs);
+      if (proc.callId !== null && this.registry.recent(proc.callId)) this.procs.remember(proc, nowMs);
       if (proc.callId !== null) {
         // A helper's row ends with it (no "running" helper left behind in a published call).
-        if (proc.role === 'helper') this.publisher.touch(proc.callId);
-        this.publisher.descendantEnded(proc.callId);
+        if (proc.role === 'helper') this.registry.touch(proc.callId);
+        this.registry.descendantEnded(proc.callId);
       }
     }
   }
@@ -105,7 +105,7 @@ export class ProcessLifecycle {
       proc.helper.outcome = proc.outcome;
     }
     if (proc.role === 'plugin' && proc.callId) {
-      const call = this.publisher.open(proc.callId);
+      const call = this.registry.open(proc.callId);
       if (call && call.base.pid === proc.pid && call.endedAtUs === null) {
         call.endedAtUs = endedAtUs;
         call.exitTs = proc.exitTs;
@@ -148,7 +148,7 @@ export class ProcessLifecycle {
     if (proc && proc.role === 'fork' && proc.start === null) {
       this.procs.delete(tid);
       this.procs.forgetOutlived(tid);
-      if (proc.callId !== null) this.publisher.descendantEnded(proc.callId);
+      if (proc.callId !== null) this.registry.descendantEnded(proc.callId);
     }
   }
 

@@ -1,16 +1,16 @@
 /**
- * The calls the assembler holds, open and published lately, and their
- * publication: a finished call goes out when publication.ts says nothing
+ * The calls the assembler holds, open and finished lately, and their
+ * events: a call finishes (call.finished) when finish-order.ts says nothing
  * known is outstanding; one whose descendants still run lingers and is
- * published again, once, when they end; one a loss or a late record turns
- * out to concern after it went out is published again, marked or with the
- * bytes. What was published is remembered a while for that.
+ * updated (call.updated), once, when they end; one a loss or a late record
+ * turns out to concern after it finished is updated, marked or with the
+ * bytes. What finished is remembered a while for that.
  */
 
 import { markLost, snapshotCall, type CallState, type Proc } from './call-state.js';
 import { LossWindows, overlaps, type LossWindow } from './loss-windows.js';
 import { PidIndex } from './pid-index.js';
-import { publicationOrder } from './publication.js';
+import { finishOrder } from './finish-order.js';
 import { SOCKET_SHIM_PLUGINS } from './socket-shims.js';
 import { OUTLIVED_TTL_MS, type ProcessTable } from './process-table.js';
 import type { EarlyRecordStore } from './early-records.js';
@@ -27,7 +27,7 @@ const LOSS_MEMORY_MS = 60_000;
 /** Ids of published calls remembered, so an exec record seen again after its call ended is not a second call. */
 const RECENT_IDS = 4096;
 
-export class CallPublisher {
+export class CallRegistry {
   private readonly calls = new Map<string, CallState>();
   /** The open calls of socket shims, apart: every new top-level call looks for its shim among them, not among all calls. */
   private readonly shimCalls = new Map<string, CallState>();
@@ -44,8 +44,8 @@ export class CallPublisher {
   /** Spans of kernel time (µs) in which a tracer lost records, remembered for a while (see recordsLost). */
   private readonly lossWindows = new LossWindows();
   /** Calls published lately: a loss reported after their publication still marks them (published again). */
-  private readonly recentlyPublished = new Map<string, { call: CallState; atMs: number }>();
-  /** recentlyPublished by plugin pid (lateChildOf), and the top-level calls, open or recently published, by their ppid (adoptable). */
+  private readonly recentlyFinished = new Map<string, { call: CallState; atMs: number }>();
+  /** recentlyFinished by plugin pid (lateChildOf), and the top-level calls, open or recently published, by their ppid (adoptable). */
   private readonly publishedByPid = new PidIndex();
   private readonly topLevelByPpid = new PidIndex();
 
@@ -79,7 +79,7 @@ export class CallPublisher {
 
   /** A call published lately (still to be marked by a loss, or adopted). */
   recent(id: string): CallState | undefined {
-    return this.recentlyPublished.get(id)?.call;
+    return this.recentlyFinished.get(id)?.call;
   }
 
   /** Whether a call of this id is open or was published lately: an exec seen again is not a second call. */
@@ -96,7 +96,7 @@ export class CallPublisher {
    */
   takeExitedFork(pid: number, start: string): Proc | undefined {
     const proc = this.procs.remembered(pid);
-    if (!proc || proc.role !== 'fork' || proc.start !== start || !proc.exited || proc.callId === null || !this.recentlyPublished.has(proc.callId)) return undefined;
+    if (!proc || proc.role !== 'fork' || proc.start !== start || !proc.exited || proc.callId === null || !this.recentlyFinished.has(proc.callId)) return undefined;
     this.procs.unremember(pid);
     return proc;
   }
@@ -155,7 +155,7 @@ export class CallPublisher {
       markLost(l.call, 'tracer-lost');
       l.changed = true;
     }
-    for (const [id, p] of this.recentlyPublished) {
+    for (const [id, p] of this.recentlyFinished) {
       if (p.call.lostRecords || this.lingering.has(id) || !overlaps(p.call, window)) continue;
       markLost(p.call, 'tracer-lost');
       this.ctx.emit({ type: 'call.updated', call: snapshotCall(p.call) });
@@ -169,7 +169,7 @@ export class CallPublisher {
   }
 
   /** A published call changed: published again now, or when its descendants are done if they still run. */
-  republish(call: CallState): void {
+  update(call: CallState): void {
     const l = this.lingering.get(call.base.id);
     if (l) l.changed = true;
     else this.ctx.emit({ type: 'call.updated', call: snapshotCall(call) });
@@ -189,7 +189,7 @@ export class CallPublisher {
    */
   lateChildOf(ppid: number, ts: number): string | null {
     for (const id of this.publishedByPid.get(ppid)) {
-      const p = this.recentlyPublished.get(id);
+      const p = this.recentlyFinished.get(id);
       if (!p) {
         this.publishedByPid.remove(ppid, id);
         continue;
@@ -211,18 +211,18 @@ export class CallPublisher {
     const call = this.calls.get(proc.callId);
     if (call && call.base.pid === proc.pid && call.endedAtUs === null) {
       call.incompleteReason = reason;
-      this.finalize(proc.callId, call);
+      this.finish(proc.callId, call);
     }
   }
 
-  /** Publishes the finished calls nothing known is outstanding for, in publication.ts's order; `heldFromTs`: see CallAssembler.tick. */
-  publishDue(nowMs: number, heldFromTs: number): void {
+  /** Finishes the ended calls nothing known is outstanding for, in finish-order.ts's order; `heldFromTs`: see CallAssembler.tick. */
+  finishDue(nowMs: number, heldFromTs: number): void {
     const waits = {
       missingIo: (c: CallState) => this.missingIo(c),
       hasLiveDescendant: (id: string, c: CallState) => this.procs.hasLiveDescendant(id, c),
       recordsHeld: (c: CallState) => c.exitTs !== null && c.exitTs >= heldFromTs,
     };
-    for (const id of publicationOrder(this.calls, nowMs, waits)) this.finalize(id, this.calls.get(id)!);
+    for (const id of finishOrder(this.calls, nowMs, waits)) this.finish(id, this.calls.get(id)!);
   }
 
   /** The daemon found the plugin process gone without its exit record: its call ends. */
@@ -230,7 +230,7 @@ export class CallPublisher {
     for (const [id, call] of this.calls) {
       if (call.base.pid === pid && call.start === start && call.endedAtUs === null) {
         call.incompleteReason = reason;
-        this.finalize(id, call);
+        this.finish(id, call);
         return;
       }
     }
@@ -244,7 +244,7 @@ export class CallPublisher {
         call.incompleteReason = reason;
         incomplete++;
       }
-      this.finalize(id, call);
+      this.finish(id, call);
     }
     for (const id of [...this.lingering.keys()]) this.release(id);
     return incomplete;
@@ -254,9 +254,9 @@ export class CallPublisher {
   sweep(nowMs: number): void {
     for (const [id, l] of this.lingering) if (nowMs - l.since >= OUTLIVED_TTL_MS) this.release(id);
     this.lossWindows.forget(nowMs, LOSS_MEMORY_MS);
-    for (const [id, p] of this.recentlyPublished) {
+    for (const [id, p] of this.recentlyFinished) {
       if (nowMs - p.atMs < LOSS_MEMORY_MS) break;
-      this.recentlyPublished.delete(id);
+      this.recentlyFinished.delete(id);
       this.publishedByPid.remove(p.call.base.pid, id);
       this.topLevelByPpid.remove(p.call.base.ppid, id);
     }
@@ -276,13 +276,13 @@ export class CallPublisher {
     if (l.changed) this.ctx.emit({ type: 'call.updated', call: snapshotCall(l.call) });
   }
 
-  private finalize(id: string, call: CallState): void {
+  private finish(id: string, call: CallState): void {
     const now = this.ctx.nowMs;
     this.calls.delete(id);
     this.shimCalls.delete(id);
     if (this.lossWindows.hit(call)) markLost(call, 'tracer-lost');
     if (call.lostWhy !== null) this.ctx.counters.callsMarked[call.lostWhy]++;
-    this.recentlyPublished.set(id, { call, atMs: now });
+    this.recentlyFinished.set(id, { call, atMs: now });
     this.publishedByPid.add(call.base.pid, id);
     this.recentIds.add(id);
     if (this.recentIds.size > RECENT_IDS) this.recentIds.delete(this.recentIds.values().next().value!);

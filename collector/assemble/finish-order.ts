@@ -1,7 +1,7 @@
 /**
- * When a finished call may be published, and in what order. Pure: the
- * assembler's state of the calls, the time, and what the assembler knows is
- * still outstanding for each.
+ * When a call whose plugin ended may finish (its call.finished event), and
+ * in what order. Pure: the assembler's state of the calls, the time, and
+ * what the assembler knows is still outstanding for each.
  */
 
 import { markLost, type CallState } from './call-state.js';
@@ -43,7 +43,7 @@ export interface KnownWaits {
  * runs on is a lingering one). A call waiting blocks the plugin that ran
  * it, so no reader sees a finished call whose delegate still looks running.
  */
-export function publicationOrder(calls: ReadonlyMap<string, CallState>, nowMs: number, known: KnownWaits): string[] {
+export function finishOrder(calls: ReadonlyMap<string, CallState>, nowMs: number, known: KnownWaits): string[] {
   const openChildren = new Set<string>();
   for (const call of calls.values()) if (call.endedAtUs === null && call.base.parentId !== null) openChildren.add(call.base.parentId);
   const ready = new Set<string>();
