@@ -11,6 +11,7 @@
  * what is still followed.
  */
 
+import { isoFromMs } from '../lib/index.js';
 import type { Logger } from 'pino';
 import type { CaptureMode, TracerRecord } from '../bpf/index.js';
 import type { CanaryProof } from './tracer/record-framer.js';
@@ -183,8 +184,8 @@ export class TracerSupervisor {
       restarts: this.restarts.main,
       lostEvents: this.past.lostEvents + live.reduce((n, r) => n + r.lostEvents, 0),
       malformedLines: this.past.malformedLines + live.reduce((n, r) => n + r.malformedLines, 0),
-      lastRecordAt: this.pipeline.lastRecordAt ? new Date(this.pipeline.lastRecordAt).toISOString() : null,
-      startedAt: run ? new Date(run.startedAt).toISOString() : null,
+      lastRecordAt: this.pipeline.lastRecordAt ? isoFromMs(this.pipeline.lastRecordAt) : null,
+      startedAt: run ? isoFromMs(run.startedAt) : null,
       lastError: this.lastError.main,
       handoffInProgress: this.handoff.inProgress,
       gaps: this.gaps.count,
