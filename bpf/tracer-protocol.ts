@@ -240,6 +240,72 @@ const SPACE = 32;
 const MINUS = 45;
 
 /**
+ * A chunk line (D, B) read where it lies: its header's id (pid or tid) and
+ * the CPU above it, the offset, and where its hex begins. The bytes stay
+ * undecoded: the collector's framer decodes them straight into the frame
+ * they belong to (decodeHexInto), nearly all of the tracer's output.
+ */
+export interface ChunkLine {
+  exec: boolean;
+  id: number;
+  cpu: number;
+  off: number;
+  hexFrom: number;
+}
+
+/**
+ * Reads a D or B line's fields into `into`; false when it is no such line,
+ * or its numbers are malformed (parseTracerBytes says how). Its hex is not
+ * checked here.
+ */
+export function readChunkLine(line: Buffer, into: ChunkLine): boolean {
+  const kind = line[0];
+  if ((kind !== KIND_D && kind !== KIND_B) || line[1] !== SPACE) return false;
+  const id = readUint(line, 2);
+  const idEnd = cursor;
+  const negative = kind === KIND_B && line[idEnd + 1] === MINUS;
+  const off = idEnd > 0 && line[idEnd] === SPACE ? readUint(line, idEnd + (negative ? 2 : 1)) : 0;
+  const offEnd = cursor;
+  if (idEnd < 0 || offEnd < 0 || line[idEnd] !== SPACE || line[offEnd] !== SPACE) return false;
+  const tid = id % TID_SPACE;
+  into.exec = kind === KIND_B;
+  into.id = tid;
+  into.cpu = (id - tid) / TID_SPACE;
+  into.off = negative ? -off : off;
+  into.hexFrom = offEnd + 1;
+  return true;
+}
+
+/**
+ * Decodes the `\xNN` hex of `line` from `from` into `target`: the bytes of
+ * indexes [skip, skip + count) of what the hex holds go to `target` at `at`.
+ * All of the hex is checked first; false, and `target` untouched, when it is
+ * malformed.
+ */
+export function decodeHexInto(line: Buffer, from: number, target: Buffer, at: number, skip: number, count: number): boolean {
+  const len = line.length - from;
+  if (len <= 0 || len % 4 !== 0) return false;
+  if (hexScratch.length < len / 4) hexScratch = Buffer.allocUnsafe(len / 4);
+  let bad = 0;
+  for (let i = from, o = 0; i < line.length; i += 4, o++) {
+    const v = HEX_PAIR[line[i + 2]! | (line[i + 3]! << 8)]!;
+    bad |= (line[i]! ^ BACKSLASH) | (line[i + 1]! ^ LETTER_X) | (v & 0x8000);
+    hexScratch[o] = v;
+  }
+  if (bad !== 0) return false;
+  if (count > 0) hexScratch.copy(target, at, skip, skip + count);
+  return true;
+}
+
+/** What decodeHexInto decodes into before it knows the hex is sound (a chunk's 200 bytes; more only for a malformed line). */
+let hexScratch = Buffer.allocUnsafe(200);
+
+/** How many bytes the hex of `line` from `from` holds (a chunk always holds 200). */
+export function hexBytes(line: Buffer, from: number): number {
+  return (line.length - from) / 4;
+}
+
+/**
  * Parses one line as bytes. The chunk lines (D, B), nearly all of the
  * tracer's output, are read straight from the bytes; others go through
  * `parseTracerLine`.
@@ -247,21 +313,19 @@ const MINUS = 45;
 export function parseTracerBytes(line: Buffer): ParseResult {
   const kind = line[0];
   if ((kind === KIND_D || kind === KIND_B) && line[1] === SPACE) {
-    const id = readUint(line, 2);
-    const idEnd = cursor;
-    const negative = kind === KIND_B && line[idEnd + 1] === MINUS;
-    const off = idEnd > 0 && line[idEnd] === SPACE ? readUint(line, idEnd + (negative ? 2 : 1)) : 0;
-    const offEnd = cursor;
-    if (idEnd < 0 || offEnd < 0 || line[idEnd] !== SPACE || line[offEnd] !== SPACE) return chunkError(kind, 'bad-number', line);
-    const data = decodeHexBytes(line, offEnd + 1);
+    if (!readChunkLine(line, scratch)) return chunkError(kind, 'bad-number', line);
+    const data = decodeHexBytes(line, scratch.hexFrom);
     if (data === null) return chunkError(kind, 'bad-hex', line);
+    const cpu = scratch.cpu > 0 ? { cpu: scratch.cpu } : {};
     return {
       ok: true,
-      record: kind === KIND_B ? withCpu({ kind: 'exec-chunk', pid: id % TID_SPACE, off: negative ? -off : off, data }, id) : dataChunk(id, off, data),
+      record: scratch.exec ? { kind: 'exec-chunk', pid: scratch.id, ...cpu, off: scratch.off, data } : { kind: 'data-chunk', tid: scratch.id, ...cpu, off: scratch.off, data },
     };
   }
   return parseTracerLine(line.toString('utf8'));
 }
+
+const scratch: ChunkLine = { exec: false, id: 0, cpu: 0, off: 0, hexFrom: 0 };
 
 /** clone(2)'s CLONE_THREAD: the new task is a thread of its parent's process. */
 const CLONE_THREAD = 0x10000;
@@ -312,10 +376,9 @@ function decodeHexBytes(buf: Buffer, from: number): Buffer | null {
   if (len <= 0 || len % 4 !== 0) return null;
   const out = Buffer.allocUnsafe(len / 4);
   for (let i = from, o = 0; i < buf.length; i += 4, o++) {
-    const hi = HEX_BYTE[buf[i + 2]!]!;
-    const lo = HEX_BYTE[buf[i + 3]!]!;
-    if (buf[i] !== BACKSLASH || buf[i + 1] !== LETTER_X || (hi | lo) < 0) return null;
-    out[o] = (hi << 4) | lo;
+    const v = HEX_PAIR[buf[i + 2]! | (buf[i + 3]! << 8)]!;
+    if (buf[i] !== BACKSLASH || buf[i + 1] !== LETTER_X || v < 0) return null;
+    out[o] = v;
   }
   return out;
 }
@@ -580,9 +643,12 @@ for (let i = 0; i < 6; i++) {
   HEX_VALUE[65 + i] = 10 + i;
   HEX_VALUE[97 + i] = 10 + i;
 }
-// The same for any byte value, so lookups never leave the array.
-const HEX_BYTE = new Int8Array(256).fill(-1);
-HEX_BYTE.set(HEX_VALUE);
+// The byte a pair of hex digits stands for, by the two characters' codes (the first in the low byte): one
+// lookup per byte in the hot loop instead of two; -1 for a pair that is not two hex digits.
+const HEX_PAIR = new Int16Array(65_536).fill(-1);
+for (let a = 0; a < 128; a++) {
+  for (let b = 0; b < 128; b++) if (HEX_VALUE[a]! >= 0 && HEX_VALUE[b]! >= 0) HEX_PAIR[a | (b << 8)] = (HEX_VALUE[a]! << 4) | HEX_VALUE[b]!;
+}
 const BACKSLASH = 92;
 const LETTER_X = 120;
 

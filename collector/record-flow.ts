@@ -31,7 +31,7 @@ import { RecordFramer, type CanaryProof, type Framed } from './tracer/record-fra
 import { RecordMerger } from './tracer/record-merger.js';
 import { RecordSequencer, type Sequenced } from './tracer/record-sequencer.js';
 import { REORDER_WINDOW, ReorderWindow, type ReorderWindowOptions } from './tracer/reorder-window.js';
-import type { CaptureMode, TracerFrame, TracerRecord } from '../bpf/index.js';
+import type { CaptureMode, TracerFrame, TracerLineError } from '../bpf/index.js';
 import type { CollectorEvent, LostRecordsCause } from './types.js';
 
 /** A loss is taken to have happened at most this long (kernel µs) before its notice arrived… */
@@ -96,19 +96,20 @@ export class RecordFlow {
     this.frameWaitUs = window.maxUs;
   }
 
-  /** One parsed record from tracer `src`, arrived at `arrivalUs` (kernel monotonic µs). */
-  push(rec: TracerRecord, src: number, arrivalUs: number, nowMs: number): void {
+  /**
+   * One line from tracer `src` as bpftrace printed it, arrived at `arrivalUs`
+   * (kernel monotonic µs). Returns why it is malformed (it is then dropped),
+   * or null.
+   */
+  push(line: Buffer, src: number, arrivalUs: number, nowMs: number): TracerLineError | null {
     this.nowMs = nowMs;
-    if (rec.kind === 'lost') {
-      this.lost(rec.count, src, arrivalUs);
-      return;
-    }
     const framed = this.framed;
     framed.length = 0;
-    this.framer(src).push(rec, arrivalUs, framed);
-    if (framed.length === 0) return;
+    const error = this.framer(src).pushLine(line, arrivalUs, framed);
+    if (framed.length === 0) return error;
     this.order(src, framed);
     this.assembleReleased();
+    return error;
   }
 
   /** What the reorder window has passed by the stream (it shrinks as lags age out), and held ends due. */
@@ -270,10 +271,13 @@ export class RecordFlow {
     return framer;
   }
 
-  /** Order: frames of tracer `src` into the sequencer, held behind any frame still being put together. */
+  /** Order: frames of tracer `src` into the sequencer, held behind any frame still being put together; a loss notice at once. */
   private order(src: number, framed: readonly Framed[]): void {
     const openTs = this.openTs();
-    for (const f of framed) this.sequencer.push(f.frame, src, f.arrivalUs, openTs, this.released);
+    for (const f of framed) {
+      if (f.frame.kind === 'lost') this.lost(f.frame.count, src, f.arrivalUs);
+      else this.sequencer.push(f.frame, src, f.arrivalUs, openTs, this.released);
+    }
   }
 
   /** The timestamp of the oldest frame still being put together: nothing at or after it goes on before it. */

@@ -7,7 +7,7 @@
 
 import { RecordFlow, type CallStats, type RunningCall } from './record-flow.js';
 import type { AssemblerOptions } from './assemble/index.js';
-import type { CaptureMode, TracerRecord } from '../bpf/index.js';
+import type { CaptureMode, TracerLineError } from '../bpf/index.js';
 import type { CanaryProof } from './tracer/record-framer.js';
 import type { CollectorEvent } from './types.js';
 
@@ -35,15 +35,16 @@ export class RecordPipeline {
     return this.flow.releasedTs;
   }
 
-  /** One parsed record from tracer `src`, as it arrived (bound: a tracer run calls it as it is). */
-  readonly push = (rec: TracerRecord, src: number): void => {
+  /** One line from tracer `src`, as it arrived (bound: a tracer run calls it as it is); why it is malformed, or null. */
+  readonly push = (line: Buffer, src: number): TracerLineError | null => {
     const now = Date.now();
     this.lastRecordAt = now;
-    // The clock is read for records with a timestamp (their arrival lag) and losses, not for each chunk line.
-    if ('ts' in rec || rec.kind === 'lost') this.arrivalUs = monotonicNowUs();
-    this.flow.push(rec, src, this.arrivalUs, now);
+    // The clock is read for the lines that start a frame or carry a timestamp (their arrival lag), not for each chunk line.
+    if (!isChunkLine(line)) this.arrivalUs = monotonicNowUs();
+    const error = this.flow.push(line, src, this.arrivalUs, now);
     // Per line: the arrival time just read stands for now (no clock read), and an armed timer costs a comparison.
     this.armClockRelease(this.arrivalUs);
+    return error;
   };
 
   /** What tracer run `src`'s lines have proved so far (bound, as push). */
@@ -162,4 +163,11 @@ export class RecordPipeline {
     this.clockTimer = null;
   }
 
+}
+
+/** The kinds of the lines that follow a header (D, B, P, N, C, M): they carry no time of their own. */
+const CHUNK_KINDS = new Set([68, 66, 80, 78, 67, 77]);
+
+function isChunkLine(line: Buffer): boolean {
+  return line[1] === 32 && CHUNK_KINDS.has(line[0]!);
 }

@@ -13,7 +13,7 @@
 
 import { isoFromMs } from '../lib/index.js';
 import type { Logger } from 'pino';
-import type { CaptureMode, TracerRecord } from '../bpf/index.js';
+import type { CaptureMode, TracerLineError } from '../bpf/index.js';
 import type { CanaryProof } from './tracer/record-framer.js';
 import { GapTracker } from './tracer/gap-tracker.js';
 import { cniProcessPids, processUsage } from './tracer/proc-info.js';
@@ -32,7 +32,8 @@ export const TRACER_STOPPED_REASON = 'the tracer stopped while the call ran';
 
 /** What the supervisor needs of the record pipeline (record-pipeline.ts). */
 export interface SupervisedPipeline extends HandoffCalls {
-  push(rec: TracerRecord, src: number): void;
+  /** One line of tracer `src`; why it is malformed, or null. */
+  push(line: Buffer, src: number): TracerLineError | null;
   /** What tracer run `src`'s lines have proved so far (its canary). */
   canaryProof(src: number): CanaryProof;
   /** Tracer `src` ended (see RecordFlow.sourceGone). */
@@ -85,7 +86,7 @@ export class TracerSupervisor {
     this.launcher = new TracerLauncher(
       {
         // The pipeline's own methods: a run's lines go straight into it.
-        onRecord: pipeline.push,
+        onLine: pipeline.push,
         canaryProof: pipeline.canaryProof,
         onGone: (run, unexpected) => {
           pipeline.sourceGone(run.id, unexpected);

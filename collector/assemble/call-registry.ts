@@ -31,8 +31,8 @@ export class CallRegistry {
   private readonly calls = new Map<string, CallState>();
   /** The open calls of socket shims, apart: every new top-level call looks for its shim among them, not among all calls. */
   private readonly shimCalls = new Map<string, CallState>();
-  /** Ids of the last calls finished, oldest first (a Set keeps insertion order). */
-  private readonly recentIds = new Set<string>();
+  /** Ids of the last calls finished (a bounded set, oldest forgotten first). */
+  private readonly recentIds = new RecentIds(RECENT_IDS);
   /**
    * Calls published while descendants of their plugin still ran (a daemon it
    * started, `( sleep 3; echo late >&2 ) &`). What those do next (helpers,
@@ -217,8 +217,11 @@ export class CallRegistry {
 
   /** Finishes the ended calls nothing known is outstanding for, in finish-order.ts's order; `heldFromTs`: see CallAssembler.tick. */
   finishDue(nowMs: number, heldFromTs: number): void {
+    // The calls a process of which waits for announced records: one pass over the tally, not one per call.
+    const awaitingIo = new Set<string>();
+    for (const proc of this.ioTally.waiting()) if (proc.callId !== null) awaitingIo.add(proc.callId);
     const waits = {
-      missingIo: (c: CallState) => this.missingIo(c),
+      missingIo: (c: CallState) => awaitingIo.has(c.base.id),
       hasLiveDescendant: (id: string, c: CallState) => this.procs.hasLiveDescendant(id, c),
       recordsHeld: (c: CallState) => c.exitTs !== null && c.exitTs >= heldFromTs,
     };
@@ -263,12 +266,6 @@ export class CallRegistry {
   }
 
 
-  /** Whether a process of the call exited with payload records, or ends of its threads, announced that have not all come. */
-  private missingIo(call: CallState): boolean {
-    for (const proc of this.ioTally.waiting()) if (proc.callId === call.base.id) return true;
-    return false;
-  }
-
   private release(id: string): void {
     const l = this.lingering.get(id);
     if (!l) return;
@@ -285,7 +282,6 @@ export class CallRegistry {
     this.recentlyFinished.set(id, { call, atMs: now });
     this.publishedByPid.add(call.base.pid, id);
     this.recentIds.add(id);
-    if (this.recentIds.size > RECENT_IDS) this.recentIds.delete(this.recentIds.values().next().value!);
     let outlivedBy = 0;
     for (const pid of call.pids) {
       const proc = this.procs.get(pid);
@@ -302,5 +298,33 @@ export class CallRegistry {
     if (outlivedBy > 0 && call.incompleteReason === null) this.lingering.set(id, { call, since: now, changed: false });
     this.ctx.counters.callsFinished++;
     this.ctx.emit({ type: 'call.finished', call: snapshotCall(call) });
+  }
+}
+
+/**
+ * The last `size` ids added, in a ring: the oldest goes as a new one comes,
+ * without walking a Set from its start (whose deleted slots V8 skips one by
+ * one until it rehashes: a finish per call made that quadratic).
+ */
+class RecentIds {
+  private readonly ring: Array<string | undefined>;
+  private readonly set = new Set<string>();
+  private next = 0;
+
+  constructor(size: number) {
+    this.ring = new Array<string | undefined>(size);
+  }
+
+  add(id: string): void {
+    if (this.set.has(id)) return;
+    const oldest = this.ring[this.next];
+    if (oldest !== undefined) this.set.delete(oldest);
+    this.ring[this.next] = id;
+    this.next = (this.next + 1) % this.ring.length;
+    this.set.add(id);
+  }
+
+  has(id: string): boolean {
+    return this.set.has(id);
   }
 }

@@ -18,8 +18,30 @@ export function decodeExecBlock(exec: ExecFrame): DecodedExecBlock {
   const bytes = exec.block;
   const args = Math.min(exec.argBytes, bytes.length);
   const argv = splitNul(bytes.subarray(0, args));
-  const env = keepCniEnv(splitNul(bytes.subarray(args)));
+  const env = keepCniEnv(keptEntries(bytes, args));
   return { argv, env, truncated: !exec.whole || exec.blockBytes > EXEC_BLOCK_CAP_BYTES };
+}
+
+const CNI_ = Buffer.from('CNI_');
+const TRACE = Buffer.from('TRACE');
+
+/**
+ * The env entries from `from` on that may be kept (their name starts with
+ * CNI_ or TRACE; keepCniEnv decides): the others never become strings. A
+ * runtime in a pod hands plugins hundreds of variables.
+ */
+function* keptEntries(buf: Buffer, from: number): Generator<string> {
+  let start = from;
+  while (start < buf.length) {
+    let end = buf.indexOf(0, start);
+    if (end < 0) end = buf.length;
+    if (startsWith(buf, start, end, CNI_) || startsWith(buf, start, end, TRACE)) yield buf.toString('utf8', start, end);
+    start = end + 1;
+  }
+}
+
+function startsWith(buf: Buffer, start: number, end: number, prefix: Buffer): boolean {
+  return end - start >= prefix.length && buf.compare(prefix, 0, prefix.length, start, start + prefix.length) === 0;
 }
 
 function splitNul(buf: Buffer): string[] {

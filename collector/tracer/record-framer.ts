@@ -26,7 +26,19 @@
 import { ChunkedBuffer } from './chunked-buffer.js';
 import { CANARY_OUTPUT } from './canary-marks.js';
 import { ExecPathParts } from './exec-path-parts.js';
-import { EXEC_BLOCK_CAP_BYTES, NETLINK_CAP_BYTES, PAYLOAD_CAP_BYTES, TID_SPACE, expectedChunks, type TracerFrame, type TracerRecord } from '../../bpf/index.js';
+import {
+  EXEC_BLOCK_CAP_BYTES,
+  NETLINK_CAP_BYTES,
+  PAYLOAD_CAP_BYTES,
+  TID_SPACE,
+  expectedChunks,
+  parseTracerBytes,
+  readChunkLine,
+  type ChunkLine,
+  type TracerFrame,
+  type TracerLineError,
+  type TracerRecord,
+} from '../../bpf/index.js';
 
 /** A frame and when its first line arrived (kernel monotonic µs): how far behind the kernel its tracer reads. */
 export interface Framed {
@@ -76,11 +88,34 @@ export class RecordFramer {
   private openNetlink = 0;
   private helloSeen = false;
   private readonly canaryPids = new Set<number>();
+  /** The chunk line being read (pushLine), reused. */
+  private readonly chunk: ChunkLine = { exec: false, id: 0, cpu: 0, off: 0, hexFrom: 0 };
 
   constructor(
     /** Whether an exec is the collector's own canary, known by its pid (a port: collector/tracer/canary.ts). */
     private readonly isOwnCanary?: (pid: number, ppid: number) => boolean,
   ) {}
+
+  /**
+   * One line as bpftrace printed it, arrived at `arrivalUs`; the frames it
+   * completes (or gives up) go to `out`. A chunk line's bytes are decoded
+   * straight into its frame; other lines are parsed (tracer-protocol.ts).
+   * Returns why the line is malformed, or null.
+   */
+  pushLine(line: Buffer, arrivalUs: number, out: Framed[]): TracerLineError | null {
+    if (readChunkLine(line, this.chunk)) {
+      const open = this.open.get(frameKey(this.chunk.exec, this.chunk.id, this.chunk.cpu));
+      if (open && open.bytes.addHex(line, this.chunk.hexFrom, this.chunk.off)) {
+        if (--open.missing === 0) this.close(frameKey(this.chunk.exec, this.chunk.id, this.chunk.cpu), open, out);
+        return null;
+      }
+      // No frame waits for it, or its hex is bad: what the parser says of it.
+    }
+    const parsed = parseTracerBytes(line);
+    if (!parsed.ok) return parsed.error;
+    this.push(parsed.record, arrivalUs, out);
+    return null;
+  }
 
   /** One line's record, arrived at `arrivalUs`; the frames it completes (or gives up) go to `out`, in order, with their first line's arrival. */
   push(rec: TracerRecord, arrivalUs: number, out: Framed[]): void {
@@ -207,15 +242,37 @@ export class RecordFramer {
   private emit(open: Open, out: Framed[]): void {
     const h = open.header;
     const whole = open.missing === 0 && open.bytes.complete();
-    if (h.kind !== 'exec') {
-      const frame = { ...h, bytes: open.bytes.bytes(), whole };
-      if (frame.kind === 'write' && this.canaryPids.has(frame.pid)) this.checkCanaryWrite(frame.bytes, whole);
-      out.push({ frame, arrivalUs: open.arrivalUs });
-      return;
+    const bytes = open.bytes.bytes();
+    // Built field by field, not spread: this runs for every frame, and a spread makes slow dictionary objects.
+    let frame: TracerFrame;
+    if (h.kind === 'read' || h.kind === 'write') {
+      frame = { kind: h.kind, ts: h.ts, pid: h.pid, tid: h.tid, fd: h.fd, file: h.file, len: h.len, cpu: h.cpu, bytes, whole };
+      if (h.kind === 'write' && this.canaryPids.has(h.pid)) this.checkCanaryWrite(bytes, whole);
+    } else if (h.kind === 'netlink-send') {
+      frame = { kind: h.kind, ts: h.ts, pid: h.pid, tid: h.tid, netns: h.netns, len: h.len, bytes, whole };
+    } else {
+      const path = open.path === null ? ExecPathParts.headerOnly(h.path) : open.path.filename(h.path);
+      frame = {
+        kind: 'exec',
+        ts: h.ts,
+        pid: h.pid,
+        ppid: h.ppid,
+        parentTraced: h.parentTraced,
+        start: h.start,
+        stdioFiles: h.stdioFiles,
+        argBytes: h.argBytes,
+        blockBytes: h.blockBytes,
+        cpu: h.cpu,
+        path: path.filename,
+        pathCut: path.cut,
+        cwd: open.path === null ? null : open.path.cwd(),
+        parentComm: open.parentComm,
+        block: bytes,
+        whole,
+      };
     }
-    const path = open.path?.filename(h.path) ?? ExecPathParts.headerOnly(h.path);
-    const frame = { ...h, path: path.filename, pathCut: path.cut, cwd: open.path?.cwd() ?? null, parentComm: open.parentComm, block: open.bytes.bytes(), whole };
     out.push({ frame, arrivalUs: open.arrivalUs });
+    if (h.kind !== 'exec') return;
     if (this.isOwnCanary?.(h.pid, h.ppid)) {
       if (this.helloSeen) this.canary.execs++;
       this.canaryPids.add(h.pid);

@@ -134,7 +134,8 @@ export class RecordSequencer {
       if (prev.ts < held.ts || (prev.ts === held.ts && prev.seq < held.seq)) break;
       i--;
     }
-    this.held.splice(i, 0, held);
+    if (i === this.held.length) this.held.push(held);
+    else this.held.splice(i, 0, held);
   }
 
   /** Releases frames up to `ts` in order, stopping before the first at or after `openTs`. */

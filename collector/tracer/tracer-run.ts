@@ -12,8 +12,12 @@ import type { Logger } from 'pino';
 import { runCanary } from './canary.js';
 import type { CanaryProof } from './record-framer.js';
 import { startTracer, type RunningTracer, type TracerExit, type TracerSettings } from './tracer-process.js';
-import { parseTracerBytes, type PayloadPath, type TracerRecord } from '../../bpf/index.js';
+import { parseTracerLine, type PayloadPath, type TracerLineError } from '../../bpf/index.js';
 
+const HELLO = 72; // 'H'
+const LOST = 76; // 'L' of "Lost N events" (an L line, a netlink request, has a space after it)
+const LOST_O = 111; // 'o'
+const SPACE = 32;
 /** Lost records are logged at most this often (summed), however often bpftrace reports them. */
 const LOST_LOG_INTERVAL_MS = 10_000;
 /** How long after readiness the canary's write may take to show before the exit probe is taken for misreading. */
@@ -50,8 +54,8 @@ export class TracerStartError extends Error {
 }
 
 export interface RunCallbacks {
-  /** One parsed record, in the order bpftrace printed it. */
-  onRecord(rec: TracerRecord, src: number): void;
+  /** One line, in the order bpftrace printed it: into the record path, which says why it is malformed, or null. */
+  onLine(line: Buffer, src: number): TracerLineError | null;
   /** What this run's lines have proved so far (its framer's canary checks). */
   canaryProof(src: number): CanaryProof;
   /** bpftrace ended; what it printed before may still be read (onExit follows). */
@@ -199,18 +203,18 @@ export class TracerRun {
   }
 
   private onLine(line: Buffer): void {
-    const parsed = parseTracerBytes(line);
-    if (!parsed.ok) {
+    const e = this.callbacks.onLine(line, this.id);
+    if (e) {
       this.malformedLines++;
-      const e = parsed.error;
       this.log.debug({ reason: e.reason, kind: e.recordKind, bytes: e.lineLength }, 'malformed tracer line');
       return;
     }
-    const rec = parsed.record;
-    // BEGIN runs once every probe is attached: from now on a canary is worth running.
-    if (rec.kind === 'hello') this.helloSeen = true;
-    else if (rec.kind === 'lost') this.reportLost(rec.count);
-    this.callbacks.onRecord(rec, this.id);
+    // Its hello (BEGIN runs once every probe is attached: from now on a canary is worth running) and its losses, once each.
+    if (line[0] === HELLO && line[1] === SPACE) this.helloSeen = true;
+    else if (line[0] === LOST && line[1] === LOST_O) {
+      const lost = parseTracerLine(line.toString('latin1'));
+      if (lost.ok && lost.record.kind === 'lost') this.reportLost(lost.record.count);
+    }
   }
 
   /**

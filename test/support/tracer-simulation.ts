@@ -34,7 +34,7 @@
  * fit), still counted in io_records as the probe's @io++ comes before its
  * printf, and the next read of that buffer says `Lost N events` there.
  *
- * The daemon: lines are parsed (parseTracerBytes) and pushed as they arrive,
+ * The daemon: lines are pushed into the record flow as they arrive,
  * the publish tick runs every 25 ms (releaseDue, tick, the quiet flush after
  * 40 ms without a line), the clock release when the oldest held record is due
  * (releaseByClock), as collector/record-pipeline.ts does with real clocks.
@@ -44,7 +44,6 @@
  */
 
 import fc from 'fast-check';
-import { parseTracerBytes } from '../../bpf/tracer-protocol.js';
 import { CANARY_COMMAND, CANARY_OUTPUT } from '../../collector/tracer/canary-marks.js';
 import { callId } from '../../collector/assemble/call-state.js';
 import { RecordFlow } from '../../collector/record-flow.js';
@@ -589,9 +588,8 @@ export function simulate(plan: NodePlan, opts: SimOptions = {}): SimResult {
   let clockDueUs: number | null = null;
   const push = (line: string, arrivalUs: number, src = SRC) => {
     if (trace) trace(`${arrivalUs.toFixed(0)}${src === SRC ? '' : ' (standby)'} ${line.length > 60 ? `${line.slice(0, 60)}…` : line}`);
-    const parsed = parseTracerBytes(Buffer.from(line));
-    if (!parsed.ok) throw new Error(`the simulation printed a malformed line: ${parsed.error.message}`);
-    flow.push(parsed.record, src, arrivalUs, ms(arrivalUs));
+    const malformed = flow.push(Buffer.from(line), src, arrivalUs, ms(arrivalUs));
+    if (malformed) throw new Error(`the simulation printed a malformed line: ${malformed.message}`);
     lastArrivalUs = arrivalUs;
   };
   let nextLivenessUs = nowUs + LIVENESS_EVERY_US;

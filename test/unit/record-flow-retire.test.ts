@@ -6,7 +6,6 @@
  */
 
 import { describe, expect, it } from 'vitest';
-import { parseTracerBytes } from '../../bpf/index.js';
 import { RecordFlow } from '../../collector/record-flow.js';
 import type { CollectorEvent } from '../../collector/types.js';
 import { execLines, exitLine, readLines } from '../support/tracer-lines.js';
@@ -18,9 +17,8 @@ const ENV = { CNI_COMMAND: 'ADD', CNI_CONTAINERID: 'c1', CNI_NETNS: '/var/run/ne
 
 function feed(flow: RecordFlow, src: number, lines: readonly string[]): void {
   for (const line of lines) {
-    const parsed = parseTracerBytes(Buffer.from(line));
-    if (!parsed.ok) throw new Error(parsed.error.message);
-    flow.push(parsed.record, src, 0, 0);
+    const malformed = flow.push(Buffer.from(line), src, 0, 0);
+    if (malformed) throw new Error(malformed.message);
   }
 }
 

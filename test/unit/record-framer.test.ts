@@ -8,6 +8,7 @@ import { CANARY_OUTPUT } from '../../collector/tracer/canary-marks.js';
 import { parseTracerLine, type TracerRecord } from '../../bpf/tracer-protocol.js';
 import type { TracerFrame } from '../../bpf/index.js';
 import { execLines, helloLine, hex, readLines, writeLines } from '../support/tracer-lines.js';
+import { traceLines } from '../support/replay.js';
 
 const ms = 1_000_000;
 
@@ -109,5 +110,39 @@ describe('RecordFramer', () => {
     expect(out.map((f) => [f.frame.kind, 'whole' in f.frame && f.frame.whole, f.arrivalUs])).toEqual([['read', false, 1_000]]);
     expect(framer.oldestOpenTs()).toBe(11_000);
     expect(framer.openCount).toBe(1);
+  });
+
+  it('makes the same frames from lines (chunk bytes decoded in place) as from their parsed records, on every recorded fixture', () => {
+    for (const name of ['bridge.trace', 'shell.trace', 'bytes.trace', 'changes-bridge-full.trace', 'sigkill.trace']) {
+      const fromLines: Framed[] = [];
+      const fromRecords: Framed[] = [];
+      const byLine = new RecordFramer();
+      const byRecord = new RecordFramer();
+      for (const line of traceLines(name)) {
+        expect(byLine.pushLine(Buffer.from(line), 0, fromLines)).toBeNull();
+        byRecord.push(parse(line), 0, fromRecords);
+      }
+      byLine.closeAll(fromLines);
+      byRecord.closeAll(fromRecords);
+      expect(fromLines.length, name).toBe(fromRecords.length);
+      expect(fromLines.map((f) => f.frame), name).toEqual(fromRecords.map((f) => f.frame));
+      expect(byLine.strayChunks).toBe(byRecord.strayChunks);
+    }
+  });
+
+  it('refuses a chunk line with bad hex as malformed, leaving its frame as it was', () => {
+    const framer = new RecordFramer();
+    const out: Framed[] = [];
+    const data = Buffer.alloc(400, 7);
+    const [header, first, second] = writeLines({ ts: 12 * ms, pid: 100, fd: 1, file: 7 }, data);
+    expect(framer.pushLine(Buffer.from(header!), 0, out)).toBeNull();
+    expect(framer.pushLine(Buffer.from(first!), 0, out)).toBeNull();
+    // The same chunk again, its last byte's hex broken: it must not overwrite the bytes that came.
+    const broken = `${first!.slice(0, -2)}zz`;
+    expect(framer.pushLine(Buffer.from(broken), 0, out)).toMatchObject({ reason: 'bad-hex' });
+    expect(framer.pushLine(Buffer.from(second!), 0, out)).toBeNull();
+    expect(out).toHaveLength(1);
+    expect(out[0]!.frame).toMatchObject({ kind: 'write', whole: true });
+    expect(out[0]!.frame.kind === 'write' && out[0]!.frame.bytes.equals(data)).toBe(true);
   });
 });
