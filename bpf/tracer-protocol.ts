@@ -327,6 +327,14 @@ export function parseTracerBytes(line: Buffer): ParseResult {
 
 const scratch: ChunkLine = { exec: false, id: 0, cpu: 0, off: 0, hexFrom: 0 };
 
+/** The kinds of the lines that follow a header (D, B, P, N, C, M), as their first byte. */
+const FOLLOWER_KINDS = new Set([KIND_D, KIND_B, 80, 78, 67, 77]);
+
+/** Whether a line follows a header (D, B, P, N, C, M): it carries no time of its own. */
+export function followsHeader(line: Buffer): boolean {
+  return line[1] === SPACE && FOLLOWER_KINDS.has(line[0]!);
+}
+
 /** clone(2)'s CLONE_THREAD: the new task is a thread of its parent's process. */
 const CLONE_THREAD = 0x10000;
 

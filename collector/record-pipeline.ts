@@ -7,7 +7,7 @@
 
 import { RecordFlow, type CallStats, type RunningCall } from './record-flow.js';
 import type { AssemblerOptions } from './assemble/index.js';
-import type { CaptureMode, TracerLineError } from '../bpf/index.js';
+import { followsHeader, type CaptureMode, type TracerLineError } from '../bpf/index.js';
 import type { CanaryProof } from './tracer/record-framer.js';
 import type { CollectorEvent } from './types.js';
 
@@ -40,7 +40,7 @@ export class RecordPipeline {
     const now = Date.now();
     this.lastRecordAt = now;
     // The clock is read for the lines that start a frame or carry a timestamp (their arrival lag), not for each chunk line.
-    if (!isChunkLine(line)) this.arrivalUs = monotonicNowUs();
+    if (!followsHeader(line)) this.arrivalUs = monotonicNowUs();
     const error = this.flow.push(line, src, this.arrivalUs, now);
     // Per line: the arrival time just read stands for now (no clock read), and an armed timer costs a comparison.
     this.armClockRelease(this.arrivalUs);
@@ -162,12 +162,4 @@ export class RecordPipeline {
     if (this.clockTimer !== null) clearTimeout(this.clockTimer);
     this.clockTimer = null;
   }
-
-}
-
-/** The kinds of the lines that follow a header (D, B, P, N, C, M): they carry no time of their own. */
-const CHUNK_KINDS = new Set([68, 66, 80, 78, 67, 77]);
-
-function isChunkLine(line: Buffer): boolean {
-  return line[1] === 32 && CHUNK_KINDS.has(line[0]!);
 }
