@@ -27,7 +27,7 @@
  */
 
 import { CallAssembler, ProcessTable, type AssemblerOptions } from './assemble/index.js';
-import { RecordFramer, type CanaryProof, type Framed } from './tracer/record-framer.js';
+import { FRAME_WAIT_US, RecordFramer, type CanaryProof, type Framed } from './tracer/record-framer.js';
 import { RecordMerger } from './tracer/record-merger.js';
 import { RecordSequencer, type Sequenced } from './tracer/record-sequencer.js';
 import { REORDER_WINDOW, ReorderWindow, type ReorderWindowOptions } from './tracer/reorder-window.js';
@@ -71,8 +71,6 @@ export class RecordFlow {
   private readonly sequencer: RecordSequencer;
   /** One framer per tracer run, by its source id. */
   private readonly framers = new Map<number, RecordFramer>();
-  /** How long a frame waits for chunk lines that do not come (µs since its first line arrived): they were lost. */
-  private readonly frameWaitUs: number;
   /** Kernel time (µs) of the newest record handed to the assembler: how far the call state is up to date. */
   releasedTs = 0;
   private readonly framed: Framed[] = [];
@@ -93,7 +91,6 @@ export class RecordFlow {
     this.assembler = new CallAssembler({ ...assemblerOptions, captureMode: initial.mode }, emit, this.procs);
     this.merger = new RecordMerger(this.procs);
     this.sequencer = new RecordSequencer(new ReorderWindow(window));
-    this.frameWaitUs = window.maxUs;
   }
 
   /**
@@ -152,7 +149,8 @@ export class RecordFlow {
   /** The assembler's timers: calls whose waits are over are published. */
   tick(nowMs: number): void {
     this.nowMs = nowMs;
-    this.assembler.tick(nowMs, Math.min(this.sequencer.oldestHeldTs, this.openTs()));
+    // What is held before the assembler (in order, being put together, or an end held for its payload tracer's copy): a call that ended after it waits.
+    this.assembler.tick(nowMs, Math.min(this.sequencer.oldestHeldTs, this.openTs(), this.merger.oldestHeldTs));
   }
 
   /**
@@ -271,12 +269,25 @@ export class RecordFlow {
     return framer;
   }
 
-  /** Order: frames of tracer `src` into the sequencer, held behind any frame still being put together; a loss notice at once. */
+  /**
+   * Order: frames of tracer `src` into the sequencer, held behind any frame still being put together. A loss
+   * notice at once, after the run's open frames go on cut: the lines they wait for may be among those lost.
+   */
   private order(src: number, framed: readonly Framed[]): void {
-    const openTs = this.openTs();
+    let openTs = this.openTs();
     for (const f of framed) {
-      if (f.frame.kind === 'lost') this.lost(f.frame.count, src, f.arrivalUs);
-      else this.sequencer.push(f.frame, src, f.arrivalUs, openTs, this.released);
+      if (f.frame.kind !== 'lost') {
+        this.sequencer.push(f.frame, src, f.arrivalUs, openTs, this.released);
+        continue;
+      }
+      const framer = this.framers.get(src);
+      if (framer && framer.openCount > 0) {
+        const cut: Framed[] = [];
+        framer.closeAll(cut);
+        this.order(src, cut);
+        openTs = this.openTs();
+      }
+      this.lost(f.frame.count, src, f.arrivalUs);
     }
   }
 
@@ -287,7 +298,7 @@ export class RecordFlow {
     return oldest;
   }
 
-  /** Frames that waited `frameWaitUs` for lines that do not come go on, cut. */
+  /** Frames that waited FRAME_WAIT_US for lines that do not come go on, cut. */
   private closeStaleFrames(monoUs: number): void {
     for (const [src, framer] of this.framers) if (framer.openCount > 0) this.closeFrames(src, framer, monoUs);
   }
@@ -296,7 +307,7 @@ export class RecordFlow {
     const framed = this.framed;
     framed.length = 0;
     if (monoUs === Infinity) framer.closeAll(framed);
-    else framer.closeStale(monoUs, this.frameWaitUs, framed);
+    else framer.closeStale(monoUs, FRAME_WAIT_US, framed);
     if (framed.length > 0) this.order(src, framed);
   }
 

@@ -13,8 +13,9 @@
  * them. A frame is therefore keyed by the CPU its lines name and the pid or
  * tid (a netlink request by its tid and timestamp, which its M lines repeat).
  * It is given up, cut, when the next header of the same key comes (its lines
- * are certainly all printed before that one), when it has waited too long
- * for lines that were lost (closeStale), or at the end (closeAll).
+ * are certainly all printed before that one), when its tracer says it lost
+ * records (the caller closes them all), when it has waited FRAME_WAIT_US for
+ * lines that do not come (closeStale), or at the end (closeAll).
  *
  * The framer also keeps the run's proof that it records (CanaryProof): the
  * collector's canary exec seen after the run's hello, and in full mode the
@@ -72,6 +73,17 @@ export interface CanaryProof {
   /** Canary writes seen with other bytes, or cut. */
   writesWrong: number;
 }
+
+/**
+ * How long a frame waits for its chunk lines (µs since its first line
+ * arrived) before it goes on cut. Lost lines are announced (bpftrace's
+ * "Lost N events", on which the caller cuts every open frame at once), so
+ * this only bounds a wait for lines still in a CPU buffer bpftrace has not
+ * read: longer than the reorder window (2 s), as one CPU's buffer can be read
+ * seconds after the others on a busy node, and everything after an open frame
+ * waits behind it.
+ */
+export const FRAME_WAIT_US = 5_000_000;
 
 /** Canary processes remembered, for their write: a bound, should their exits be lost. */
 const CANARY_PIDS_MAX = 64;

@@ -167,6 +167,13 @@ export class RecordMerger {
     }
   }
 
+  /** The timestamp (kernel µs) of the oldest end held for its payload tracer's copy; Infinity when none is. */
+  get oldestHeldTs(): number {
+    let oldest = Infinity;
+    for (const held of this.heldEnds.values()) if (held.rec.ts < oldest) oldest = held.rec.ts;
+    return oldest;
+  }
+
   /**
    * Takes one frame released in time order, from tracer `src`; appends what
    * goes on to `out`, and to `cut` the pids of processes that exited after

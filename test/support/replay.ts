@@ -7,8 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { CallAssembler, type AssemblerHeldState, type AssemblerOptions } from '../../collector/assemble/assembler.js';
-import { RecordFramer, type Framed } from '../../collector/tracer/record-framer.js';
-import { REORDER_WINDOW } from '../../collector/tracer/reorder-window.js';
+import { FRAME_WAIT_US, RecordFramer, type Framed } from '../../collector/tracer/record-framer.js';
 import { parseTracerLine, type TracerLineError } from '../../bpf/tracer-protocol.js';
 import type { CniCall, CollectorEvent } from '../../collector/types.js';
 
@@ -43,7 +42,7 @@ export interface ReplayOptions extends Partial<AssemblerOptions> {
 }
 
 /** How long a frame waits for chunk lines that do not come, as the daemon's record flow waits. */
-const FRAME_WAIT_MS = REORDER_WINDOW.maxUs / 1000;
+const FRAME_WAIT_MS = FRAME_WAIT_US / 1000;
 
 export interface Replay {
   readonly assembler: CallAssembler;
