@@ -5,6 +5,7 @@
  */
 
 import { markLost, type CallState } from './call-state.js';
+import { BUFFER_READ_LATE_US } from '../tracer/reorder-window.js';
 
 /**
  * How long past its exit (and grace) a call waits for payload records its
@@ -14,9 +15,9 @@ import { markLost, type CallState } from './call-state.js';
 const IO_WAIT_MS = 10_000;
 /**
  * How long past its exit (and grace) a call waits for the exits of descendants
- * not seen to end: about the longest bpftrace's output lags under a burst.
+ * not seen to end: as long as a CPU buffer may be read late.
  */
-const DESCENDANT_EXIT_WAIT_MS = 2_000;
+const DESCENDANT_EXIT_WAIT_MS = BUFFER_READ_LATE_US / 1000;
 
 /** What the assembler knows a call still waits for. */
 export interface KnownWaits {

@@ -27,6 +27,7 @@
 import { ChunkedBuffer } from './chunked-buffer.js';
 import { CANARY_OUTPUT } from './canary-marks.js';
 import { ExecPathParts } from './exec-path-parts.js';
+import { BUFFER_READ_LATE_US } from './reorder-window.js';
 import {
   EXEC_BLOCK_CAP_BYTES,
   NETLINK_CAP_BYTES,
@@ -79,11 +80,9 @@ export interface CanaryProof {
  * arrived) before it goes on cut. Lost lines are announced (bpftrace's
  * "Lost N events", on which the caller cuts every open frame at once), so
  * this only bounds a wait for lines still in a CPU buffer bpftrace has not
- * read: longer than the reorder window (2 s), as one CPU's buffer can be read
- * seconds after the others on a busy node, and everything after an open frame
- * waits behind it.
+ * read; everything after an open frame waits behind it.
  */
-export const FRAME_WAIT_US = 5_000_000;
+export const FRAME_WAIT_US = BUFFER_READ_LATE_US;
 
 /** Canary processes remembered, for their write: a bound, should their exits be lost. */
 const CANARY_PIDS_MAX = 64;

@@ -66,18 +66,18 @@ describe('records whose chunks never come are not held for good', () => {
       ],
       { end: 'none' },
     );
-    r.tick(r.nowMs + 2_500); // past the grace and the wait for descendants not seen to end
+    r.tick(r.nowMs + 5_500); // past the grace and the wait for descendants not seen to end
     expect(r.finished).toHaveLength(1);
     expect(r.assembler.livePids().includes(150)).toBe(true);
     r.tick(r.nowMs + 30_000);
     expect(r.assembler.livePids().includes(150)).toBe(true);
-    r.tick(r.nowMs + 63_000);
+    r.tick(r.nowMs + 66_000);
     expect(r.assembler.heldState()).toMatchObject({ procs: 0, calls: 0 });
   });
 
   it('a forked child that exits after its call was published is forgotten', () => {
     const r = replay([...plugin(100, 10 * ms, 11 * ms), forkLine(12 * ms, 100, 150), exitLine({ ts: 13 * ms, pid: 100, start: 10 * ms })], { end: 'none' });
-    r.tick(r.nowMs + 2_500);
+    r.tick(r.nowMs + 5_500);
     expect(r.finished).toHaveLength(1);
     r.feed([exitLine({ ts: 20 * ms, pid: 150, start: 12 * ms })]);
     expect(r.assembler.heldState()).toMatchObject({ procs: 0, calls: 0 });
