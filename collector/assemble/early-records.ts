@@ -85,13 +85,7 @@ export class EarlyRecordStore {
 
   /** What waited for process `pid`, now known. */
   take(pid: number): EarlyRecords | undefined {
-    const early = this.byPid.get(pid);
-    const records = early?.records;
-    if (early && records) {
-      delete early.records;
-      this.tidy(pid, early);
-    }
-    return records;
+    return this.takePart(pid, 'records');
   }
 
   /** An exec waits for the exec of its parent `ppid`. */
@@ -101,13 +95,7 @@ export class EarlyRecordStore {
 
   /** The execs waiting for `ppid`'s (now known), in order of arrival. */
   takeChildExecs(ppid: number): WaitingExec[] | undefined {
-    const early = this.byPid.get(ppid);
-    const execs = early?.childExecs;
-    if (early && execs) {
-      delete early.childExecs;
-      this.tidy(ppid, early);
-    }
-    return execs;
+    return this.takePart(ppid, 'childExecs');
   }
 
   /** The parents execs wait for, with the first exec waiting. */
@@ -126,13 +114,7 @@ export class EarlyRecordStore {
 
   /** What forked process `pid` read and wrote before its exec (now come). */
   takeKept(pid: number): Kept | undefined {
-    const early = this.byPid.get(pid);
-    const kept = early?.kept;
-    if (early && kept) {
-      delete early.kept;
-      this.tidy(pid, early);
-    }
-    return kept;
+    return this.takePart(pid, 'kept');
   }
 
   /** Process `pid` was marked before its exec came: its call is marked when it does. */
@@ -220,6 +202,17 @@ export class EarlyRecordStore {
       this.byPid.set(pid, early);
     }
     return early;
+  }
+
+  /** One kind of what waits for `pid`, taken out (the entry goes when nothing else waits). */
+  private takePart<K extends 'records' | 'childExecs' | 'kept'>(pid: number, part: K): Early[K] | undefined {
+    const early = this.byPid.get(pid);
+    const taken = early?.[part];
+    if (early && taken !== undefined) {
+      delete early[part];
+      this.tidy(pid, early);
+    }
+    return taken;
   }
 
   private tidy(pid: number, early: Early): void {
