@@ -1,8 +1,9 @@
 /**
  * Ingest benchmark: how many plugin calls a second the collector and store
  * take from a recorded tracer stream (a file in the exact line protocol),
- * measured stage by stage in one run: parse; parse + sequence + assemble;
- * and the whole path into SQLite.
+ * measured stage by stage in one run: parse; parse + frame + sequence +
+ * assemble (one tracer: nothing for the merger to do); and the whole path
+ * into SQLite.
  *
  *   npm run build && node dist/bench/ingest.js [calls]     (default 50,000)
  *
@@ -15,7 +16,8 @@ import path from 'node:path';
 import { once } from 'node:events';
 import { CallAssembler } from '../collector/assemble/assembler.js';
 import { LineSplitter } from '../collector/tracer/line-splitter.js';
-import { RecordSequencer } from '../collector/tracer/record-sequencer.js';
+import { RecordFramer, type Framed } from '../collector/tracer/record-framer.js';
+import { RecordSequencer, type Sequenced } from '../collector/tracer/record-sequencer.js';
 import { REORDER_WINDOW, ReorderWindow } from '../collector/tracer/reorder-window.js';
 import { parseTracerBytes } from '../bpf/tracer-protocol.js';
 import type { CollectorEvent } from '../collector/types.js';
@@ -43,37 +45,46 @@ async function writeTrace(file: string): Promise<number> {
 }
 
 async function run(file: string, stage: Stage, dbFile: string): Promise<{ seconds: number; cpuSeconds: number; calls: number; malformed: number }> {
-  const assembler = new CallAssembler({ monoToEpochUs: (us) => us + 1_700_000_000_000_000, finalizeGraceMs: 0 });
-  const sequencer = new RecordSequencer(new ReorderWindow(REORDER_WINDOW));
-  let arrivalUs = 0;
   const store = stage === 'store' ? createCallStore(openDatabase(dbFile)) : null;
   let batch: CollectorEvent[] = [];
+  const assembler = new CallAssembler({ monoToEpochUs: (us) => us + 1_700_000_000_000_000, finalizeGraceMs: 0 }, (e) => batch.push(e));
+  const framer = new RecordFramer();
+  const sequencer = new RecordSequencer(new ReorderWindow(REORDER_WINDOW));
+  const framed: Framed[] = [];
+  const released: Sequenced[] = [];
+  const assemble = () => {
+    for (const { frame } of released) assembler.push(frame, 0);
+    released.length = 0;
+  };
+  let arrivalUs = 0;
   let finished = 0;
   let malformed = 0;
   const flush = () => {
-    batch.push(...assembler.tick(Number.MAX_SAFE_INTEGER));
+    assembler.tick(Number.MAX_SAFE_INTEGER);
     for (const e of batch) if (e.type === 'call.finished') finished++;
     store?.writeEvents(batch);
     batch = [];
   };
   const onLine = (line: Buffer) => {
-    const parsed = parseTracerBytes(line);
-    if (!parsed.ok) {
-      malformed++;
-      return;
-    }
     if (stage === 'parse') {
-      if (parsed.record.kind === 'exit') finished++;
+      const parsed = parseTracerBytes(line);
+      if (!parsed.ok) malformed++;
+      else if (parsed.record.kind === 'exit') finished++;
       return;
     }
-    // A record's arrival time, for the sequencer's window. The trace's timestamps are not on this
-    // machine's clock (reading the clock, as TracerRun does, would make every record look days
-    // late): each record arrives a fixed lag after its timestamp.
-    if ('ts' in parsed.record && parsed.record.ts !== undefined) arrivalUs = parsed.record.ts + ARRIVAL_LAG_US;
-    for (const rec of sequencer.push(parsed.record, arrivalUs)) {
-      const events = assembler.push(rec, 0);
-      if (events.length > 0) batch.push(...events);
+    // As the daemon does: lines into the framer (chunk lines decoded straight into their frame).
+    framed.length = 0;
+    if (framer.pushLine(line, 0, framed) !== null) malformed++;
+    if (framed.length === 0) return;
+    const openTs = framer.openCount > 0 ? framer.oldestOpenTs() : Infinity;
+    for (const { frame } of framed) {
+      // A frame's arrival time, for the sequencer's window. The trace's timestamps are not on this
+      // machine's clock (reading the clock, as TracerRun does, would make every record look days
+      // late): each frame arrives a fixed lag after its timestamp.
+      if ('ts' in frame && frame.ts !== undefined) arrivalUs = frame.ts + ARRIVAL_LAG_US;
+      sequencer.push(frame, 1, arrivalUs, openTs, released);
     }
+    assemble();
     if (batch.length >= 2000) flush();
   };
   const splitter = new LineSplitter(onLine, () => malformed++);
@@ -82,7 +93,11 @@ async function run(file: string, stage: Stage, dbFile: string): Promise<{ second
   for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 })) splitter.push(chunk as Buffer);
   splitter.end();
   if (stage !== 'parse') {
-    for (const rec of sequencer.flush()) batch.push(...assembler.push(rec, 0));
+    framed.length = 0;
+    framer.closeAll(framed);
+    for (const f of framed) sequencer.push(f.frame, 1, f.arrivalUs, Infinity, released);
+    sequencer.releaseAll(0, Infinity, released);
+    assemble();
     flush();
   }
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
@@ -127,7 +142,7 @@ async function main(): Promise<void> {
         '| stage | calls/s (wall) | calls per CPU second (this process, all threads) |',
         '|---|---|---|',
         `| parse lines | ${results.parse.callsPerSecond} | ${results.parse.callsPerCpuSecond} |`,
-        `| + sequence + assemble calls | ${results.assemble.callsPerSecond} | ${results.assemble.callsPerCpuSecond} |`,
+        `| + frame + sequence + assemble calls | ${results.assemble.callsPerSecond} | ${results.assemble.callsPerCpuSecond} |`,
         `| + write to SQLite (WAL, batched) | ${results.store.callsPerSecond} | ${results.store.callsPerCpuSecond} |`,
         '',
         `Records arrive ${ARRIVAL_LAG_US / 1000} ms after their timestamp (bpftrace keeping up); the trace's timestamps advance 50 µs per call (20,000 calls/s).`,

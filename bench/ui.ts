@@ -50,7 +50,7 @@ async function main(): Promise<void> {
   const nowIso = new Date().toISOString();
   const app = await buildApp({
     tracerStatus: () => ({ running: true, ready: true, mode: 'full', payloadPath: 'syscall-exit', standby: null, pid: 1, restarts: 0, lostEvents: 0, malformedLines: 0, lastRecordAt: nowIso, startedAt: nowIso, lastError: null, handoffInProgress: false, gaps: 0, gapSeconds: 0, lastGap: null, reorderWindowMs: 0, arrivalLagMs: 0 }),
-    collectorStats: () => ({ openCalls: 0, oldestRunningStartUs: null, callsStarted: 0, callsFinished: 0, records: 0, orphanChunks: 0, callsMarked: { 'tracer-lost': 0, 'payload-tracer-cut': 0, 'payloads-never-came': 0, 'early-overflow': 0, 'out-of-order': 0 } }),
+    collectorStats: () => ({ openCalls: 0, oldestRunningStartUs: null, callsStarted: 0, callsFinished: 0, records: 0, unattributed: 0, strayChunks: 0, callsMarked: { 'tracer-lost': 0, 'payload-tracer-cut': 0, 'payloads-never-came': 0, 'early-overflow': 0, 'out-of-order': 0 } }),
     storeStatus: () => ({ writable: true, lastError: null, failingSince: null, pendingWrites: 0, droppedWrites: 0, databaseBytes: 0 }),
     store,
     token: null,

@@ -9,13 +9,13 @@
  * | X    | ts cpu×2^22+pid ppid[+-] start in_file out_file err_file arg_bytes block_bytes path… | traced exec; `+`: its parent is traced too (`-`: not; neither: a tracer before the mark); path is the rest of the line |
  * | P    | cpu×2^22+pid comm…                                                  | the exec's parent's name (rest of the line) |
  * | B    | cpu×2^22+pid off hex                                                | 200 bytes of the exec's argv+env block from off (off may be < 0) |
- * | F    | ts ppid child                                                       | fork/clone by a traced process (child may be a thread) |
+ * | F    | ts ppid child clone_flags                                           | fork/clone by a traced process; CLONE_THREAD in clone_flags: the child is a thread of ppid |
  * | R    | ts pid tid fd file len cpu                                          | len bytes read from the call's stdin; D lines follow |
  * | W    | ts pid tid fd file len cpu                                          | len bytes written to its stdout/stderr; D lines follow |
  * | U    | ts pid tid R|W fd file len                                          | len bytes moved on such a file and not taken (see below) |
  * | D    | cpu×2^22+tid off hex                                                | 200 bytes of the thread's current R/W payload on that CPU, from off |
- * | Q    | ts pid start exit_code group_exit_code signal_flags io_records      | last thread of a traced process exited; io_records: its leader's (see below) |
- * | T    | tid ts pid io_records                                               | a traced non-leader thread of process pid exited (or exec'd, leaving its tid), having printed io_records (ts: since the sequencer orders it behind the thread's fork) |
+ * | Q    | ts pid start exit_code group_exit_code signal_flags io_records clones | last thread of a traced process exited; io_records and clones: its leader's (see below) |
+ * | T    | tid ts pid io_records start clones                                  | a traced non-leader thread of process pid exited (or exec'd, leaving its tid), having printed io_records and cloned `clones` tasks (ts: since the sequencer orders it behind the thread's fork); start: the thread's start time (the process's for a thread that exec'd), which names the end across tid reuse |
  * | N    | cpu×2^22+pid len off hex                                            | 200 bytes of the exec's path (len bytes in all) from off: only when X's was cut |
  * | C    | cpu×2^22+pid depth hex                                              | a name of a relative exec's working directory, depth 0 the innermost; empty: the root |
  * | G    | ts pid tid old_fd new_fd                                            | the process copied old_fd to new_fd (dup, dup2, dup3, fcntl F_DUPFD): counted in io_records |
@@ -45,6 +45,10 @@
  * bytes count. Payloads are captured up to 64 KiB per syscall and exec
  * blocks up to 64 KiB: a larger `len` means the rest was cut.
  *
+ * A header and the chunk lines that follow it (B, and P, N, C after X; D
+ * after R and W; M after L) make one frame (tracer-frames.ts): the collector
+ * puts them together at its edge, and nothing after that sees a chunk line.
+ *
  * cpu is the CPU whose buffer a header and its D lines went through (one
  * probe run never changes CPU; D lines carry it above the tid, for want of
  * BPF stack for one more field). bpftrace drains one CPU's buffer at a time,
@@ -62,11 +66,16 @@
  * once): Q carries the leader's, each T its thread's. A process's records
  * are its Q's count plus its threads' T counts; the collector holds the call
  * until that many came, as they may trail the exit from other CPUs' buffers.
+ * clones counts, the same way, the tasks (threads and processes) one thread
+ * cloned: a process's F lines are as many as its Q and T lines say, so the
+ * collector knows which children to wait for, and through their F lines
+ * which of them are threads, whose ends (with their counts) it waits for.
  * Lines of earlier versions without cpu or io_records still parse (the field
- * left out), and so do T lines without ts, or without pid and io_records.
+ * left out), and so do F lines without clone_flags (the child may be a
+ * thread or a process), Q lines without clones, and T lines without start
+ * and clones, without ts, or without pid and io_records.
  */
 
-export const PROTOCOL_VERSION = 1;
 /** Iovecs of one readv/writev taken (bpf/program.ts repeats the probe this many times). */
 export const IOV_LIMIT = 2;
 export const CHUNK_BYTES = 200;
@@ -78,8 +87,6 @@ export const EXEC_HEADER_PATH_BYTES = 199;
 export const EXEC_PATH_CAP_BYTES = 4096;
 /** Bytes of a netlink request the tracer sends (M lines); a longer one is cut, its `len` the real one. */
 export const NETLINK_CAP_BYTES = 1200;
-/** Bytes of the kernel's extack text read (K lines); the text ends at its NUL. */
-export const EXTACK_BYTES = 160;
 /** Bytes of a sysctl write taken (Y lines: two 64-bit words; the BPF stack holds no more there). */
 export const SYSCTL_VALUE_BYTES = 16;
 /** Steps the working directory walk of a relative exec takes at most (names and mount points). */
@@ -122,7 +129,12 @@ export type TracerRecord =
     }
   | { kind: 'exec-chunk'; pid: number; cpu?: number; off: number; data: Buffer }
   | { kind: 'exec-parent'; pid: number; cpu?: number; comm: string }
-  | { kind: 'fork'; ts: MonoMicros; ppid: number; pid: number }
+  /**
+   * A fork or clone by traced process `ppid`. `thread`: the child is a thread
+   * of `ppid` (CLONE_THREAD), not a process; absent in older output, where
+   * either may be.
+   */
+  | { kind: 'fork'; ts: MonoMicros; ppid: number; pid: number; thread?: boolean }
   | { kind: 'read'; ts: MonoMicros; pid: number; tid: number; fd: number; file: string; len: number; cpu?: number }
   | { kind: 'write'; ts: MonoMicros; pid: number; tid: number; fd: number; file: string; len: number; cpu?: number }
   | { kind: 'uncaptured'; ts: MonoMicros; pid: number; tid: number; direction: 'read' | 'write'; fd: number; file: string; len: number }
@@ -137,13 +149,16 @@ export type TracerRecord =
       signalFlags: number;
       /** R, W, U and G headers its leader printed (its other threads' are on their thread-exit); absent when the tracer did not say. */
       ioRecords?: number;
+      /** Tasks (threads and processes) its leader cloned: F lines of this process; absent when the tracer did not say. */
+      clones?: number;
     }
   /**
    * A traced non-leader thread ended (ts absent in older output: it then
    * passes unordered). pid and ioRecords (the R, W, U and G headers the
-   * thread printed) absent in older output.
+   * thread printed), start (the thread's start time: with tid, it names
+   * this end) and clones (the tasks it cloned) absent in older output.
    */
-  | { kind: 'thread-exit'; tid: number; ts?: MonoMicros; pid?: number; ioRecords?: number }
+  | { kind: 'thread-exit'; tid: number; ts?: MonoMicros; pid?: number; ioRecords?: number; start?: string; clones?: number }
   /** N: part of an exec's path, which has `len` bytes. */
   | { kind: 'exec-path-chunk'; pid: number; cpu?: number; len: number; off: number; data: Buffer }
   /** C: a name of a relative exec's working directory, `depth` steps below it; empty for the root. */
@@ -170,19 +185,11 @@ export type TracerRecord =
 /** The records of an exec's lines (X, P, N, C, B): they carry the CPU they went through. */
 export type ExecLineRecord = Extract<TracerRecord, { kind: 'exec' | 'exec-parent' | 'exec-chunk' | 'exec-path-chunk' | 'exec-cwd-name' }>;
 
-/** The records of what a call did to the kernel: the assembler attaches them to the call of their process. */
-export type KernelRecord = Extract<TracerRecord, { kind: 'extack' | 'netlink-send' | 'netlink-chunk' | 'netlink-ack' | 'link-name' | 'sysctl-open' | 'sysctl-write' }>;
-
-export function isKernelRecord(rec: TracerRecord): rec is KernelRecord {
-  return KERNEL_KINDS.has(rec.kind);
-}
-
-const KERNEL_KINDS = new Set<TracerRecord['kind']>(['extack', 'netlink-send', 'netlink-chunk', 'netlink-ack', 'link-name', 'sysctl-open', 'sysctl-write']);
-
 /**
  * How many chunk lines follow a header in the tracer's output: B lines after
- * an exec, D lines after a read or write (bpf/cnirec.bt's chunk loops: one
- * per 200 bytes started, up to the cap). 0 for other records. An exec's N and C lines are not counted: they come
+ * an exec, D lines after a read or write, M lines after a netlink request
+ * (bpf/cnirec.bt's chunk loops: one per 200 bytes started, up to the cap). 0
+ * for other records. An exec's P, N and C lines are not counted: they come
  * before its B chunks.
  */
 export function expectedChunks(rec: TracerRecord): number {
@@ -192,6 +199,8 @@ export function expectedChunks(rec: TracerRecord): number {
     case 'read':
     case 'write':
       return Math.ceil(Math.min(rec.len, PAYLOAD_CAP_BYTES) / CHUNK_BYTES);
+    case 'netlink-send':
+      return Math.ceil(Math.min(rec.len, NETLINK_CAP_BYTES) / CHUNK_BYTES);
     default:
       return 0;
   }
@@ -231,6 +240,72 @@ const SPACE = 32;
 const MINUS = 45;
 
 /**
+ * A chunk line (D, B) read where it lies: its header's id (pid or tid) and
+ * the CPU above it, the offset, and where its hex begins. The bytes stay
+ * undecoded: the collector's framer decodes them straight into the frame
+ * they belong to (decodeHexInto), nearly all of the tracer's output.
+ */
+export interface ChunkLine {
+  exec: boolean;
+  id: number;
+  cpu: number;
+  off: number;
+  hexFrom: number;
+}
+
+/**
+ * Reads a D or B line's fields into `into`; false when it is no such line,
+ * or its numbers are malformed (parseTracerBytes says how). Its hex is not
+ * checked here.
+ */
+export function readChunkLine(line: Buffer, into: ChunkLine): boolean {
+  const kind = line[0];
+  if ((kind !== KIND_D && kind !== KIND_B) || line[1] !== SPACE) return false;
+  const id = readUint(line, 2);
+  const idEnd = cursor;
+  const negative = kind === KIND_B && line[idEnd + 1] === MINUS;
+  const off = idEnd > 0 && line[idEnd] === SPACE ? readUint(line, idEnd + (negative ? 2 : 1)) : 0;
+  const offEnd = cursor;
+  if (idEnd < 0 || offEnd < 0 || line[idEnd] !== SPACE || line[offEnd] !== SPACE) return false;
+  const tid = id % TID_SPACE;
+  into.exec = kind === KIND_B;
+  into.id = tid;
+  into.cpu = (id - tid) / TID_SPACE;
+  into.off = negative ? -off : off;
+  into.hexFrom = offEnd + 1;
+  return true;
+}
+
+/**
+ * Decodes the `\xNN` hex of `line` from `from` into `target`: the bytes of
+ * indexes [skip, skip + count) of what the hex holds go to `target` at `at`.
+ * All of the hex is checked first; false, and `target` untouched, when it is
+ * malformed.
+ */
+export function decodeHexInto(line: Buffer, from: number, target: Buffer, at: number, skip: number, count: number): boolean {
+  const len = line.length - from;
+  if (len <= 0 || len % 4 !== 0) return false;
+  if (hexScratch.length < len / 4) hexScratch = Buffer.allocUnsafe(len / 4);
+  let bad = 0;
+  for (let i = from, o = 0; i < line.length; i += 4, o++) {
+    const v = HEX_PAIR[line[i + 2]! | (line[i + 3]! << 8)]!;
+    bad |= (line[i]! ^ BACKSLASH) | (line[i + 1]! ^ LETTER_X) | (v & 0x8000);
+    hexScratch[o] = v;
+  }
+  if (bad !== 0) return false;
+  if (count > 0) hexScratch.copy(target, at, skip, skip + count);
+  return true;
+}
+
+/** What decodeHexInto decodes into before it knows the hex is sound (a chunk's 200 bytes; more only for a malformed line). */
+let hexScratch = Buffer.allocUnsafe(200);
+
+/** How many bytes the hex of `line` from `from` holds (a chunk always holds 200). */
+export function hexBytes(line: Buffer, from: number): number {
+  return (line.length - from) / 4;
+}
+
+/**
  * Parses one line as bytes. The chunk lines (D, B), nearly all of the
  * tracer's output, are read straight from the bytes; others go through
  * `parseTracerLine`.
@@ -238,21 +313,30 @@ const MINUS = 45;
 export function parseTracerBytes(line: Buffer): ParseResult {
   const kind = line[0];
   if ((kind === KIND_D || kind === KIND_B) && line[1] === SPACE) {
-    const id = readUint(line, 2);
-    const idEnd = cursor;
-    const negative = kind === KIND_B && line[idEnd + 1] === MINUS;
-    const off = idEnd > 0 && line[idEnd] === SPACE ? readUint(line, idEnd + (negative ? 2 : 1)) : 0;
-    const offEnd = cursor;
-    if (idEnd < 0 || offEnd < 0 || line[idEnd] !== SPACE || line[offEnd] !== SPACE) return chunkError(kind, 'bad-number', line);
-    const data = decodeHexBytes(line, offEnd + 1);
+    if (!readChunkLine(line, scratch)) return chunkError(kind, 'bad-number', line);
+    const data = decodeHexBytes(line, scratch.hexFrom);
     if (data === null) return chunkError(kind, 'bad-hex', line);
+    const cpu = scratch.cpu > 0 ? { cpu: scratch.cpu } : {};
     return {
       ok: true,
-      record: kind === KIND_B ? withCpu({ kind: 'exec-chunk', pid: id % TID_SPACE, off: negative ? -off : off, data }, id) : dataChunk(id, off, data),
+      record: scratch.exec ? { kind: 'exec-chunk', pid: scratch.id, ...cpu, off: scratch.off, data } : { kind: 'data-chunk', tid: scratch.id, ...cpu, off: scratch.off, data },
     };
   }
   return parseTracerLine(line.toString('utf8'));
 }
+
+const scratch: ChunkLine = { exec: false, id: 0, cpu: 0, off: 0, hexFrom: 0 };
+
+/** The kinds of the lines that follow a header (D, B, P, N, C, M), as their first byte. */
+const FOLLOWER_KINDS = new Set([KIND_D, KIND_B, 80, 78, 67, 77]);
+
+/** Whether a line follows a header (D, B, P, N, C, M): it carries no time of its own. */
+export function followsHeader(line: Buffer): boolean {
+  return line[1] === SPACE && FOLLOWER_KINDS.has(line[0]!);
+}
+
+/** clone(2)'s CLONE_THREAD: the new task is a thread of its parent's process. */
+const CLONE_THREAD = 0x10000;
 
 /** Pids and tids stay below 2^22 (the kernel's pid_max limit): a D line's CPU sits above its tid. */
 export const TID_SPACE = 4_194_304;
@@ -300,10 +384,9 @@ function decodeHexBytes(buf: Buffer, from: number): Buffer | null {
   if (len <= 0 || len % 4 !== 0) return null;
   const out = Buffer.allocUnsafe(len / 4);
   for (let i = from, o = 0; i < buf.length; i += 4, o++) {
-    const hi = HEX_BYTE[buf[i + 2]!]!;
-    const lo = HEX_BYTE[buf[i + 3]!]!;
-    if (buf[i] !== BACKSLASH || buf[i + 1] !== LETTER_X || (hi | lo) < 0) return null;
-    out[o] = (hi << 4) | lo;
+    const v = HEX_PAIR[buf[i + 2]! | (buf[i + 3]! << 8)]!;
+    if (buf[i] !== BACKSLASH || buf[i + 1] !== LETTER_X || v < 0) return null;
+    out[o] = v;
   }
   return out;
 }
@@ -405,11 +488,12 @@ function parseFields(kind: string, line: string): TracerRecord {
       return withCpu(exec, packed);
     }
     case 'F': {
-      const f = exact(line, 3);
-      return { kind: 'fork', ts: micros(f[0]!), ppid: uint(f[1]), pid: uint(f[2]) };
+      const f = between(line, 3, 4);
+      const fork = { kind: 'fork' as const, ts: micros(f[0]!), ppid: uint(f[1]), pid: uint(f[2]) };
+      return f.length === 4 ? { ...fork, thread: (Math.floor(uint(f[3]) / CLONE_THREAD) & 1) === 1 } : fork;
     }
     case 'Q': {
-      const f = between(line, 6, 7);
+      const f = between(line, 6, 8);
       const exit = {
         kind: 'exit' as const,
         ts: micros(f[0]!),
@@ -419,19 +503,22 @@ function parseFields(kind: string, line: string): TracerRecord {
         groupExitCode: int(f[4]),
         signalFlags: uint(f[5]),
       };
-      return f.length === 7 ? { ...exit, ioRecords: uint(f[6]) } : exit;
+      if (f.length === 6) return exit;
+      return f.length === 8 ? { ...exit, ioRecords: uint(f[6]), clones: uint(f[7]) } : { ...exit, ioRecords: uint(f[6]) };
     }
     case 'G': {
       const f = exact(line, 5);
       return { kind: 'fd-copy', ts: micros(f[0]!), pid: uint(f[1]), tid: uint(f[2]), oldFd: uint(f[3]), newFd: uint(f[4]) };
     }
     case 'T': {
-      const f = between(line, 1, 4);
-      // T tid (oldest), T tid ts, T tid ts pid io_records.
-      if (f.length === 3) throw new FieldError('field-count');
+      const f = between(line, 1, 6);
+      // T tid (oldest), T tid ts, T tid ts pid io_records, T tid ts pid io_records start clones.
+      if (f.length === 3 || f.length === 5) throw new FieldError('field-count');
       if (f.length === 1) return { kind: 'thread-exit', tid: uint(f[0]) };
       const ended = { kind: 'thread-exit' as const, tid: uint(f[0]), ts: micros(f[1]!) };
-      return f.length === 4 ? { ...ended, pid: uint(f[2]), ioRecords: uint(f[3]) } : ended;
+      if (f.length === 2) return ended;
+      const counted = { ...ended, pid: uint(f[2]), ioRecords: uint(f[3]) };
+      return f.length === 6 ? { ...counted, start: inode(f[4]), clones: uint(f[5]) } : counted;
     }
     case 'N': {
       const [pid, len, off, hex] = splitN(line, 4);
@@ -564,9 +651,12 @@ for (let i = 0; i < 6; i++) {
   HEX_VALUE[65 + i] = 10 + i;
   HEX_VALUE[97 + i] = 10 + i;
 }
-// The same for any byte value, so lookups never leave the array.
-const HEX_BYTE = new Int8Array(256).fill(-1);
-HEX_BYTE.set(HEX_VALUE);
+// The byte a pair of hex digits stands for, by the two characters' codes (the first in the low byte): one
+// lookup per byte in the hot loop instead of two; -1 for a pair that is not two hex digits.
+const HEX_PAIR = new Int16Array(65_536).fill(-1);
+for (let a = 0; a < 128; a++) {
+  for (let b = 0; b < 128; b++) if (HEX_VALUE[a]! >= 0 && HEX_VALUE[b]! >= 0) HEX_PAIR[a | (b << 8)] = (HEX_VALUE[a]! << 4) | HEX_VALUE[b]!;
+}
 const BACKSLASH = 92;
 const LETTER_X = 120;
 

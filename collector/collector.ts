@@ -39,19 +39,18 @@ export interface CollectorOptions {
   readonly logger: Logger;
   readonly finalizeGraceMs?: number;
   readonly maxStreamBytes?: number;
-  /** How often events are handed to subscribers (and grace periods checked). */
-  readonly flushIntervalMs?: number;
-  /** How often running calls are checked against /proc, for exits the tracer never reported. */
-  readonly livenessIntervalMs?: number;
-  /** How long bpftrace may take to compile, load and prove it sees execs. */
-  readonly readyTimeoutMs?: number;
-  /** After a mode switch, how long the old tracer may keep following its calls. */
-  readonly handoffTimeoutMs?: number;
   /** Replaces secrets in payloads before any subscriber sees a call; none when absent. */
   readonly redactor?: Redactor;
-  /** Runs the sched-only standby tracer beside the main one (default true). */
-  readonly standby?: boolean;
 }
+
+/** How often held records and finished waits are looked at (calls' events go out as they complete). */
+const PUBLISH_EVERY_MS = 25;
+/** How often running calls are checked against /proc, for exits the tracer never reported. */
+const LIVENESS_EVERY_MS = 5_000;
+/** How long bpftrace may take to compile, load and prove it sees execs. */
+const READY_TIMEOUT_MS = 60_000;
+/** After a mode switch, how long the old tracer may keep following its calls. */
+const HANDOFF_TIMEOUT_MS = 600_000;
 
 export interface Collector {
   subscribe(listener: CallListener): () => void;
@@ -71,7 +70,6 @@ export interface Collector {
 
 export function createCollector(opts: CollectorOptions): Collector {
   const log = opts.logger;
-  const flushIntervalMs = opts.flushIntervalMs ?? 25;
   const publisher = createPublisher(log, opts.redactor);
   const wallClock = new MonoToEpoch(undefined, {
     onStep: (stepUs) => log.warn({ stepMs: Math.round(stepUs / 1000) }, 'the wall clock stepped; calls recorded from now on are dated by the new time'),
@@ -99,9 +97,8 @@ export function createCollector(opts: CollectorOptions): Collector {
   const supervisor = new TracerSupervisor(pipeline, {
     settings: opts.tracer,
     log,
-    readyTimeoutMs: opts.readyTimeoutMs ?? 60_000,
-    handoffTimeoutMs: opts.handoffTimeoutMs ?? 600_000,
-    withStandby: opts.standby ?? true,
+    readyTimeoutMs: READY_TIMEOUT_MS,
+    handoffTimeoutMs: HANDOFF_TIMEOUT_MS,
     toEpochUs: (mono) => wallClock.toEpochUs(mono),
     publishNow: publish,
     announceGap: publisher.announceGap,
@@ -114,8 +111,8 @@ export function createCollector(opts: CollectorOptions): Collector {
     subscribeTracer: publisher.subscribeTracer,
     async start() {
       raiseOwnPriority(log);
-      timers.push(setInterval(publish, flushIntervalMs));
-      timers.push(setInterval(sweepLiveness, opts.livenessIntervalMs ?? 5000));
+      timers.push(setInterval(publish, PUBLISH_EVERY_MS));
+      timers.push(setInterval(sweepLiveness, LIVENESS_EVERY_MS));
       await supervisor.start();
     },
     setMode: (mode) => supervisor.setMode(mode),
@@ -124,7 +121,7 @@ export function createCollector(opts: CollectorOptions): Collector {
       for (const t of timers) clearInterval(t);
       timers = [];
       // The publish timer is gone: release what bpftrace hands over while draining by hand.
-      const releasing = setInterval(publish, flushIntervalMs);
+      const releasing = setInterval(publish, PUBLISH_EVERY_MS);
       await supervisor.drain();
       clearInterval(releasing);
       await supervisor.stopRuns();

@@ -1,8 +1,9 @@
 /**
- * The collector's fan-out: call events go to every call subscriber (the
- * store, the live tail, capture's auto policy) in small batches, redacted
- * once on the way; the tracer's own events (its gaps) to every tracer
- * subscriber. A subscriber that throws is logged and the others still hear.
+ * The last stage of the record path, publish: call events wait in its one
+ * buffer and go to every call subscriber (the store, the live tail,
+ * capture's auto policy) in small batches, redacted once on the way; the
+ * tracer's own events (its gaps) to every tracer subscriber. A subscriber
+ * that throws is logged and the others still hear.
  */
 
 import type { Logger } from 'pino';
@@ -13,8 +14,8 @@ import type { CallListener, CollectorEvent, TracerEvent, TracerEventListener, Tr
 export interface Publisher {
   subscribe(listener: CallListener): () => void;
   subscribeTracer(listener: TracerEventListener): () => void;
-  /** Call events to hand on: they go out right after the current I/O callback, together. */
-  emit(events: readonly CollectorEvent[]): void;
+  /** A call event to hand on: it goes out right after the current I/O callback, with the others of it. */
+  emit(event: CollectorEvent): void;
   /** Hands on what is pending now. */
   deliver(): void;
   /** A gap began or ended (nothing when null). */
@@ -39,11 +40,11 @@ export function createPublisher(log: Logger, redactor: Redactor | undefined): Pu
   return {
     subscribe: (listener) => calls.subscribe(listener),
     subscribeTracer: (listener) => tracer.subscribe(listener),
-    emit(events) {
-      for (const ev of events) pending.push(ev);
+    emit(event) {
+      pending.push(event);
       // Deliver right after the current I/O callback instead of at the next publish tick: events of
       // one chunk of tracer output still go out as one batch, and the live tail gets them ~12 ms sooner.
-      if (pending.length > 0 && !deliveryScheduled) {
+      if (!deliveryScheduled) {
         deliveryScheduled = true;
         setImmediate(deliver);
       }

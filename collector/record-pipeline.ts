@@ -1,12 +1,14 @@
 /**
  * The thin shell around the record flow (record-flow.ts, pure): it reads
- * the clocks, arms the timer that lets held records go when the clock says
- * nothing older can still come, and hands what completes to `emit`.
+ * the clocks and arms the timer that lets held records go when the clock
+ * says nothing older can still come. What the flow completes goes straight
+ * to the publisher's one buffer (`emit`).
  */
 
 import { RecordFlow, type CallStats, type RunningCall } from './record-flow.js';
 import type { AssemblerOptions } from './assemble/index.js';
-import type { CaptureMode, TracerRecord } from '../bpf/index.js';
+import { followsHeader, type CaptureMode, type TracerLineError } from '../bpf/index.js';
+import type { CanaryProof } from './tracer/record-framer.js';
 import type { CollectorEvent } from './types.js';
 
 /** Silence from every tracer after which every record they printed is out. */
@@ -24,12 +26,8 @@ export class RecordPipeline {
   private arrivalUs = 0;
   private clockTimer: NodeJS.Timeout | null = null;
 
-  constructor(
-    assemblerOptions: AssemblerOptions,
-    initial: { src: number | null; mode: CaptureMode },
-    private readonly emit: (events: readonly CollectorEvent[]) => void,
-  ) {
-    this.flow = new RecordFlow(assemblerOptions, initial);
+  constructor(assemblerOptions: AssemblerOptions, initial: { src: number | null; mode: CaptureMode }, emit: (event: CollectorEvent) => void) {
+    this.flow = new RecordFlow(assemblerOptions, initial, emit);
   }
 
   /** Kernel time (µs) of the newest record handed to the assembler. */
@@ -37,16 +35,20 @@ export class RecordPipeline {
     return this.flow.releasedTs;
   }
 
-  /** One parsed record from tracer `src`, as it arrived. */
-  push(rec: TracerRecord, src: number): void {
+  /** One line from tracer `src`, as it arrived (bound: a tracer run calls it as it is); why it is malformed, or null. */
+  readonly push = (line: Buffer, src: number): TracerLineError | null => {
     const now = Date.now();
     this.lastRecordAt = now;
-    // The clock is read for records with a timestamp (their arrival lag) and losses, not for each chunk line.
-    if ('ts' in rec || rec.kind === 'lost') this.arrivalUs = monotonicNowUs();
-    this.out(this.flow.push(rec, src, this.arrivalUs, now));
+    // The clock is read for the lines that start a frame or carry a timestamp (their arrival lag), not for each chunk line.
+    if (!followsHeader(line)) this.arrivalUs = monotonicNowUs();
+    const error = this.flow.push(line, src, this.arrivalUs, now);
     // Per line: the arrival time just read stands for now (no clock read), and an armed timer costs a comparison.
     this.armClockRelease(this.arrivalUs);
-  }
+    return error;
+  };
+
+  /** What tracer run `src`'s lines have proved so far (bound, as push). */
+  readonly canaryProof = (src: number): CanaryProof => this.flow.canaryProof(src);
 
   /** The reorder window (µs) and the largest recent arrival lag it follows. */
   reorderState(nowUs = monotonicNowUs()): { windowUs: number; maxLagUs: number } {
@@ -60,18 +62,16 @@ export class RecordPipeline {
 
   /** The plugin process `pid` (started at `start`) is gone without its exit record: its call is published incomplete. */
   processGone(pid: number, start: string, reason: string): void {
-    this.out(this.flow.processGone(pid, start, reason));
+    this.flow.processGone(pid, start, reason);
   }
 
   /**
    * No tracer is left to end the calls in flight: everything held goes on, then every call still open is
-   * published (incomplete when still running). Returns the events of the calls it ended.
+   * published (incomplete when still running). Returns how many ended incomplete.
    */
-  endAllCalls(reason: string): readonly CollectorEvent[] {
-    this.flush();
-    const ended = this.flow.endAllCalls(reason);
-    this.out(ended);
-    return ended;
+  endAllCalls(reason: string): number {
+    this.releaseAll();
+    return this.flow.endAllCalls(reason);
   }
 
   runningCalls(): readonly RunningCall[] {
@@ -96,8 +96,8 @@ export class RecordPipeline {
    * nothing earlier can still come; then publishes the calls that are done.
    */
   tick(nowMs: number): void {
-    this.out(this.flow.releaseDue(monotonicNowUs(), nowMs));
-    this.out(this.flow.tick(nowMs));
+    this.flow.releaseDue(monotonicNowUs(), nowMs);
+    this.flow.tick(nowMs);
     const seen = this.lastRecordAt;
     if (this.flow.heldCount === 0 || seen === null || nowMs - seen < QUIET_MS) return;
     // Timers run before I/O in Node's loop: after a stall of this process, lines may be waiting in the
@@ -108,14 +108,14 @@ export class RecordPipeline {
   }
 
   /** Everything held goes on (no tracer left to send anything earlier). */
-  flush(): void {
+  releaseAll(): void {
     this.disarmClockRelease();
-    this.out(this.flow.flush(Date.now()));
+    this.flow.releaseAll(Date.now());
   }
 
   /** Tracer `src` ended: the calls whose bytes it may not have printed are marked (see RecordFlow.sourceGone). */
   sourceGone(src: number, unexpected: boolean): void {
-    this.out(this.flow.sourceGone(src, unexpected, Date.now()));
+    this.flow.sourceGone(src, unexpected, Date.now());
   }
 
   stopTimers(): void {
@@ -124,8 +124,8 @@ export class RecordPipeline {
 
   /** What is held goes on (but what waits for its chunk lines), and what that completes is published at once (not at the next tick). */
   private release(nowMs: number): void {
-    this.out(this.flow.releaseQuiet(monotonicNowUs(), nowMs));
-    this.out(this.flow.tick(nowMs));
+    this.flow.releaseQuiet(monotonicNowUs(), nowMs);
+    this.flow.tick(nowMs);
   }
 
   /**
@@ -147,9 +147,9 @@ export class RecordPipeline {
           this.clockTimer = null;
           const now = monotonicNowUs();
           const nowMs = Date.now();
-          this.out(this.flow.releaseByClock(now, nowMs));
+          this.flow.releaseByClock(now, nowMs);
           // A call whose exit just went on is published now, not at the next tick.
-          this.out(this.flow.tick(nowMs));
+          this.flow.tick(nowMs);
           this.armClockRelease(now);
         });
       },
@@ -161,9 +161,5 @@ export class RecordPipeline {
   private disarmClockRelease(): void {
     if (this.clockTimer !== null) clearTimeout(this.clockTimer);
     this.clockTimer = null;
-  }
-
-  private out(events: readonly CollectorEvent[]): void {
-    if (events.length > 0) this.emit(events);
   }
 }

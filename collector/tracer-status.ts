@@ -3,6 +3,7 @@
  * API's status and health routes), and the pure pieces it is built from.
  */
 
+import { isoFromUs } from '../lib/index.js';
 import type { CaptureMode, PayloadPath } from '../bpf/index.js';
 import type { TracerRun } from './tracer/tracer-run.js';
 import type { TracerGap } from './types.js';
@@ -86,6 +87,5 @@ export function reorderStatus(state: { windowUs: number; maxLagUs: number } | nu
 
 export function gapStatus(gap: TracerGap | null): GapStatus | null {
   if (gap === null) return null;
-  const iso = (us: number) => new Date(us / 1000).toISOString();
-  return { startedAt: iso(gap.startedAtUs), endedAt: gap.endedAtUs === null ? null : iso(gap.endedAtUs), reason: gap.reason, incompleteCalls: gap.incompleteCalls };
+  return { startedAt: isoFromUs(gap.startedAtUs), endedAt: gap.endedAtUs === null ? null : isoFromUs(gap.endedAtUs), reason: gap.reason, incompleteCalls: gap.incompleteCalls };
 }

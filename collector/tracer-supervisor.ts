@@ -11,8 +11,10 @@
  * what is still followed.
  */
 
+import { isoFromMs } from '../lib/index.js';
 import type { Logger } from 'pino';
-import type { CaptureMode, TracerRecord } from '../bpf/index.js';
+import type { CaptureMode, TracerLineError } from '../bpf/index.js';
+import type { CanaryProof } from './tracer/record-framer.js';
 import { GapTracker } from './tracer/gap-tracker.js';
 import { cniProcessPids, processUsage } from './tracer/proc-info.js';
 import type { TracerExit, TracerSettings } from './tracer/tracer-process.js';
@@ -21,7 +23,7 @@ import { TracerLauncher, type TracerRole } from './tracer/tracer-launch.js';
 import { describeExit, type TracerRun } from './tracer/tracer-run.js';
 import { gapStatus, reorderStatus, standbyStatus, type TracerStatus } from './tracer-status.js';
 import { monotonicNowUs } from './record-pipeline.js';
-import type { CollectorEvent, TracerGap } from './types.js';
+import type { TracerGap } from './types.js';
 
 const RESTART_BACKOFF_MS = [250, 500, 1000, 2000];
 /** A main tracer that ran this long before it died starts the backoff over. */
@@ -30,13 +32,16 @@ export const TRACER_STOPPED_REASON = 'the tracer stopped while the call ran';
 
 /** What the supervisor needs of the record pipeline (record-pipeline.ts). */
 export interface SupervisedPipeline extends HandoffCalls {
-  push(rec: TracerRecord, src: number): void;
+  /** One line of tracer `src`; why it is malformed, or null. */
+  push(line: Buffer, src: number): TracerLineError | null;
+  /** What tracer run `src`'s lines have proved so far (its canary). */
+  canaryProof(src: number): CanaryProof;
   /** Tracer `src` ended (see RecordFlow.sourceGone). */
   sourceGone(src: number, unexpected: boolean): void;
   /** Calls that start from now on take their payloads from tracer `src`; null: none does. */
   setPayloadSource(src: number | null, mode: CaptureMode): void;
-  /** Ends every call still open (no tracer left to end them); returns the events of those it ended. */
-  endAllCalls(reason: string): readonly CollectorEvent[];
+  /** Ends every call still open (no tracer left to end them); returns how many ended incomplete. */
+  endAllCalls(reason: string): number;
   /** The processes the calls are followed through. */
   livePids(): readonly number[];
   reorderState(): { windowUs: number; maxLagUs: number };
@@ -51,8 +56,6 @@ export interface SupervisorOptions {
   readonly readyTimeoutMs: number;
   /** After a mode switch, how long the old tracer may keep following its calls. */
   readonly handoffTimeoutMs: number;
-  /** Runs the sched-only standby tracer beside the main one. */
-  readonly withStandby: boolean;
   /** Kernel monotonic µs → µs since the epoch (the calls' clock). */
   toEpochUs(monoUs: number): number;
   /** Runs a publish tick now: what the main tracer's death completed goes out before its gap is announced. */
@@ -82,7 +85,9 @@ export class TracerSupervisor {
     this.settings = opts.settings;
     this.launcher = new TracerLauncher(
       {
-        onRecord: (rec, src) => pipeline.push(rec, src),
+        // The pipeline's own methods: a run's lines go straight into it.
+        onLine: pipeline.push,
+        canaryProof: pipeline.canaryProof,
         onGone: (run, unexpected) => {
           pipeline.sourceGone(run.id, unexpected);
           // Calls that start from now until a new main tracer records have no payloads: recorded as light-mode calls.
@@ -103,7 +108,7 @@ export class TracerSupervisor {
   async start(): Promise<void> {
     this.stopping = false;
     // Both compile at once (bpftrace's start is mostly CPU-bound compiling); the daemon records once the main one does.
-    const standbyStarted = this.opts.withStandby ? this.startStandby() : Promise.resolve();
+    const standbyStarted = this.startStandby();
     const run = await this.launcher.launch('main', undefined);
     this.main = run;
     this.mainTakesPayloads(run);
@@ -180,15 +185,15 @@ export class TracerSupervisor {
       restarts: this.restarts.main,
       lostEvents: this.past.lostEvents + live.reduce((n, r) => n + r.lostEvents, 0),
       malformedLines: this.past.malformedLines + live.reduce((n, r) => n + r.malformedLines, 0),
-      lastRecordAt: this.pipeline.lastRecordAt ? new Date(this.pipeline.lastRecordAt).toISOString() : null,
-      startedAt: run ? new Date(run.startedAt).toISOString() : null,
+      lastRecordAt: this.pipeline.lastRecordAt ? isoFromMs(this.pipeline.lastRecordAt) : null,
+      startedAt: run ? isoFromMs(run.startedAt) : null,
       lastError: this.lastError.main,
       handoffInProgress: this.handoff.inProgress,
       gaps: this.gaps.count,
       gapSeconds: this.gaps.seconds(Date.now() * 1000),
       lastGap: gapStatus(this.gaps.latest),
       ...reorderStatus(live.length > 0 ? this.pipeline.reorderState() : null),
-      standby: this.opts.withStandby ? standbyStatus(this.standby, standbyPid === null ? null : processUsage(standbyPid), this.restarts.standby, this.lastError.standby) : null,
+      standby: standbyStatus(this.standby, standbyPid === null ? null : processUsage(standbyPid), this.restarts.standby, this.lastError.standby),
     };
   }
 
@@ -218,8 +223,7 @@ export class TracerSupervisor {
   /** When no tracer is left recording, nothing will end the calls in flight: they are published as incomplete. How many. */
   private abandonIfBlind(): number {
     if (this.recording()) return 0;
-    const ended = this.pipeline.endAllCalls(TRACER_STOPPED_REASON);
-    return ended.filter((e) => e.type === 'call.finished' && e.call.status === 'incomplete').length;
+    return this.pipeline.endAllCalls(TRACER_STOPPED_REASON);
   }
 
   private onExit(run: TracerRun, exit: TracerExit, unexpected: boolean): void {

@@ -195,7 +195,7 @@ export interface CniCall {
    * The CNI network the call was about: `name` from its stdin when captured,
    * else its parent's, else the network whose active conf lists this plugin
    * type. Not set by the assembler: the store's edge fills it in
-   * (store/readiness/call-network.ts); absent or null when unknown.
+   * (store/network/heartbeat-sieve.ts); absent or null when unknown.
    */
   readonly network?: string | null;
   /**

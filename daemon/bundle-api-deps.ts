@@ -158,6 +158,7 @@ const noCalls: CollectorStats = {
   callsStarted: 0,
   callsFinished: 0,
   records: 0,
-  orphanChunks: 0,
+  unattributed: 0,
+  strayChunks: 0,
   callsMarked: { 'tracer-lost': 0, 'payload-tracer-cut': 0, 'payloads-never-came': 0, 'early-overflow': 0, 'out-of-order': 0 },
 };

@@ -29,5 +29,4 @@ export const kernelChangeSchema = z
   })
   .describe('KernelChange');
 
-export type KernelMessageView = z.infer<typeof kernelMessageSchema>;
 export type KernelChangeView = z.infer<typeof kernelChangeSchema>;

@@ -8,14 +8,12 @@
 import type { z } from 'zod';
 import type { CallFilter } from '../../store/index.js';
 import type { CallSummary } from '../schemas/call-summary.js';
-import { tailFilterSchema, tailQuerySchema, type TailFilterFields } from '../schemas/tail.js';
+import { tailQuerySchema, type TailFilterFields } from '../schemas/tail.js';
 import { parseTimeParam } from '../schemas/time-param.js';
 
 /** Fields shared by the connect query and the `filter` message; every one narrows, absent ones do not filter. */
 export type TailFilter = Readonly<TailFilterFields>;
 
-/** The filter of a client's `filter` message (api/schemas/tail.ts). */
-export const filterMessageFieldsSchema = tailFilterSchema;
 export { tailQuerySchema };
 
 export interface TailQuery {

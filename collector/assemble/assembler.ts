@@ -1,19 +1,21 @@
 /**
- * Turns tracer records into CNI calls: exec → stdin/stdout/stderr → exit,
- * with delegated plugin calls linked to their parent call and helper
- * processes to the call they work for. Pure: no I/O, no clock of its own
- * (callers pass `nowMs`), so it can be replayed from recorded tracer output.
+ * The assemble stage: tracer frames into CNI calls, exec → stdin/stdout/
+ * stderr → exit, with delegated plugin calls linked to their parent call and
+ * helper processes to the call they work for. Pure: no I/O, no clock of its
+ * own (callers pass `nowMs`), so it can be replayed from recorded tracer
+ * output; its events go to `emit` as they happen.
  *
- * A dispatcher: each record goes to the part whose job it is —
+ * A dispatcher: each frame goes to the part whose job it is —
  * exec-assembly.ts (what an exec means: a call, a helper, an exec in place),
- * process-lifecycle.ts (forks, exits, records that came before their
- * process), io-routing.ts (which call or helper stream a read or write goes
- * to), call-publisher.ts (open and published calls, when one goes out, and
- * again) — over one process table (process-table.ts).
+ * process-lifecycle.ts (forks, exits, thread ends), io-routing.ts (which
+ * call or helper stream a read or write goes to), call-registry.ts (open and
+ * lately finished calls: when one finishes, and is updated) — over one
+ * process table (process-table.ts) and one store of what came before what
+ * it belongs to (early-records.ts).
  */
 
 import { copyFd, type CallState, type Proc } from './call-state.js';
-import { CallPublisher } from './call-publisher.js';
+import { CallRegistry } from './call-registry.js';
 import { CanaryWatch } from './canary-watch.js';
 import { EarlyRecordStore } from './early-records.js';
 import { ExecAssembly } from './exec-assembly.js';
@@ -22,12 +24,11 @@ import { IoTally } from './io-tally.js';
 import { ProcessLifecycle } from './process-lifecycle.js';
 import { ProcessTable } from './process-table.js';
 import { newCounters, type AssemblerCounters, type AssemblerOptions, type AssemblyContext } from './assembly-context.js';
-import { isKernelRecord, type KernelRecord, type TracerRecord } from '../../bpf/index.js';
+import { isKernelFrame, type KernelFrame, type TracerFrame } from '../../bpf/index.js';
 import type { LossWindow } from './loss-windows.js';
 import type { CollectorEvent, LostRecordsCause } from '../types.js';
 
 export { callId } from './call-state.js';
-export { CANARY_COMMAND, CANARY_OUTPUT } from './canary-watch.js';
 export type { AssemblerCounters, AssemblerOptions } from './assembly-context.js';
 export type { LossWindow } from './loss-windows.js';
 
@@ -36,10 +37,8 @@ export interface AssemblerHeldState {
   readonly procs: number;
   /** Calls not yet published as finished. */
   readonly calls: number;
-  /** Exec records waiting for the rest of their argv/env chunks. */
-  readonly pendingExecs: number;
-  /** Reads/writes waiting for the rest of their payload chunks. */
-  readonly ioInFlight: number;
+  /** Execs waiting for the exec of their traced parent. */
+  readonly awaitingParent: number;
   /** Records waiting for the exec or fork of their process. */
   readonly earlyRecords: number;
 }
@@ -47,78 +46,67 @@ export interface AssemblerHeldState {
 export class CallAssembler {
   readonly counters: AssemblerCounters;
   private readonly ctx: AssemblyContext;
-  private readonly procs = new ProcessTable();
   /** Each process's payload records against the count its exit announced. */
   private readonly ioTally = new IoTally<Proc>();
   private readonly early = new EarlyRecordStore();
   private readonly canaries: CanaryWatch;
-  private readonly publisher: CallPublisher;
+  private readonly registry: CallRegistry;
   private readonly io: IoRouter;
   private readonly lifecycle: ProcessLifecycle;
   private readonly execs: ExecAssembly;
-  /** The call of each netlink request in flight, by its tid and ts: its M chunks carry no pid. */
-  private readonly netlinkCalls = new Map<string, CallState>();
 
-  constructor(opts: AssemblerOptions) {
+  /**
+   * `procs`: the record path's one process table, which the merger reads too
+   * (its payload epochs say in which mode new calls are recorded); one of its
+   * own, in the options' capture mode, when the assembler runs alone.
+   */
+  constructor(
+    opts: AssemblerOptions,
+    /** Where the calls' events go as they happen (call.started, call.finished, call.updated). */
+    emit: (event: CollectorEvent) => void,
+    private readonly procs = new ProcessTable({ src: null, mode: opts.captureMode ?? 'full' }),
+  ) {
     this.counters = newCounters();
-    this.ctx = { opts, counters: this.counters, nowMs: 0 };
-    this.canaries = new CanaryWatch(this.counters);
-    this.publisher = new CallPublisher(this.ctx, this.procs, this.ioTally, (call) => this.io.settle(call));
-    this.io = new IoRouter(this.ctx, this.procs, this.publisher, this.ioTally, this.early, this.canaries);
-    this.lifecycle = new ProcessLifecycle(this.ctx, this.procs, this.publisher, this.ioTally, this.early, this.io, this.canaries);
-    this.execs = new ExecAssembly(this.ctx, this.procs, this.publisher, this.early, this.io, this.lifecycle, this.canaries);
+    this.ctx = { opts, counters: this.counters, emit, nowMs: 0 };
+    this.canaries = new CanaryWatch();
+    this.registry = new CallRegistry(this.ctx, this.procs, this.ioTally, this.early);
+    this.io = new IoRouter(this.ctx, this.procs, this.registry, this.ioTally, this.early, this.canaries);
+    this.lifecycle = new ProcessLifecycle(this.ctx, this.procs, this.registry, this.ioTally, this.early, this.io, this.canaries);
+    this.execs = new ExecAssembly(this.ctx, this.procs, this.registry, this.early, this.io, this.lifecycle, this.canaries);
   }
 
-  /** Feeds one record; returns the events it completes. */
-  push(rec: TracerRecord, nowMs: number): CollectorEvent[] {
+  /** Feeds one frame; the events it completes go out. */
+  push(rec: TracerFrame, nowMs: number): void {
     this.ctx.nowMs = nowMs;
     this.counters.records++;
-    const events: CollectorEvent[] = [];
     // What a call did to the kernel: attached to its call, decoded when it is published.
-    if (isKernelRecord(rec)) {
+    if (isKernelFrame(rec)) {
       this.attachKernel(rec);
-      return this.publisher.takeRepublished(events);
+      return;
     }
     switch (rec.kind) {
       case 'hello':
-        this.execs.mode = rec.mode;
+        // A tracer's own hello, read alone (the merger keeps them from the record flow's assembler): its mode from now on.
+        this.procs.setMode(rec.mode, rec.ts);
         break;
       case 'exec':
-        this.execs.header(rec, events);
-        break;
-      case 'exec-chunk':
-        this.execs.chunk(rec, events);
-        break;
-      case 'exec-parent':
-        this.execs.parent(rec);
-        break;
-      case 'exec-path-chunk':
-        this.execs.pathChunk(rec);
-        break;
-      case 'exec-cwd-name':
-        this.execs.cwdName(rec);
+        this.execs.exec(rec);
         break;
       case 'fork':
-        this.execs.flushPending(rec.ppid, events);
-        this.lifecycle.fork(rec.ppid, rec.pid, rec.ts);
+        if (rec.thread === true) this.lifecycle.thread(rec.ppid, rec.pid, rec.ts);
+        else this.lifecycle.fork(rec.ppid, rec.pid, rec.ts);
         break;
       case 'read':
       case 'write':
-        this.execs.flushPending(rec.pid, events);
-        this.io.header(rec);
-        break;
-      case 'data-chunk':
-        this.io.chunk(rec);
+        this.io.payload(rec);
         break;
       case 'uncaptured':
-        this.execs.flushPending(rec.pid, events);
         this.io.uncaptured(rec);
         break;
       case 'fd-copy': {
-        this.execs.flushPending(rec.pid, events);
         const proc = this.procs.get(rec.pid);
         if (!proc) {
-          this.counters.orphanChunks++;
+          this.counters.unattributed++;
           break;
         }
         this.ioTally.record(proc, nowMs);
@@ -126,7 +114,6 @@ export class CallAssembler {
         break;
       }
       case 'exit':
-        this.execs.flushPending(rec.pid, events);
         this.lifecycle.exit(rec, nowMs);
         break;
       case 'thread-exit':
@@ -135,74 +122,69 @@ export class CallAssembler {
       case 'lost':
         // Without the time it arrived at, the loss can be anywhere: every call open now may be hit.
         this.counters.lostEvents += rec.count;
-        this.publisher.markAllOpen('tracer-lost');
-        break;
-      case 'noise':
+        this.registry.markAllOpen('tracer-lost');
         break;
     }
-    return this.publisher.takeRepublished(events);
   }
 
-  /** Finalizes calls whose grace period after exit has passed, and lets go of what waited too long. */
-  tick(nowMs: number): CollectorEvent[] {
+  /**
+   * Finalizes calls whose grace period after exit has passed, and lets go of
+   * what waited too long. `heldFromTs` (kernel µs): the oldest record not yet
+   * handed on (held in order, or still being put together); a call whose exit
+   * is not before it may still get records dated before its exit.
+   */
+  tick(nowMs: number, heldFromTs = Infinity): void {
     this.ctx.nowMs = Math.max(this.ctx.nowMs, nowMs);
-    const events: CollectorEvent[] = [];
-    this.execs.expire(nowMs, events);
-    this.io.expire(nowMs);
-    this.procs.sweepOutlived(nowMs);
-    this.publisher.sweep(nowMs);
+    this.execs.expire(nowMs);
+    this.procs.sweep(nowMs);
+    this.registry.sweep(nowMs);
     this.ioTally.sweep(nowMs);
-    this.publisher.publishDue(nowMs, events);
+    this.registry.finishDue(nowMs, heldFromTs);
     // After publishing too: a read or write its publication let go may have come here (made after its process's exit).
-    this.counters.orphanChunks += this.early.sweep(nowMs);
-    // After publishing: what its last reads and writes left here is as old as they are.
-    this.io.sweepBeforeExec(nowMs);
-    return this.publisher.takeRepublished(events);
+    this.counters.unattributed += this.early.sweep(nowMs);
   }
 
   /** Whether a call that started before `epochUs` is not published yet (its bytes may still come from its tracer). */
   hasOpenCallStartedBefore(epochUs: number): boolean {
-    for (const [, call] of this.publisher.openCalls()) if (call.base.startedAtUs < epochUs) return true;
+    for (const [, call] of this.registry.openCalls()) if (call.base.startedAtUs < epochUs) return true;
     return false;
   }
 
   /** The daemon found a traced plugin process gone without its exit record (lost, or tracer restarted). */
-  processGone(pid: number, start: string, reason: string): CollectorEvent[] {
-    return this.publisher.processGone(pid, start, reason);
+  processGone(pid: number, start: string, reason: string): void {
+    this.registry.processGone(pid, start, reason);
   }
 
-  /** Ends every open call, e.g. when the tracer stops: those still running become incomplete. */
-  flushAll(reason: string): CollectorEvent[] {
-    const events: CollectorEvent[] = [];
-    this.execs.flushAll(events);
-    this.publisher.flushAll(reason, events);
+  /** Ends every open call, e.g. when the tracer stops: those still running become incomplete. Returns how many did. */
+  endAllCalls(reason: string): number {
+    this.execs.releaseWaiting();
+    const incomplete = this.registry.endAll(reason);
     this.procs.clear();
-    this.io.clear();
+    this.early.clear();
     this.ioTally.clear();
-    return this.publisher.takeRepublished(events);
+    return incomplete;
   }
 
   /** Running plugin processes, for the daemon's liveness sweep. */
   runningCalls(): Array<{ id: string; pid: number; start: string; startedAtUs: number }> {
     const out = [];
-    for (const [id, call] of this.publisher.openCalls()) {
+    for (const [id, call] of this.registry.openCalls()) {
       if (call.endedAtUs === null) out.push({ id, pid: call.base.pid, start: call.start, startedAtUs: call.base.startedAtUs });
     }
     return out;
   }
 
   get openCallCount(): number {
-    return this.publisher.openCount;
+    return this.registry.openCount;
   }
 
   /** How much state the assembler holds now: what must not grow without bound, whatever the tracer sends. */
   heldState(): AssemblerHeldState {
     return {
       procs: this.procs.size,
-      calls: this.publisher.openCount,
-      pendingExecs: this.execs.heldCount,
-      ioInFlight: this.io.inFlight,
-      earlyRecords: this.early.count() + this.io.keptCount(),
+      calls: this.registry.openCount,
+      awaitingParent: this.early.awaitingParents,
+      earlyRecords: this.early.count(),
     };
   }
 
@@ -213,7 +195,7 @@ export class CallAssembler {
    * does.
    */
   markLostRecords(pid: number, why: LostRecordsCause = 'payload-tracer-cut'): void {
-    this.publisher.markLostRecords(pid, why);
+    this.registry.markLostRecords(pid, why);
   }
 
   /**
@@ -223,11 +205,10 @@ export class CallAssembler {
    * its way (checked when they are published), and those published lately,
    * which are published again, marked.
    */
-  recordsLost(count: number, window: LossWindow, nowMs: number): CollectorEvent[] {
+  recordsLost(count: number, window: LossWindow, nowMs: number): void {
     this.ctx.nowMs = Math.max(this.ctx.nowMs, nowMs);
     this.counters.lostEvents += count;
-    this.publisher.recordsLost(window, nowMs);
-    return this.publisher.takeRepublished([]);
+    this.registry.recordsLost(window, nowMs);
   }
 
   /** Every live process this assembler follows. */
@@ -236,24 +217,14 @@ export class CallAssembler {
   }
 
   /**
-   * A record of what a process did to the kernel goes to its call as it is;
-   * collector/changes decodes it when the call is published. Chunks of a
-   * netlink request go where their request went.
+   * A frame of what a process did to the kernel goes to its call as it is;
+   * collector/changes decodes it when the call is published.
    */
-  private attachKernel(rec: KernelRecord): void {
-    let call: CallState | undefined;
-    if (rec.kind === 'netlink-chunk') {
-      call = this.netlinkCalls.get(`${rec.tid}:${rec.ts}`);
-    } else {
-      const id = this.procs.get(rec.pid)?.callId;
-      call = id == null ? undefined : this.publisher.callFor(id);
-      if (call && rec.kind === 'netlink-send') {
-        if (this.netlinkCalls.size > 4096) this.netlinkCalls.clear();
-        this.netlinkCalls.set(`${rec.tid}:${rec.ts}`, call);
-      }
-    }
+  private attachKernel(rec: KernelFrame): void {
+    const id = this.procs.get(rec.pid)?.callId;
+    const call: CallState | undefined = id == null ? undefined : this.registry.callFor(id);
     if (!call) {
-      this.counters.orphanChunks++;
+      this.counters.unattributed++;
       return;
     }
     if (call.netnsNames === null) {

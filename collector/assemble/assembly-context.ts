@@ -1,12 +1,13 @@
 /**
- * What every part of the call assembler shares: its options, its counters
- * and the caller's clock as of the record or tick being handled. The parts
- * (process table, exec assembly, I/O routing, publication) keep their own
+ * What every part of the call assembler shares: its options, its counters,
+ * where its events go and the caller's clock as of the frame or tick being
+ * handled. The parts
+ * (process table, exec assembly, I/O routing, the call registry) keep their own
  * state; this is the little they all read.
  */
 
 import type { CaptureMode } from '../../bpf/index.js';
-import type { LostRecordsCause, ParentProcess } from '../types.js';
+import type { CollectorEvent, LostRecordsCause, ParentProcess } from '../types.js';
 
 export interface AssemblerOptions {
   /** Kernel monotonic µs to Unix epoch µs. */
@@ -36,14 +37,11 @@ export interface AssemblerOptions {
 export interface AssemblerCounters {
   records: number;
   lostEvents: number;
-  orphanChunks: number;
+  /** Records no call took: their process never became known, or was let go before they came. */
+  unattributed: number;
   callsStarted: number;
   callsFinished: number;
   canaries: number;
-  /** Canary writes seen with exactly CANARY_OUTPUT: full mode's payload probes read the right bytes. */
-  canaryPayloads: number;
-  /** Canary writes seen with other bytes or another length: the payload probes misread. */
-  canaryPayloadMismatches: number;
   /** Exec records seen twice (same pid and start time to the µs): the repeat is ignored. */
   duplicateExecs: number;
   /** Calls published marked lostRecords, by the first cause. */
@@ -53,6 +51,8 @@ export interface AssemblerCounters {
 export interface AssemblyContext {
   readonly opts: AssemblerOptions;
   readonly counters: AssemblerCounters;
+  /** Where a call's events go as they happen: the collector's one buffer before its subscribers (publisher.ts). */
+  readonly emit: (event: CollectorEvent) => void;
   /** The caller's clock (ms) as of the record or tick being handled: what waits are dated by. */
   nowMs: number;
 }
@@ -61,12 +61,10 @@ export function newCounters(): AssemblerCounters {
   return {
     records: 0,
     lostEvents: 0,
-    orphanChunks: 0,
+    unattributed: 0,
     callsStarted: 0,
     callsFinished: 0,
     canaries: 0,
-    canaryPayloads: 0,
-    canaryPayloadMismatches: 0,
     duplicateExecs: 0,
     callsMarked: { 'tracer-lost': 0, 'payload-tracer-cut': 0, 'payloads-never-came': 0, 'early-overflow': 0, 'out-of-order': 0 },
   };

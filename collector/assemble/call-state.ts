@@ -8,7 +8,7 @@ import { callChanges, keepsStdin, kernelMessages, type HelperRun, type KernelEnt
 import path from 'node:path';
 import { podFromCniArgs } from './cni-env.js';
 import { EMPTY_STREAM, StreamCapture } from './stream-capture.js';
-import type { CaptureMode, TracerRecord } from '../../bpf/index.js';
+import type { CaptureMode, ExecFrame } from '../../bpf/index.js';
 import type { CniCall, HelperProcess, LostRecordsCause, ParentProcess, ProcessOutcome } from '../types.js';
 
 export type Role = 'plugin' | 'helper' | 'fork';
@@ -42,6 +42,8 @@ export interface Proc {
   exitTs?: number;
   /** How it ended (its wait status, decoded), kept for an exec whose record comes after the exit's. */
   outcome?: ProcessOutcome;
+  /** The tracer run its tree takes its payloads from (null: none, a light-mode tree): its parent's, or that of when its tree started. */
+  payloadSrc: number | null;
 }
 
 export interface HelperState {
@@ -131,7 +133,7 @@ export function identityFromEnv(env: Record<string, string>): Pick<CniCall, 'env
 }
 
 export interface NewCall {
-  readonly rec: Extract<TracerRecord, { kind: 'exec' }>;
+  readonly rec: ExecFrame;
   readonly execPath: string;
   readonly argv: string[];
   readonly env: Record<string, string>;

@@ -2,38 +2,25 @@
  * What an exec means: a new call (a plugin in CNI_PATH, or any program a
  * runtime ran), a helper of the call its parent works for, an exec in place
  * of a call's plugin (the chain grows), or the collector's own canary. Also
- * gathers an exec's argv/env, path and working directory chunks until it is
- * whole, holds an exec whose traced parent's exec has not come, and adopts a
+ * holds an exec whose traced parent's exec has not come, and adopts a
  * delegate taken for a top-level call because its plugin's exec came later.
  */
 
 import { callId, identityFromEnv, markLost, newCallState, newHelperState, pluginName, snapshotCall, type CallState, type HelperState, type Proc } from './call-state.js';
-import { CANARY_COMMAND, type CanaryWatch } from './canary-watch.js';
+import type { CanaryWatch } from './canary-watch.js';
 import { isInCniPath } from './cni-env.js';
-import { decodeExecBlock, newExecBlock, type DecodedExecBlock } from './exec-block.js';
-import { ExecPathParts, resolveExecPath } from './exec-path.js';
-import { CHUNKS_TTL_MS, type IoRouter } from './io-routing.js';
+import { decodeExecBlock, type DecodedExecBlock } from './exec-block.js';
+import { resolveExecPath } from './exec-path.js';
 import { shimParentFor } from './socket-shims.js';
-import { TID_SPACE, type CaptureMode, type TracerRecord } from '../../bpf/index.js';
+import { CANARY_COMMAND } from '../tracer/canary-marks.js';
+import type { ExecFrame } from '../../bpf/index.js';
 import type { AssemblyContext } from './assembly-context.js';
-import type { CallPublisher } from './call-publisher.js';
-import type { ChunkedBuffer } from './chunked-buffer.js';
-import type { EarlyRecordStore } from './early-records.js';
+import type { CallRegistry } from './call-registry.js';
+import type { EarlyRecordStore, WaitingExec } from './early-records.js';
+import type { IoRouter } from './io-routing.js';
 import type { ProcessLifecycle } from './process-lifecycle.js';
 import type { ProcessTable } from './process-table.js';
-import type { CollectorEvent, ParentProcess } from '../types.js';
-
-type ExecRecord = Extract<TracerRecord, { kind: 'exec' }>;
-
-interface PendingExec {
-  /** When it arrived (the caller's clock). */
-  since: number;
-  record: ExecRecord;
-  block: ChunkedBuffer;
-  parentComm: string | null;
-  /** Its path whole (N lines) and, for a relative one, its working directory (C lines). */
-  path: ExecPathParts;
-}
+import type { ParentProcess } from '../types.js';
 
 /** What an exec ran: its absolute path where the tracer told enough, and whether that path is cut. */
 interface ExecImage {
@@ -41,123 +28,52 @@ interface ExecImage {
   pathCut: boolean;
 }
 
-/** How long an exec waits for the exec of its traced parent (well within EARLY_RECORDS_TTL_MS: its records wait meanwhile). */
-const PARENT_WAIT_MS = 5_000;
-
 export class ExecAssembly {
-  /** The capture mode new calls are recorded in (a hello record changes it). */
-  mode: CaptureMode;
-  /** Execs waiting for their chunks, by pid and CPU (execKey): another exec of the pid on another CPU may come between them. */
-  private readonly pendingExecs = new Map<number, PendingExec>();
-  /**
-   * Execs whose parent is a traced process whose own exec has not come yet
-   * (another CPU's buffer, read later), by parent pid: taken now, a delegate
-   * would be a top-level call and a helper a call of its own. Up to
-   * PARENT_WAIT_MS; their processes' records wait in `early` meanwhile.
-   */
-  private readonly awaitingParent = new Map<number, Array<{ pending: PendingExec; since: number }>>();
   private readonly maxStreamBytes: number;
   private readonly maxHelperStreamBytes: number;
 
   constructor(
     private readonly ctx: AssemblyContext,
     private readonly procs: ProcessTable,
-    private readonly publisher: CallPublisher,
+    private readonly registry: CallRegistry,
     private readonly early: EarlyRecordStore,
     private readonly io: IoRouter,
     private readonly lifecycle: ProcessLifecycle,
     private readonly canaries: CanaryWatch,
   ) {
-    this.mode = ctx.opts.captureMode ?? 'full';
     this.maxStreamBytes = ctx.opts.maxStreamBytes ?? 4 * 1024 * 1024;
     this.maxHelperStreamBytes = ctx.opts.maxHelperStreamBytes ?? 64 * 1024;
   }
 
-  /** An exec header: its chunk lines follow. */
-  header(rec: ExecRecord, events: CollectorEvent[]): void {
-    this.flushPending(rec.pid, events);
-    const key = execKey(rec.pid, rec.cpu);
-    this.pendingExecs.set(key, { since: this.ctx.nowMs, record: rec, block: newExecBlock(rec.blockBytes), parentComm: null, path: new ExecPathParts() });
-    this.completeIfWhole(key, events);
+  /** An exec, whole or cut (the framer gave up on lines that were lost). */
+  exec(frame: ExecFrame): void {
+    this.apply({ exec: frame, since: this.ctx.nowMs }, true);
   }
 
-  chunk(rec: Extract<TracerRecord, { kind: 'exec-chunk' }>, events: CollectorEvent[]): void {
-    const key = execKey(rec.pid, rec.cpu);
-    const pending = this.pendingExecs.get(key);
-    if (!pending) {
-      this.ctx.counters.orphanChunks++;
-      return;
-    }
-    pending.block.add(rec.off, rec.data);
-    this.completeIfWhole(key, events);
+  /**
+   * Execs that waited for their parent: those whose parent is known now (its
+   * fork came) go on with it, those that waited as long as early records do
+   * go on without it.
+   */
+  expire(nowMs: number): void {
+    const known: number[] = [];
+    for (const [ppid, first] of this.early.awaitedParents()) if (this.procs.at(ppid, first.exec.ts)) known.push(ppid);
+    for (const ppid of known) this.resumeChildren(ppid);
+    for (const w of this.early.overdueExecs(nowMs)) this.apply(w, false);
   }
 
-  parent(rec: Extract<TracerRecord, { kind: 'exec-parent' }>): void {
-    const pending = this.pendingExecs.get(execKey(rec.pid, rec.cpu));
-    if (pending) pending.parentComm = rec.comm;
-  }
-
-  pathChunk(rec: Extract<TracerRecord, { kind: 'exec-path-chunk' }>): void {
-    this.pendingExecs.get(execKey(rec.pid, rec.cpu))?.path.addPathChunk(rec.len, rec.off, rec.data);
-  }
-
-  cwdName(rec: Extract<TracerRecord, { kind: 'exec-cwd-name' }>): void {
-    this.pendingExecs.get(execKey(rec.pid, rec.cpu))?.path.addCwdName(rec.depth, rec.name);
-  }
-
-  /** Completes the execs of `pid` still waiting for chunks (one per CPU at most), oldest first, with what they have. */
-  flushPending(pid: number, events: CollectorEvent[]): void {
-    if (this.pendingExecs.size === 0) return;
-    const keys: number[] = [];
-    for (const [key, pending] of this.pendingExecs) if (pending.record.pid === pid) keys.push(key);
-    if (keys.length > 1) keys.sort((a, b) => this.pendingExecs.get(a)!.record.ts - this.pendingExecs.get(b)!.record.ts);
-    for (const key of keys) this.complete(key, events);
-  }
-
-  /** Execs that waited CHUNKS_TTL_MS for chunks, or PARENT_WAIT_MS for their parent, go on with what they have. */
-  expire(nowMs: number, events: CollectorEvent[]): void {
-    for (const [key, pending] of this.pendingExecs) {
-      if (nowMs - pending.since >= CHUNKS_TTL_MS) this.complete(key, events);
-    }
-    for (const [ppid, waiting] of this.awaitingParent) {
-      if (nowMs - waiting[0]!.since < PARENT_WAIT_MS && !this.procs.at(ppid, waiting[0]!.pending.record.ts)) continue;
-      this.awaitingParent.delete(ppid);
-      for (const w of waiting) this.apply(w.pending, events, false);
-    }
-  }
-
-  /** Every exec held goes on now. */
-  flushAll(events: CollectorEvent[]): void {
-    for (const key of [...this.pendingExecs.keys()]) this.complete(key, events);
-    for (const waiting of [...this.awaitingParent.values()]) for (const w of waiting) this.apply(w.pending, events, false);
-    this.awaitingParent.clear();
-  }
-
-  /** Execs held: waiting for their chunks, or for their parent. */
-  get heldCount(): number {
-    return this.pendingExecs.size + this.awaitingParent.size;
-  }
-
-  private completeIfWhole(key: number, events: CollectorEvent[]): void {
-    const pending = this.pendingExecs.get(key);
-    if (pending && pending.block.complete()) this.complete(key, events);
-  }
-
-  /** Completes an exec record (by its execKey), with whatever chunks arrived. */
-  private complete(key: number, events: CollectorEvent[]): void {
-    const pending = this.pendingExecs.get(key);
-    if (!pending) return;
-    this.pendingExecs.delete(key);
-    this.apply(pending, events, true);
+  /** Every exec waiting for its parent goes on now, without it. */
+  releaseWaiting(): void {
+    for (const w of this.early.overdueExecs(Infinity)) this.apply(w, false);
   }
 
   /**
    * An exec, whole or with what came of it. `mayWait`: it may wait for the
    * exec of its parent, when that is a traced process not known yet.
    */
-  private apply(pending: PendingExec, events: CollectorEvent[], mayWait: boolean): void {
-    const rec = pending.record;
-    const decoded = decodeExecBlock(pending.block, rec.argBytes);
+  private apply(waiting: WaitingExec, mayWait: boolean): void {
+    const rec = waiting.exec;
+    const decoded = decodeExecBlock(rec);
     if (decoded.env.CNI_COMMAND === CANARY_COMMAND) {
       this.ctx.counters.canaries++;
       this.early.drop(rec.pid);
@@ -170,7 +86,7 @@ export class ExecAssembly {
       this.canaries.remember(rec.pid);
       return;
     }
-    let existing = this.procs.get(rec.pid) ?? this.publisher.takeExitedFork(rec.pid, rec.start);
+    let existing = this.procs.get(rec.pid) ?? this.registry.takeExitedFork(rec.pid, rec.start);
     if (existing && existing.start === null && ((existing.ppid !== rec.ppid && this.procs.parentLives(existing)) || forkedBefore(existing, rec.start) || (existing.forkTs !== undefined && existing.forkTs > rec.ts))) {
       // A stale fork entry (a thread's clone whose end was not seen) under a pid now used by another process,
       // or one of a later task with this pid (forked after this exec: its record came first).
@@ -181,7 +97,7 @@ export class ExecAssembly {
     }
     if (existing && existing.start !== null && existing.start !== rec.start) {
       // The pid was reused and the old process's exit never arrived.
-      this.publisher.retire(existing, 'the process exit was not seen (pid reused)', events);
+      this.registry.retire(existing, 'the process exit was not seen (pid reused)');
       existing = undefined;
     }
     // Ancestry comes from the fork records: a child whose parent exited is re-parented (to init or a
@@ -191,40 +107,42 @@ export class ExecAssembly {
       // Its parent is traced (the tracer says so, or records of it came, waiting for its exec: a fork naming this
       // process, say) and its exec is still in a CPU buffer read later: without it this exec would be taken for a
       // call of its own.
-      this.awaitParent(pending);
+      this.early.awaitParent(rec.ppid, waiting);
       return;
     }
-    const parentCallId = parent?.callId ?? this.publisher.lateChildOf(rec.ppid, rec.ts);
+    const parentCallId = parent?.callId ?? this.registry.lateChildOf(rec.ppid, rec.ts);
     // The tracer said its parent is traced, yet no record of the parent came in all that wait: the parent's exec
     // was lost (a full buffer). A call is made of it, marked: its parent call and what it shared with it are unknown.
     const parentLost = rec.parentTraced === true && parent === undefined && parentCallId === null;
     const startedAtUs = this.ctx.opts.monoToEpochUs(rec.ts);
-    const { filename, cut: pathCut } = pending.path.filename(rec.path);
+    const pathCut = rec.pathCut;
     // A relative path (`./host-local`, a relative CNI_PATH entry) made absolute: where it lies decides whether it is a call.
-    const cwd = pending.path.cwd();
-    const execPath = resolveExecPath(filename || decoded.argv[0] || '', cwd);
+    const cwd = rec.cwd;
+    const execPath = resolveExecPath(rec.path || decoded.argv[0] || '', cwd);
     // An env whose chunks did not all come may lack CNI_PATH: a child's is its parent call's (a delegate inherits it).
-    const cniPath = decoded.env.CNI_PATH ?? (pending.block.complete() || parentCallId === null ? undefined : this.publisher.callFor(parentCallId)?.base.env.CNI_PATH);
+    const cniPath = decoded.env.CNI_PATH ?? (rec.whole || parentCallId === null ? undefined : this.registry.callFor(parentCallId)?.base.env.CNI_PATH);
     const inCniPath = isInCniPath(execPath, cniPath, cwd);
-    const plugin = existing?.role === 'plugin' && existing.callId !== null ? this.publisher.callFor(existing.callId) : undefined;
+    const plugin = existing?.role === 'plugin' && existing.callId !== null ? this.registry.callFor(existing.callId) : undefined;
     if (plugin && plugin.base.pid === rec.pid) {
       // The plugin process exec'd another image in place: the same process, the same pipes, the same call.
       if (!plugin.execTimes.includes(rec.ts)) this.execInPlace(plugin, rec, { execPath, pathCut }, decoded, inCniPath, startedAtUs);
       else this.ctx.counters.duplicateExecs++;
       existing!.start = rec.start;
-      this.resumeChildren(rec.pid, events);
+      this.resumeChildren(rec.pid);
       this.lifecycle.replayEarly(rec.pid, rec.ts, rec.start);
       return;
     }
-    const parentCall = parentCallId === null ? undefined : this.publisher.callFor(parentCallId);
+    const parentCall = parentCallId === null ? undefined : this.registry.callFor(parentCallId);
     const isPlugin = parentCallId === null || inCniPath;
     const id = callId(startedAtUs, rec.pid);
-    if (isPlugin && this.publisher.isKnown(id)) {
+    if (isPlugin && this.registry.isKnown(id)) {
       // The same exec again (a record delivered twice): one call, not a second one that replaces the first.
       this.ctx.counters.duplicateExecs++;
       return;
     }
-    const proc: Proc = existing ?? { pid: rec.pid, ppid: rec.ppid, start: null, callId: null, role: 'fork', helper: null, exited: false };
+    // A new process joins its parent's tree (its payloads from the same tracer); one whose parent is no traced process starts a tree.
+    const payloadSrc = parent ? parent.payloadSrc : this.procs.epochAt(rec.ts).src;
+    const proc: Proc = existing ?? { pid: rec.pid, ppid: rec.ppid, start: null, callId: null, role: 'fork', helper: null, exited: false, payloadSrc };
     if (proc.role === 'helper' && proc.helper && proc.helper.endedAtUs === null && isPlugin) {
       // A helper that exec'd a plugin in place: the helper's own image ends here.
       proc.helper.endedAtUs = startedAtUs;
@@ -235,20 +153,20 @@ export class ExecAssembly {
     this.procs.set(proc);
     if (isPlugin) {
       // Not exec'd by a call: maybe a delegate of a shim that asked a daemon to run it (Multus thick mode).
-      const parentId = parentCallId ?? shimParentFor(this.publisher.shims(), { containerId: decoded.env.CNI_CONTAINERID, ppid: rec.ppid, startedAtUs });
-      const call = this.newCall(rec, { execPath, pathCut }, decoded, parentId, parentCallId === null, startedAtUs, pending.parentComm);
+      const parentId = parentCallId ?? shimParentFor(this.registry.shims(), { containerId: decoded.env.CNI_CONTAINERID, ppid: rec.ppid, startedAtUs });
+      const call = this.newCall(rec, { execPath, pathCut }, decoded, parentId, parentCallId === null, startedAtUs, rec.parentComm);
       proc.role = 'plugin';
       proc.callId = call.base.id;
       proc.helper = null;
       call.pids.add(rec.pid);
-      this.publisher.add(call);
-      const lostEarly = this.publisher.takeLostBeforeExec(rec.pid);
+      this.registry.add(call);
+      const lostEarly = this.early.takeLost(rec.pid);
       if (lostEarly) markLost(call, lostEarly);
       // Its argv/env chunks did not all come (lost, or still in a CPU buffer unread when the wait for them ended):
       // what it says of itself (container, command) may be wrong.
-      if (!pending.block.complete() || parentLost) markLost(call, 'tracer-lost');
+      if (!rec.whole || parentLost) markLost(call, 'tracer-lost');
       this.ctx.counters.callsStarted++;
-      events.push({ type: 'call.started', call: snapshotCall(call) });
+      this.ctx.emit({ type: 'call.started', call: snapshotCall(call) });
     } else if (parentCall) {
       const helper = this.newHelper(rec.pid, ppid, execPath, decoded.argv, startedAtUs);
       parentCall.helpers.push(helper);
@@ -256,7 +174,7 @@ export class ExecAssembly {
       proc.role = 'helper';
       proc.callId = parentCallId;
       proc.helper = helper;
-      this.publisher.touch(parentCallId!);
+      this.registry.touch(parentCallId!);
     } else {
       // A descendant of a call published and let go long ago: still no call of its own, nothing to add to.
       proc.callId = parentCallId;
@@ -265,27 +183,15 @@ export class ExecAssembly {
     // became now. Without this, a delegate exited long ago stayed running until the liveness sweep gave up on it.
     this.lifecycle.endWith(proc, this.ctx.nowMs);
     // Its children whose exec came first: those that waited for it, and delegates taken for calls of their own.
-    this.resumeChildren(rec.pid, events);
+    this.resumeChildren(rec.pid);
     if (proc.role === 'plugin') this.adoptEarlyCalls(proc, rec.ts);
     this.io.replayBeforeExec(proc, rec.ts);
     this.lifecycle.replayEarly(rec.pid, rec.ts, rec.start);
   }
 
-  /** Holds an exec until its parent's exec (or fork) comes, up to PARENT_WAIT_MS. */
-  private awaitParent(pending: PendingExec): void {
-    const ppid = pending.record.ppid;
-    const waiting = this.awaitingParent.get(ppid);
-    // Dated from its arrival: an exec that waited out its chunks does not wait as long again.
-    if (waiting) waiting.push({ pending, since: pending.since });
-    else this.awaitingParent.set(ppid, [{ pending, since: pending.since }]);
-  }
-
   /** Process `pid` is known now: the execs of its children that waited for it go on, in order. */
-  private resumeChildren(pid: number, events: CollectorEvent[]): void {
-    const waiting = this.awaitingParent.get(pid);
-    if (!waiting) return;
-    this.awaitingParent.delete(pid);
-    for (const w of waiting) this.apply(w.pending, events, false);
+  private resumeChildren(pid: number): void {
+    for (const w of this.early.takeChildExecs(pid) ?? []) this.apply(w, false);
   }
 
   /**
@@ -298,7 +204,7 @@ export class ExecAssembly {
    */
   private adoptEarlyCalls(plugin: Proc, execTs: number): void {
     const callId = plugin.callId;
-    const call = callId === null ? undefined : this.publisher.open(callId);
+    const call = callId === null ? undefined : this.registry.open(callId);
     if (!call || callId === null) return;
     const adopt = (c: CallState): boolean => {
       if (c === call || c.base.parentId !== null || c.base.ppid !== plugin.pid || c.execTimes[0]! <= execTs) return false;
@@ -311,26 +217,26 @@ export class ExecAssembly {
       }
       return true;
     };
-    const started = this.publisher.topLevelOf(plugin.pid);
+    const started = this.registry.topLevelOf(plugin.pid);
     for (const id of started) {
-      const open = this.publisher.open(id);
-      if (open && adopt(open)) this.publisher.forgetTopLevel(plugin.pid, id);
+      const open = this.registry.open(id);
+      if (open && adopt(open)) this.registry.forgetTopLevel(plugin.pid, id);
     }
     for (const id of started) {
-      const published = this.publisher.recent(id);
-      if (this.publisher.isOpen(id)) continue;
+      const published = this.registry.recent(id);
+      if (this.registry.isOpen(id)) continue;
       if (!published) {
-        this.publisher.forgetTopLevel(plugin.pid, id);
+        this.registry.forgetTopLevel(plugin.pid, id);
         continue;
       }
       if (!adopt(published)) continue;
-      this.publisher.forgetTopLevel(plugin.pid, id);
-      this.publisher.republish(published);
+      this.registry.forgetTopLevel(plugin.pid, id);
+      this.registry.update(published);
     }
   }
 
   /** An exec in place by a call's plugin process: the chain grows; a CNI plugin image names the call from now on. */
-  private execInPlace(call: CallState, rec: ExecRecord, { execPath, pathCut }: ExecImage, decoded: DecodedExecBlock, inCniPath: boolean, startedAtUs: number): void {
+  private execInPlace(call: CallState, rec: ExecFrame, { execPath, pathCut }: ExecImage, decoded: DecodedExecBlock, inCniPath: boolean, startedAtUs: number): void {
     call.execChain.push(execPath);
     call.execTimes.push(rec.ts);
     if (inCniPath) {
@@ -338,16 +244,16 @@ export class ExecAssembly {
       call.envTruncated = decoded.truncated;
       call.pathTruncated = pathCut;
       // A wrapper that exec'd a socket shim (or a shim that exec'd something else) changes where delegates look.
-      this.publisher.updateShim(call);
+      this.registry.updateShim(call);
     } else {
       // A program that is no plugin (`exec cat`): a helper step of the same call, which keeps its name.
       call.helpers.push(this.newHelper(rec.pid, rec.ppid, execPath, decoded.argv, startedAtUs));
     }
-    this.publisher.touch(call.base.id);
+    this.registry.touch(call.base.id);
   }
 
   private newCall(
-    rec: ExecRecord,
+    rec: ExecFrame,
     { execPath, pathCut }: ExecImage,
     decoded: DecodedExecBlock,
     parentId: string | null,
@@ -370,7 +276,8 @@ export class ExecAssembly {
       parentId,
       parentProcess,
       startedAtUs,
-      captureMode: this.mode,
+      // The mode of when it started: the payload epochs of the process table.
+      captureMode: this.procs.epochAt(rec.ts).mode,
       maxStreamBytes: this.maxStreamBytes,
       envTruncated: decoded.truncated,
       pathTruncated: pathCut,
@@ -388,7 +295,3 @@ function forkedBefore(proc: Proc, start: string): boolean {
   return proc.forkTs !== undefined && proc.forkTs < Number(start) / 1000 - 1;
 }
 
-/** An exec waiting for its chunks, by pid and by the CPU buffer they come through. */
-function execKey(pid: number, cpu: number | undefined): number {
-  return pid + (cpu ?? 0) * TID_SPACE;
-}

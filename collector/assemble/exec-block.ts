@@ -1,11 +1,10 @@
 /**
- * Decodes an exec's argv+env block, as the tracer sends it in 200-byte
- * chunks, into argv and the kept environment (CNI_* and trace context). The
- * full environment never leaves this function.
+ * Decodes an exec's argv+env block (its frame's bytes) into argv and the
+ * kept environment (CNI_* and trace context). The full environment never
+ * leaves this function.
  */
 
-import { ChunkedBuffer } from './chunked-buffer.js';
-import { EXEC_BLOCK_CAP_BYTES } from '../../bpf/index.js';
+import { EXEC_BLOCK_CAP_BYTES, type ExecFrame } from '../../bpf/index.js';
 import { keepCniEnv } from './cni-env.js';
 
 export interface DecodedExecBlock {
@@ -15,15 +14,34 @@ export interface DecodedExecBlock {
   readonly truncated: boolean;
 }
 
-export function newExecBlock(blockBytes: number): ChunkedBuffer {
-  return new ChunkedBuffer(blockBytes, EXEC_BLOCK_CAP_BYTES);
+export function decodeExecBlock(exec: ExecFrame): DecodedExecBlock {
+  const bytes = exec.block;
+  const args = Math.min(exec.argBytes, bytes.length);
+  const argv = splitNul(bytes.subarray(0, args));
+  const env = keepCniEnv(keptEntries(bytes, args));
+  return { argv, env, truncated: !exec.whole || exec.blockBytes > EXEC_BLOCK_CAP_BYTES };
 }
 
-export function decodeExecBlock(block: ChunkedBuffer, argBytes: number): DecodedExecBlock {
-  const bytes = block.bytes();
-  const argv = splitNul(bytes.subarray(0, Math.min(argBytes, bytes.length)));
-  const env = keepCniEnv(splitNul(bytes.subarray(Math.min(argBytes, bytes.length))));
-  return { argv, env, truncated: !block.complete() || block.cut };
+const CNI_ = Buffer.from('CNI_');
+const TRACE = Buffer.from('TRACE');
+
+/**
+ * The env entries from `from` on that may be kept (their name starts with
+ * CNI_ or TRACE; keepCniEnv decides): the others never become strings. A
+ * runtime in a pod hands plugins hundreds of variables.
+ */
+function* keptEntries(buf: Buffer, from: number): Generator<string> {
+  let start = from;
+  while (start < buf.length) {
+    let end = buf.indexOf(0, start);
+    if (end < 0) end = buf.length;
+    if (startsWith(buf, start, end, CNI_) || startsWith(buf, start, end, TRACE)) yield buf.toString('utf8', start, end);
+    start = end + 1;
+  }
+}
+
+function startsWith(buf: Buffer, start: number, end: number, prefix: Buffer): boolean {
+  return end - start >= prefix.length && buf.compare(prefix, 0, prefix.length, start, start + prefix.length) === 0;
 }
 
 function splitNul(buf: Buffer): string[] {

@@ -3,137 +3,41 @@
  * process works for (stream-routing.ts decides which), into a call published
  * already when it comes late (published again), to the records waiting for
  * their process's exec or fork, or kept for what a forked process execs
- * next. Also gathers a read's or write's payload chunks until it is whole.
+ * next.
  */
 
-import { ChunkedBuffer } from './chunked-buffer.js';
 import { streamFor } from './stream-routing.js';
-import { EARLY_RECORDS_TTL_MS, type EarlyRecordStore } from './early-records.js';
-import { PAYLOAD_CAP_BYTES, TID_SPACE, type TracerRecord } from '../../bpf/index.js';
+import type { EarlyRecordStore } from './early-records.js';
+import { ioOf, type IoInFlight } from './io-in-flight.js';
+import type { PayloadFrame, TracerFrame } from '../../bpf/index.js';
 import type { AssemblyContext } from './assembly-context.js';
-import type { CallPublisher } from './call-publisher.js';
+import type { CallRegistry } from './call-registry.js';
 import type { CanaryWatch } from './canary-watch.js';
-import type { CallState, Proc } from './call-state.js';
-import type { IoInFlight } from './io-in-flight.js';
+import type { Proc } from './call-state.js';
 import type { IoTally } from './io-tally.js';
 import type { ProcessTable } from './process-table.js';
 
-/** Reads and writes kept per forked process for an exec that may still come (a bound: a fork that never execs). */
-const BEFORE_EXEC_MAX = 256;
-/**
- * How long a read/write may wait for chunks it has not got. They are printed
- * right after their header, so one still incomplete by then lost its chunks
- * (lost records, a bpftrace restart) and goes on with what it has rather
- * than being held for good.
- */
-export const CHUNKS_TTL_MS = 10_000;
-
 export class IoRouter {
-  /** Reads/writes waiting for their chunks, by thread and CPU (ioKey): a thread's next one may come between them. */
-  private readonly ioByTid = new Map<number, IoInFlight>();
-  /**
-   * Reads and writes of a forked process whose exec has not come (yet) that
-   * no stream of its call took (its own pipes), per pid: its exec may still
-   * come through a CPU buffer read later, and what the process read and
-   * wrote after that exec is then the new call's (a delegate's stdin) or
-   * helper's. Counted in the io tally already; kept up to
-   * EARLY_RECORDS_TTL_MS, at most BEFORE_EXEC_MAX per process.
-   */
-  private readonly beforeExec = new Map<number, { since: number; ios: Array<{ io: IoInFlight; countedFor: Proc }>; overflow: boolean }>();
   /** Orders a stream's pieces that share a timestamp. */
   private seq = 0;
 
   constructor(
     private readonly ctx: AssemblyContext,
     private readonly procs: ProcessTable,
-    private readonly publisher: CallPublisher,
+    private readonly registry: CallRegistry,
     private readonly ioTally: IoTally<Proc>,
     private readonly early: EarlyRecordStore,
     private readonly canaries: CanaryWatch,
   ) {}
 
-  /** A read or write header: its chunks follow. */
-  header(rec: Extract<TracerRecord, { kind: 'read' | 'write' }>): void {
-    const key = ioKey(rec.tid, rec.cpu);
-    this.commit(key);
-    const io: IoInFlight = {
-      since: this.ctx.nowMs,
-      pid: rec.pid,
-      tid: rec.tid,
-      kind: rec.kind,
-      fd: rec.fd,
-      file: rec.file,
-      ts: rec.ts,
-      buf: new ChunkedBuffer(rec.len, PAYLOAD_CAP_BYTES),
-    };
-    this.ioByTid.set(key, io);
-    // Nothing to wait for (a zero-length read at end of file): no chunk will come to complete it.
-    if (io.buf.complete()) this.commit(key);
+  /** A read or write with its payload. */
+  payload(frame: PayloadFrame): void {
+    this.file(ioOf(frame, this.ctx.nowMs));
   }
 
-  chunk(rec: Extract<TracerRecord, { kind: 'data-chunk' }>): void {
-    const key = ioKey(rec.tid, rec.cpu);
-    const io = this.ioByTid.get(key);
-    if (!io) {
-      this.ctx.counters.orphanChunks++;
-      return;
-    }
-    io.buf.add(rec.off, rec.data);
-    if (io.buf.complete()) this.commit(key);
-  }
-
-  /** A U record: no bytes, so an empty, incomplete payload of the real length marks the stream truncated. */
-  uncaptured(rec: Extract<TracerRecord, { kind: 'uncaptured' }>): void {
-    this.file({ since: this.ctx.nowMs, pid: rec.pid, tid: rec.tid, kind: rec.direction, fd: rec.fd, file: rec.file, ts: rec.ts, buf: new ChunkedBuffer(rec.len, 0), uncaptured: true });
-  }
-
-  /** A thread ended: its whole reads and writes go on (its last chunks may still come through another CPU's buffer). */
-  threadEnded(tid: number): void {
-    for (const [key, io] of this.ioByTid) if (io.tid === tid && io.buf.complete()) this.commit(key);
-  }
-
-  /** A process exited: its whole reads and writes go on; an incomplete one stays open (its last chunks may come after). */
-  processEnded(pid: number): void {
-    for (const [key, io] of this.ioByTid) if (io.pid === pid && io.buf.complete()) this.commit(key);
-  }
-
-  /** The call goes out: what its processes still have in flight goes in with what came. */
-  settle(call: CallState): void {
-    for (const [key, io] of this.ioByTid) if (call.pids.has(io.pid)) this.commit(key);
-  }
-
-  /** Reads/writes that waited CHUNKS_TTL_MS for their chunks go on with what they have (dropped if no process is known). */
-  expire(nowMs: number): void {
-    for (const [key, io] of this.ioByTid) {
-      if (nowMs - io.since < CHUNKS_TTL_MS) continue;
-      if (this.procs.has(io.pid)) {
-        this.commit(key);
-      } else {
-        this.ioByTid.delete(key);
-        this.ctx.counters.orphanChunks++;
-      }
-    }
-  }
-
-  /** Drops what was kept for an exec that did not come within EARLY_RECORDS_TTL_MS. */
-  sweepBeforeExec(nowMs: number): void {
-    for (const [pid, kept] of this.beforeExec) if (nowMs - kept.since >= EARLY_RECORDS_TTL_MS) this.beforeExec.delete(pid);
-  }
-
-  get inFlight(): number {
-    return this.ioByTid.size;
-  }
-
-  /** Reads and writes kept for an exec. */
-  keptCount(): number {
-    let n = 0;
-    for (const kept of this.beforeExec.values()) n += kept.ios.length;
-    return n;
-  }
-
-  clear(): void {
-    this.ioByTid.clear();
-    this.beforeExec.clear();
+  /** A U record: no bytes, so an empty payload of the real length marks the stream truncated. */
+  uncaptured(rec: Extract<TracerFrame, { kind: 'uncaptured' }>): void {
+    this.file({ since: this.ctx.nowMs, pid: rec.pid, tid: rec.tid, kind: rec.direction, fd: rec.fd, file: rec.file, ts: rec.ts, len: rec.len, bytes: EMPTY, whole: true, uncaptured: true });
   }
 
   /**
@@ -141,10 +45,8 @@ export class IoRouter {
    * tally (kept for an exec that came later).
    */
   file(io: IoInFlight, counted = false): void {
-    if (this.canaries.has(io.pid)) {
-      this.canaries.check(io);
-      return;
-    }
+    // The canary's write was checked by the framer; it is no call's.
+    if (this.canaries.has(io.pid)) return;
     const proc = this.procs.at(io.pid, io.ts);
     if (!proc && this.fileLate(io)) return;
     if (!proc) {
@@ -156,22 +58,22 @@ export class IoRouter {
     }
     // Counted once it is the known process's: a record never attributed cannot stand in for a later process's.
     if (!counted) this.ioTally.record(proc, this.ctx.nowMs);
-    const call = proc.callId ? this.publisher.callFor(proc.callId) : undefined;
+    const call = proc.callId ? this.registry.callFor(proc.callId) : undefined;
     if (!call) {
-      this.ctx.counters.orphanChunks++;
+      this.ctx.counters.unattributed++;
       return;
     }
-    this.publisher.touch(call.base.id);
+    this.registry.touch(call.base.id);
     const isMain = proc.role === 'plugin' && call.base.pid === proc.pid;
     const stream = streamFor(call, proc, io, isMain);
     if (stream === null && !counted) {
       // Not the call's: maybe the bytes of what this fork exec'd, or of the next process with this pid (this one's
-      // exit not in yet), that exec still in a CPU buffer read later.
-      this.keepBeforeExec(io, proc);
+      // exit not in yet), that exec still in a CPU buffer read later. Kept for it, with what came early.
+      this.early.keep(io, proc);
       return;
     }
     if (stream && io.uncaptured) call.uncapturedIo++;
-    stream?.add(io.ts, this.seq++, io.buf.bytes(), io.buf.length, io.buf.complete());
+    stream?.add(io.ts, this.seq++, io.bytes, io.len, io.whole);
   }
 
   /**
@@ -180,10 +82,9 @@ export class IoRouter {
    * its call is marked.
    */
   replayBeforeExec(proc: Proc, execTs: number): void {
-    const kept = this.beforeExec.get(proc.pid);
+    const kept = this.early.takeKept(proc.pid);
     if (!kept) return;
-    this.beforeExec.delete(proc.pid);
-    if (kept.overflow) this.publisher.markLostRecords(proc.pid, 'early-overflow');
+    if (kept.overflow) this.registry.markLostRecords(proc.pid, 'early-overflow');
     for (const { io, countedFor } of kept.ios) {
       if (io.ts < execTs) continue;
       if (countedFor === proc) {
@@ -194,24 +95,6 @@ export class IoRouter {
         this.file(io);
       }
     }
-  }
-
-  /** Moves a finished read/write (by its ioKey) into the stream it belongs to. */
-  private commit(key: number): void {
-    const io = this.ioByTid.get(key);
-    if (!io) return;
-    this.ioByTid.delete(key);
-    this.file(io);
-  }
-
-  private keepBeforeExec(io: IoInFlight, countedFor: Proc): void {
-    let kept = this.beforeExec.get(io.pid);
-    if (!kept) {
-      kept = { since: io.since, ios: [], overflow: false };
-      this.beforeExec.set(io.pid, kept);
-    }
-    if (kept.ios.length < BEFORE_EXEC_MAX) kept.ios.push({ io, countedFor });
-    else kept.overflow = true;
   }
 
   /**
@@ -226,20 +109,17 @@ export class IoRouter {
    * byte-exact.
    */
   private fileLate(io: IoInFlight): boolean {
-    const late = this.publisher.publishedProc(io.pid);
-    if (!late || io.ts > late.proc.exitTs! || (late.proc.forkTs !== undefined && io.ts < late.proc.forkTs)) return false;
-    const { proc, call } = late;
+    const proc = this.procs.remembered(io.pid);
+    const call = proc?.callId == null ? undefined : this.registry.recent(proc.callId);
+    if (!proc || !call || proc.exitTs === undefined || io.ts > proc.exitTs || (proc.forkTs !== undefined && io.ts < proc.forkTs)) return false;
     if (proc.pid === call.base.pid && io.ts < call.execTimes[0]!) return false;
     const stream = streamFor(call, proc, io, proc.role === 'plugin' && call.base.pid === proc.pid);
     if (stream === null) return true;
     if (io.uncaptured) call.uncapturedIo++;
-    stream.add(io.ts, this.seq++, io.buf.bytes(), io.buf.length, io.buf.complete());
-    this.publisher.republish(call);
+    stream.add(io.ts, this.seq++, io.bytes, io.len, io.whole);
+    this.registry.update(call);
     return true;
   }
 }
 
-/** A read or write in flight, by thread and by the CPU buffer its chunks come through. */
-function ioKey(tid: number, cpu: number | undefined): number {
-  return tid + (cpu ?? 0) * TID_SPACE;
-}
+const EMPTY = Buffer.alloc(0);

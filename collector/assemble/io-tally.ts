@@ -9,7 +9,13 @@
  * outlasts.
  *
  * A process's count is the sum of what its ends announced, each end once
- * (an end seen twice is not counted twice).
+ * (an end seen twice is not counted twice). Its children are announced the
+ * same way: each end says how many tasks that thread (the exit: the leader)
+ * cloned, so the process's fork records are awaited until that many came,
+ * and through them the ends of its threads, however late they come (a thread
+ * whose clone, records and end all come through a CPU buffer read after the
+ * exit's would otherwise be unknown when the call goes out; a child process,
+ * once known, is a descendant its call waits for).
  *
  * Kept per process (the assembler's entry for it), not per pid: a pid is
  * reused, and the exec of the next process with it must not wipe what the
@@ -23,8 +29,10 @@ const FORGET_MS = 120_000;
 
 export class IoTally<P> {
   private readonly seen = new Map<P, { n: number; atMs: number }>();
-  /** Per process, what each of its ends announced: its exit's ('exit'), each thread's (by tid and time). */
-  private readonly announced = new Map<P, Map<string, number>>();
+  /** Per process, the fork records seen of it (of threads apart). */
+  private readonly cloned = new Map<P, { tasks: number; threads: number }>();
+  /** Per process, what each of its ends announced: its exit's ('exit'), each thread's (by tid and time): payload records and clones. */
+  private readonly announced = new Map<P, Map<string, { records: number; clones: number }>>();
 
   /** A payload record of process `pid` came in. */
   record(pid: P, nowMs: number): void {
@@ -43,28 +51,54 @@ export class IoTally<P> {
     if (s && s.n > 0) s.n--;
   }
 
-  /** Process `pid` exited, its tracer having printed `printed` payload records for its leader (undefined: not said). */
-  exited(pid: P, printed: number | undefined, nowMs: number): void {
-    this.announce(pid, 'exit', printed, nowMs);
+  /** A fork record of process `pid` came in: a child process, or (`thread`) a thread of its own. */
+  clone(pid: P, thread: boolean, nowMs: number): void {
+    this.touch(pid, nowMs);
+    const c = this.cloned.get(pid);
+    if (c) {
+      c.tasks++;
+      if (thread) c.threads++;
+    } else {
+      this.cloned.set(pid, { tasks: 1, threads: thread ? 1 : 0 });
+    }
   }
 
-  /** Thread `tid` of process `pid` ended at `ts`, its tracer having printed `printed` payload records for it. */
-  threadEnded(pid: P, tid: number, ts: number, printed: number, nowMs: number): void {
-    this.announce(pid, `t${tid}:${ts}`, printed, nowMs);
+  /**
+   * Process `pid` exited, its tracer having printed `printed` payload records
+   * for its leader, which cloned `clones` tasks (undefined: not said).
+   */
+  exited(pid: P, printed: number | undefined, clones: number | undefined, nowMs: number): void {
+    this.announce(pid, 'exit', printed, clones, nowMs);
   }
 
-  /** How many of the records its ends announced have not come yet. */
+  /** Thread `tid` of process `pid` ended at `ts`, its tracer having printed `ioRecords` payload records for it, which cloned `clones` tasks. */
+  threadEnded(pid: P, end: { tid: number; ts: number; ioRecords: number; clones: number | undefined }, nowMs: number): void {
+    this.announce(pid, `t${end.tid}:${end.ts}`, end.ioRecords, end.clones, nowMs);
+  }
+
+  /**
+   * How many of the records its ends announced have not come yet, with its
+   * fork records not yet seen and the ends of its threads not yet seen.
+   */
   missing(pid: P): number {
     const ends = this.announced.get(pid);
     if (ends === undefined) return 0;
     let want = 0;
-    for (const n of ends.values()) want += n;
-    return Math.max(0, want - this.count(pid));
+    let clones = 0;
+    for (const n of ends.values()) {
+      want += n.records;
+      clones += n.clones;
+    }
+    const seen = this.cloned.get(pid);
+    // Its threads' ends: one per thread cloned (but the exit, which is the leader's).
+    const threadEnds = ends.size - (ends.has('exit') ? 1 : 0);
+    return Math.max(0, want - this.count(pid)) + Math.max(0, clones - (seen?.tasks ?? 0)) + Math.max(0, (seen?.threads ?? 0) - threadEnds);
   }
 
   /** The process is done with (its call published): a new process with its pid starts from nothing. */
   forget(pid: P): void {
     this.seen.delete(pid);
+    this.cloned.delete(pid);
     this.announced.delete(pid);
   }
 
@@ -75,6 +109,7 @@ export class IoTally<P> {
 
   clear(): void {
     this.seen.clear();
+    this.cloned.clear();
     this.announced.clear();
   }
 
@@ -87,15 +122,19 @@ export class IoTally<P> {
     for (const pid of this.announced.keys()) if (this.missing(pid) > 0) yield pid;
   }
 
-  private announce(pid: P, end: string, printed: number | undefined, nowMs: number): void {
+  private announce(pid: P, end: string, printed: number | undefined, clones: number | undefined, nowMs: number): void {
     if (printed === undefined) return;
     let ends = this.announced.get(pid);
     if (ends === undefined) {
       ends = new Map();
       this.announced.set(pid, ends);
     }
-    ends.set(end, printed);
-    // Dated now: swept with its records when none come for long (sweep).
+    ends.set(end, { records: printed, clones: clones ?? 0 });
+    this.touch(pid, nowMs);
+  }
+
+  /** Dated now: swept with its records when none come for long (sweep). */
+  private touch(pid: P, nowMs: number): void {
     const s = this.seen.get(pid);
     if (s) s.atMs = nowMs;
     else this.seen.set(pid, { n: 0, atMs: nowMs });

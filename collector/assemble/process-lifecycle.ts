@@ -7,14 +7,14 @@
 
 import { decodeWaitStatus } from './wait-status.js';
 import type { AssemblyContext } from './assembly-context.js';
-import type { CallPublisher } from './call-publisher.js';
+import type { CallRegistry } from './call-registry.js';
 import type { CanaryWatch } from './canary-watch.js';
 import type { Proc } from './call-state.js';
 import type { EarlyRecordStore } from './early-records.js';
 import type { IoRouter } from './io-routing.js';
 import type { IoTally } from './io-tally.js';
 import type { ProcessTable } from './process-table.js';
-import type { TracerRecord } from '../../bpf/index.js';
+import type { TracerFrame } from '../../bpf/index.js';
 
 /**
  * How long (kernel µs) after its process's exit a thread's end may be dated:
@@ -29,7 +29,7 @@ export class ProcessLifecycle {
   constructor(
     private readonly ctx: AssemblyContext,
     private readonly procs: ProcessTable,
-    private readonly publisher: CallPublisher,
+    private readonly registry: CallRegistry,
     private readonly ioTally: IoTally<Proc>,
     private readonly early: EarlyRecordStore,
     private readonly io: IoRouter,
@@ -44,6 +44,7 @@ export class ProcessLifecycle {
       this.early.for(ppid, this.ctx.nowMs).forks.push({ pid, ts });
       return;
     }
+    this.ioTally.clone(parent, false, this.ctx.nowMs);
     const existing = this.procs.get(pid);
     // The child's exec may have been delivered first (another CPU's buffer); keep what it said. Its exit too:
     // a fork dated before the exit of the process it names is that process's own fork, not a new process's.
@@ -53,16 +54,15 @@ export class ProcessLifecycle {
       if (!stale) return;
     }
     // The late fork record of a process whose call is published already (dated before its exit): no new process.
-    const published = this.publisher.publishedProc(pid);
-    if (published && ts !== undefined && published.proc.exitTs !== undefined && ts < published.proc.exitTs) return;
+    const published = this.procs.remembered(pid);
+    if (published && ts !== undefined && published.exitTs !== undefined && ts < published.exitTs) return;
     // A new process under this pid (a new entry: nothing counted for an earlier one counts for it).
-    this.procs.set({ pid, ppid, start: null, callId: parent.callId, role: 'fork', helper: null, exited: false, ...(ts !== undefined ? { forkTs: ts } : {}), ...(parent.fds ? { fds: new Map(parent.fds) } : {}) });
-    if (parent.callId) this.publisher.callFor(parent.callId)?.pids.add(pid);
+    this.procs.set({ pid, ppid, start: null, callId: parent.callId, role: 'fork', helper: null, exited: false, payloadSrc: parent.payloadSrc, ...(ts !== undefined ? { forkTs: ts } : {}), ...(parent.fds ? { fds: new Map(parent.fds) } : {}) });
+    if (parent.callId) this.registry.callFor(parent.callId)?.pids.add(pid);
     this.replayEarly(pid, null, null);
   }
 
-  exit(rec: Extract<TracerRecord, { kind: 'exit' }>, nowMs: number): void {
-    this.io.processEnded(rec.pid);
+  exit(rec: Extract<TracerFrame, { kind: 'exit' }>, nowMs: number): void {
     if (this.canaries.exited(rec.pid)) return;
     const proc = this.procs.get(rec.pid);
     if (!proc) {
@@ -70,23 +70,23 @@ export class ProcessLifecycle {
       return;
     }
     if (proc.start !== null && proc.start !== rec.start) return;
-    this.ioTally.exited(proc, rec.ioRecords, nowMs);
+    this.ioTally.exited(proc, rec.ioRecords, rec.clones, nowMs);
     proc.start = rec.start;
     proc.exited = true;
     proc.exitTs = rec.ts;
     proc.outcome = decodeWaitStatus(rec.exitCode, rec.groupExitCode, rec.signalFlags);
     this.endWith(proc, nowMs);
     // A helper or fork that outlived its call's publication: nothing will ever clear it but this.
-    if (proc.callId === null || !this.publisher.isOpen(proc.callId)) {
+    if (proc.callId === null || !this.registry.isOpen(proc.callId)) {
       this.procs.delete(rec.pid);
       this.ioTally.forget(proc);
       this.procs.forgetOutlived(rec.pid);
-      // A fork whose exec may still come (another CPU's buffer): that exec takes it up (ExecAssembly).
-      if (proc.role === 'fork' && proc.callId !== null) this.publisher.keepExitedFork(proc);
+      // Remembered for what comes late of it; a fork whose exec may still come (another CPU's buffer): that exec takes it up (ExecAssembly).
+      if (proc.callId !== null && this.registry.recent(proc.callId)) this.procs.remember(proc, nowMs);
       if (proc.callId !== null) {
         // A helper's row ends with it (no "running" helper left behind in a published call).
-        if (proc.role === 'helper') this.publisher.touch(proc.callId);
-        this.publisher.descendantEnded(proc.callId);
+        if (proc.role === 'helper') this.registry.touch(proc.callId);
+        this.registry.descendantEnded(proc.callId);
       }
     }
   }
@@ -105,7 +105,7 @@ export class ProcessLifecycle {
       proc.helper.outcome = proc.outcome;
     }
     if (proc.role === 'plugin' && proc.callId) {
-      const call = this.publisher.open(proc.callId);
+      const call = this.registry.open(proc.callId);
       if (call && call.base.pid === proc.pid && call.endedAtUs === null) {
         call.endedAtUs = endedAtUs;
         call.exitTs = proc.exitTs;
@@ -115,16 +115,31 @@ export class ProcessLifecycle {
     }
   }
 
-  threadExit(rec: Extract<TracerRecord, { kind: 'thread-exit' }>, nowMs: number): void {
+  /**
+   * Process `pid` cloned thread `tid` (the tracer marks it): no process of its
+   * own (its records are its process's), but one of the tasks its process's
+   * ends announce, and a thread whose end, with its counts, is then awaited.
+   */
+  thread(pid: number, tid: number, ts: number): void {
+    const proc = this.procs.at(pid, ts);
+    if (proc) this.ioTally.clone(proc, true, this.ctx.nowMs);
+    else if (!this.canaries.has(pid)) this.early.for(pid, this.ctx.nowMs).forks.push({ pid: tid, ts, thread: true });
+  }
+
+  threadExit(rec: Extract<TracerFrame, { kind: 'thread-exit' }>, nowMs: number): void {
     const tid = rec.tid;
-    this.io.threadEnded(tid);
     // The payload records it printed are its process's too: the call waits for them as for its exit's count.
-    // (Not dated against the process's exit: a thread still ending as the last one exits prints after it.)
+    // (Dated against the process's exit with a margin: a thread still ending as the last one exits prints after it.)
     if (rec.pid !== undefined && rec.ts !== undefined && rec.ioRecords !== undefined && !this.canaries.has(rec.pid)) {
-      const ended = { tid, ts: rec.ts, ioRecords: rec.ioRecords };
+      const ended = { tid, ts: rec.ts, ioRecords: rec.ioRecords, clones: rec.clones };
       const owner = this.procs.get(rec.pid);
-      const published = this.publisher.publishedProc(rec.pid)?.proc.exitTs;
-      if (owner) this.ioTally.threadEnded(owner, ended.tid, ended.ts, ended.ioRecords, nowMs);
+      const published = this.procs.remembered(rec.pid)?.exitTs;
+      if (owner && startedBefore(rec, owner)) {
+        // A thread of an earlier process with this pid, long done with.
+        this.ctx.counters.unattributed++;
+      } else if (owner && !endedPast(rec, owner)) {
+        this.ioTally.threadEnded(owner, ended, nowMs);
+      }
       // A published process's own thread (its records, should any come, go in late), else the pid's next process's.
       else if (published === undefined || rec.ts > published + THREAD_END_AFTER_EXIT_US) this.early.for(rec.pid, this.ctx.nowMs).threadEnds.push(ended);
     }
@@ -133,7 +148,7 @@ export class ProcessLifecycle {
     if (proc && proc.role === 'fork' && proc.start === null) {
       this.procs.delete(tid);
       this.procs.forgetOutlived(tid);
-      if (proc.callId !== null) this.publisher.descendantEnded(proc.callId);
+      if (proc.callId !== null) this.registry.descendantEnded(proc.callId);
     }
   }
 
@@ -141,13 +156,26 @@ export class ProcessLifecycle {
   replayEarly(pid: number, execTs: number | null, start: string | null): void {
     const early = this.early.take(pid);
     if (!early) return;
-    for (const child of early.forks) this.fork(pid, child.pid, child.ts);
+    for (const child of early.forks) {
+      if (child.thread === true) this.thread(pid, child.pid, child.ts!);
+      else this.fork(pid, child.pid, child.ts);
+    }
     for (const io of early.ios) {
       if (execTs === null || io.ts >= execTs) this.io.file(io);
-      else this.ctx.counters.orphanChunks++;
+      else this.ctx.counters.unattributed++;
     }
     const proc = this.procs.get(pid);
-    if (proc) for (const t of early.threadEnds) this.ioTally.threadEnded(proc, t.tid, t.ts, t.ioRecords, this.ctx.nowMs);
+    if (proc) for (const t of early.threadEnds) this.ioTally.threadEnded(proc, t, this.ctx.nowMs);
     if (early.exit && (start === null || early.exit.start === start)) this.exit(early.exit, this.ctx.nowMs);
   }
+}
+
+/** A thread's end that names a thread started before the process did: an earlier process's with that pid. */
+function startedBefore(end: { start?: string }, proc: Proc): boolean {
+  return end.start !== undefined && proc.start !== null && BigInt(end.start) < BigInt(proc.start);
+}
+
+/** A thread's end dated past the process's exit by more than a thread can trail it: the pid's next process's. */
+function endedPast(end: { ts?: number }, proc: Proc): boolean {
+  return end.ts !== undefined && proc.exited && proc.exitTs !== undefined && end.ts > proc.exitTs + THREAD_END_AFTER_EXIT_US;
 }

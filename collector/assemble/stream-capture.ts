@@ -69,7 +69,8 @@ export class StreamCapture {
     if (this.segments.length === 0 && this.total === 0 && !this.truncated) return EMPTY_STREAM;
     const ordered = this.inOrder ? this.segments : [...this.segments].sort(bySegmentOrder);
     return {
-      bytes: Buffer.concat(ordered.map((s) => s.data)),
+      // One segment (one read of a config, one write of a result) is its own bytes: nothing writes into it after.
+      bytes: ordered.length === 1 ? ordered[0]!.data : Buffer.concat(ordered.map((s) => s.data)),
       totalBytes: this.total,
       truncated: this.truncated,
     };

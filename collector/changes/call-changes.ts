@@ -5,8 +5,7 @@
  * is known with the decoder's reason, never an exception.
  */
 
-import type { KernelRecord } from '../../bpf/index.js';
-import { NETLINK_CAP_BYTES } from '../../bpf/index.js';
+import { NETLINK_CAP_BYTES, type KernelFrame } from '../../bpf/index.js';
 import type { KernelChange, KernelMessage } from '../types.js';
 import { errnoName } from './errno.js';
 import { helperChange } from './helpers.js';
@@ -18,7 +17,7 @@ import { decodeRtRequest } from './rtnetlink.js';
 export interface KernelEntry {
   /** Unix epoch µs of the record. */
   readonly atUs: number;
-  readonly rec: KernelRecord;
+  readonly rec: KernelFrame;
 }
 
 export interface NetnsNames {
@@ -27,11 +26,6 @@ export interface NetnsNames {
   /** The inode of the call's CNI_NETNS, and that path. */
   readonly pod: string | null;
   readonly podPath: string | null;
-}
-
-export interface CallKernelFacts {
-  readonly changes: KernelChange[];
-  readonly kernelMessages: KernelMessage[];
 }
 
 export function netnsLabel(inode: string, names: NetnsNames): string {
@@ -57,22 +51,17 @@ export function kernelMessages(entries: readonly KernelEntry[], processName: (pi
 }
 
 export function callChanges(entries: readonly KernelEntry[], helpers: readonly HelperRun[], names: NetnsNames): KernelChange[] {
-  const sends = new Map<string, Send>();
-  const acks: Array<Extract<KernelRecord, { kind: 'netlink-ack' }>> = [];
-  const extacks: Array<Extract<KernelRecord, { kind: 'extack' }>> = [];
-  const linkNames: Array<Extract<KernelRecord, { kind: 'link-name' }>> = [];
-  const sysctlOpen = new Map<string, Extract<KernelRecord, { kind: 'sysctl-open' }>>();
+  const sends: Send[] = [];
+  const acks: Array<Extract<KernelFrame, { kind: 'netlink-ack' }>> = [];
+  const extacks: Array<Extract<KernelFrame, { kind: 'extack' }>> = [];
+  const linkNames: Array<Extract<KernelFrame, { kind: 'link-name' }>> = [];
+  const sysctlOpen = new Map<string, Extract<KernelFrame, { kind: 'sysctl-open' }>>();
   const changes: KernelChange[] = [];
   for (const { atUs, rec } of entries) {
     switch (rec.kind) {
       case 'netlink-send':
-        sends.set(`${rec.tid}:${rec.ts}`, { atUs, ts: rec.ts, pid: rec.pid, tid: rec.tid, netns: rec.netns, len: rec.len, bytes: Buffer.alloc(Math.min(rec.len, NETLINK_CAP_BYTES)) });
+        sends.push({ atUs, ts: rec.ts, pid: rec.pid, tid: rec.tid, netns: rec.netns, len: rec.len, bytes: rec.bytes });
         break;
-      case 'netlink-chunk': {
-        const s = sends.get(`${rec.tid}:${rec.ts}`);
-        if (s && rec.off < s.bytes.length) rec.data.copy(s.bytes, rec.off, 0, Math.min(rec.data.length, s.bytes.length - rec.off));
-        break;
-      }
       case 'netlink-ack':
         acks.push(rec);
         break;
@@ -94,7 +83,7 @@ export function callChanges(entries: readonly KernelEntry[], helpers: readonly H
       }
     }
   }
-  const parsed = [...sends.values()].map((s) => ({ send: s, msgs: safeParse(s) }));
+  const parsed = sends.map((s) => ({ send: s, msgs: safeParse(s) }));
   // Names of links per netns, from the kernel's answers (I) and from requests that give index and name.
   const nameOf = new Map<string, string>();
   const bySeq = new Map<string, Send>();
@@ -152,7 +141,7 @@ function undecodable(send: Send, err: NetlinkDecodeError, names: NetnsNames): Ke
   return { atUs: send.atUs, pid: send.pid, netns: netnsLabel(send.netns, names), object: 'link', action: 'change', subject: `(undecodable netlink request of ${send.len} bytes)`, ok: null, error: null, attributes: { decodeError: err.message } };
 }
 
-function sysctlChange(open: Extract<KernelRecord, { kind: 'sysctl-open' }>, w: Extract<KernelRecord, { kind: 'sysctl-write' }>, atUs: number, names: NetnsNames): KernelChange {
+function sysctlChange(open: Extract<KernelFrame, { kind: 'sysctl-open' }>, w: Extract<KernelFrame, { kind: 'sysctl-write' }>, atUs: number, names: NetnsNames): KernelChange {
   const key = open.path.replace(/^\/proc\/sys\//, '').replaceAll('/', '.');
   const value = w.value.toString('utf8').replace(/\s+$/, '');
   const cut = w.len > w.value.length;

@@ -14,7 +14,7 @@
  */
 
 import { spawn } from 'node:child_process';
-import { CANARY_COMMAND, CANARY_OUTPUT } from '../assemble/index.js';
+import { CANARY_COMMAND, CANARY_OUTPUT } from './canary-marks.js';
 
 /** Long after its last record can arrive (the reorder window is at most 2 s, a flood's lag tens of seconds). */
 const FORGET_AFTER_EXIT_MS = 60_000;

@@ -8,69 +8,69 @@
  * passed on once:
  *
  * - an exec is the same exec when pid, process start time (a kernel value,
- *   identical in every tracer) and path agree and the timestamps lie within
- *   SAME_EVENT_US (each program reads the clock itself, microseconds apart);
- *   its chunk lines go with it, or not;
- * - a fork, by parent and child pid within SAME_EVENT_US;
+ *   identical in every tracer) and path agree;
+ * - a fork, by parent and child pid;
  * - an exit, by pid and start time (a process exits once);
- * - a thread's end, by tid within SAME_EVENT_US.
+ * - a thread's end, by tid and the thread's start time;
+ *
+ * and the timestamps lie within SAME_EVENT_US (each program reads the clock
+ * itself: microseconds apart, or milliseconds when one is preempted).
  *
  * Payloads (reads, writes) cannot be matched that way (a thread's writes
  * may follow one another within microseconds with the same length), so each
  * process tree takes its payloads from one tracer: the payload tracer when
- * its top-level process started (`setPayloadSource`). A tree that started
- * before a switch keeps the old tracer's bytes until it ends; one that
- * started after takes the new one's. A tree whose payload tracer died gets
- * no more bytes, and its processes' exits are reported as cut (their calls
- * are marked lostRecords).
+ * its top-level process started. That is what the process table says of
+ * each process (assemble/process-table.ts, the assembler's, read here: each
+ * frame is assembled before the next is merged), and of a process not known
+ * yet, its payload epochs. A tree that started before a switch keeps the old
+ * tracer's bytes until it ends; one that started after takes the new one's.
+ * A tree whose payload tracer died gets no more bytes, and its processes'
+ * exits are reported as cut (their calls are marked lostRecords).
  *
- * The capture mode new calls are recorded in follows the payload source: a
- * `hello` record is put into the stream where it changes (the tracers' own
- * hellos are dropped: the standby's would say light).
+ * The tracers' own hellos are dropped (the standby's would say light): the
+ * capture mode new calls are recorded in is the payload epochs'.
  *
- * Pure: records come in time order (the shared RecordSequencer's output)
- * with their source; times are the records' own.
+ * Pure: frames come in time order (the shared RecordSequencer's output)
+ * with their source; times are the frames' own.
  */
 
-import type { CaptureMode, TracerRecord } from '../../bpf/index.js';
+import type { ProcessTable } from '../assemble/index.js';
+import type { TracerFrame } from '../../bpf/index.js';
 
 /** An exit or a thread's end: it says how many payload records its process (its leader) or thread printed. */
-type CountedEnd = Extract<TracerRecord, { kind: 'exit' | 'thread-exit' }>;
+type CountedEnd = Extract<TracerFrame, { kind: 'exit' | 'thread-exit' }>;
 
-/** An end whose count of payload records is not the payload tracer's: nothing to wait for. */
+/** An end whose counts (payload records, thread clones) are not the payload tracer's: nothing to wait for. */
 function withoutIoCount(rec: CountedEnd): CountedEnd {
-  if (rec.ioRecords === undefined) return rec;
+  if (rec.ioRecords === undefined && rec.clones === undefined) return rec;
   const copy = { ...rec };
   delete copy.ioRecords;
+  delete copy.clones;
   return copy;
 }
 
-/** Two tracers' timestamps of one kernel event differ by the time between their probes' runs. */
-export const SAME_EVENT_US = 2_000;
+/**
+ * How far apart (kernel µs) two tracers may date one event: their programs
+ * run one after the other on the same tracepoint hit, microseconds apart, but
+ * a program can be preempted between them on a busy node (copies of one
+ * thread end were dated more than 2 ms apart there; unmatched, the standby's
+ * copy was held for a payload tracer's copy that had already gone on). An
+ * event's key names it, so two copies from two tracers within a second are
+ * one event; of several, the nearest in time.
+ */
+const SAME_EVENT_US = 1_000_000;
 /** How far back (kernel µs) a dead tracer's bytes may have been left unread: more than bpftrace's reads lag behind. */
 const CUT_WINDOW_US = 1_000_000;
 /**
- * How far (kernel µs) the tracer supplying a process's payloads must have
- * printed past its exit (or a thread's end), reported first by another
- * tracer, before its own copy (with the count of payload records to wait
- * for) is taken to be lost:
- * it lags behind the sched-only standby under load, by seconds. Its records
- * are read one CPU buffer at a time, so a little more than one lags another.
+ * How long (µs of the clock) an end another tracer reported first waits at
+ * most for the payload tracer's copy, should that tracer neither print it,
+ * nor lose records, nor die: a copy is lost only with a loss notice (its
+ * tracer says so) or with its tracer. The payload tracer lags behind the
+ * sched-only standby under load by seconds, one CPU buffer more than
+ * another: waiting until it had printed 5 s past the end expired copies that
+ * were still in a buffer read later, and marked whole calls cut.
  */
-const HOLD_EXIT_PAST_US = 5_000_000;
-/**
- * How far apart (kernel µs) two tracers may date one exit or thread end:
- * their programs run one after the other on the same tracepoint hit, but a
- * program can be preempted between them on a busy node, past SAME_EVENT_US.
- * Unmatched, the standby's copy was held for a payload tracer's copy that
- * had already gone on, and expired as a lost end: its call marked cut though
- * nothing was (the busy-node test: 20-60 delegates a run). An exit's key
- * names its process (pid and start); a thread end's, its tid: two ends of one
- * tid within a second from two tracers are one end.
- */
-const SAME_END_US = 1_000_000;
-/** How long (µs of the clock) such an end waits at most, should the payload tracer print nothing at all. */
-const HOLD_EXIT_MAX_US = 30_000_000;
+const HELD_END_MAX_US = 30_000_000;
 /** Sightings are forgotten this far (kernel µs) behind the newest record: a lagging tracer's copy arrives well within it. */
 const REMEMBER_US = 60_000_000;
 
@@ -78,18 +78,6 @@ const REMEMBER_US = 60_000_000;
 interface Sighting {
   readonly ts: number;
   readonly srcs: number[];
-}
-
-interface Owner {
-  src: number | null;
-  /** When the process exited (its records may still trail in), null while it lives. */
-  exitedTs: number | null;
-}
-
-interface PayloadEpoch {
-  readonly fromTs: number;
-  readonly src: number | null;
-  readonly mode: CaptureMode;
 }
 
 export interface MergerCounters {
@@ -105,10 +93,7 @@ export class RecordMerger {
   /** Sighting keys in the order they were added (by timestamp, near enough), for forgetting. */
   private readonly sightingOrder: Array<{ key: string; ts: number }> = [];
   private sightingHead = 0;
-  private readonly owners = new Map<number, Owner>();
-  /** The last exec (per source, CPU and pid) and read/write (per source, tid and CPU): whether their late chunk lines go on. */
-  private readonly execPassed = new Map<string, boolean>();
-  private readonly ioPassed = new Map<string, boolean>();
+  /** Tracers gone for good: the trees they supplied get bytes from no one. */
   private readonly dead = new Set<number>();
   /**
    * Exits and thread ends another tracer reported first, waiting for the
@@ -119,25 +104,10 @@ export class RecordMerger {
    * died with them unread (and the call must say so before it is published).
    */
   private readonly heldEnds = new Map<string, { rec: CountedEnd & { ts: number; pid: number }; owner: number; heldAtUs: number }>();
-  /** The newest timestamp each tracer has printed: how far its output has come. */
-  private readonly srcMaxTs = new Map<number, number>();
-  private epochs: PayloadEpoch[];
-  /** The epoch whose hello the stream has had. */
-  private announced = -1;
   private maxTs = 0;
   private forgottenAt = 0;
 
-  constructor(initial: { src: number | null; mode: CaptureMode }) {
-    this.epochs = [{ fromTs: 0, src: initial.src, mode: initial.mode }];
-  }
-
-  /**
-   * From `fromTs` (kernel µs) on, trees that start take their payloads from
-   * `src` (null: none), and new calls are in `mode`.
-   */
-  setPayloadSource(src: number | null, mode: CaptureMode, fromTs: number): void {
-    this.epochs.push({ fromTs, src, mode });
-  }
+  constructor(private readonly procs: ProcessTable) {}
 
   /**
    * A tracer is gone for good (stopped or died): trees it supplied bytes for
@@ -149,14 +119,13 @@ export class RecordMerger {
    * cut even when the tracer was stopped on purpose (a mode switch retiring
    * it): still running, or whose exit waited for its copy with their count.
    */
-  sourceGone(src: number, out: TracerRecord[] = []): { cut: number[]; inFlight: number[] } {
+  sourceGone(src: number, out: TracerFrame[] = []): { cut: number[]; inFlight: number[] } {
     this.dead.add(src);
     const cut: number[] = [];
     const inFlight: number[] = [];
-    for (const [pid, owner] of this.owners) {
-      if (owner.src !== src) continue;
-      if (owner.exitedTs === null) inFlight.push(pid);
-      if (owner.exitedTs === null || owner.exitedTs > this.maxTs - CUT_WINDOW_US) cut.push(pid);
+    for (const proc of this.procs.fedBy(src)) {
+      if (!proc.exited) inFlight.push(proc.pid);
+      if (!proc.exited || (proc.exitTs ?? 0) > this.maxTs - CUT_WINDOW_US) cut.push(proc.pid);
     }
     // Ends held for its copy go on now (after the caller has marked their calls): their bytes may be cut.
     for (const [key, held] of this.heldEnds) {
@@ -170,95 +139,80 @@ export class RecordMerger {
   }
 
   /**
-   * Exits and thread ends whose payload tracer's copy never came, as of
-   * `nowUs` (kernel µs), go on without a count, their processes' pids in
-   * `cut`: that tracer lost the end, so it may have lost the process's bytes
-   * too, and the call must say so.
+   * Tracer `src` lost records at some moment of `window` (kernel µs; see
+   * record-flow.ts): ends held for its copy, dated within it or after, go on
+   * without a count, their processes' pids in `cut` (the copy may be among
+   * what it lost, and the process's bytes with it: the call must say so).
    */
-  expire(nowUs: number, out: TracerRecord[], cut: number[]): void {
+  sourceLost(src: number, window: { fromTs: number }, out: TracerFrame[], cut: number[]): void {
     for (const [key, held] of this.heldEnds) {
-      const ownerTs = this.srcMaxTs.get(held.owner) ?? 0;
-      if (ownerTs <= held.rec.ts + HOLD_EXIT_PAST_US && nowUs - held.heldAtUs < HOLD_EXIT_MAX_US) continue;
+      if (held.owner !== src || held.rec.ts < window.fromTs) continue;
       this.heldEnds.delete(key);
       cut.push(held.rec.pid);
       out.push(withoutIoCount(held.rec));
     }
   }
 
-  /** The payload source for trees starting at `ts`. */
-  payloadSourceAt(ts: number): number | null {
-    return this.epochAt(ts).src;
+  /**
+   * Exits and thread ends whose payload tracer's copy did not come within
+   * HELD_END_MAX_US of the clock (`nowUs`, kernel µs) go on without a count,
+   * their processes' pids in `cut`.
+   */
+  expire(nowUs: number, out: TracerFrame[], cut: number[]): void {
+    for (const [key, held] of this.heldEnds) {
+      if (nowUs - held.heldAtUs < HELD_END_MAX_US) continue;
+      this.heldEnds.delete(key);
+      cut.push(held.rec.pid);
+      out.push(withoutIoCount(held.rec));
+    }
+  }
+
+  /** The timestamp (kernel µs) of the oldest end held for its payload tracer's copy; Infinity when none is. */
+  get oldestHeldTs(): number {
+    let oldest = Infinity;
+    for (const held of this.heldEnds.values()) if (held.rec.ts < oldest) oldest = held.rec.ts;
+    return oldest;
   }
 
   /**
-   * Takes records released in time order and their sources (parallel
-   * arrays); appends what goes on to `out`, and to `cut` the pids of
-   * processes that exited after the tracer supplying their tree's payloads
-   * died: their calls' bytes may be cut.
+   * Takes one frame released in time order, from tracer `src`; appends what
+   * goes on to `out`, and to `cut` the pids of processes that exited after
+   * the tracer supplying their tree's payloads died: their calls' bytes may
+   * be cut.
    */
-  merge(records: readonly TracerRecord[], sources: readonly number[], out: TracerRecord[], cut: number[] = []): void {
-    for (let i = 0; i < records.length; i++) this.one(records[i]!, sources[i]!, out, cut);
-  }
-
-  private one(rec: TracerRecord, src: number, out: TracerRecord[], cut: number[]): void {
+  pass(rec: TracerFrame, src: number, out: TracerFrame[], cut: number[]): void {
     if ('ts' in rec && rec.ts !== undefined) {
       if (rec.ts > this.maxTs) this.maxTs = rec.ts;
-      if (rec.ts > (this.srcMaxTs.get(src) ?? 0)) this.srcMaxTs.set(src, rec.ts);
       // Once a second of kernel time: what is forgotten is a minute old.
       if (this.maxTs - this.forgottenAt > 1_000_000) {
         this.forgottenAt = this.maxTs;
         this.forgetOld();
       }
-      if (rec.kind !== 'hello') this.announce(rec.ts, out);
     }
     switch (rec.kind) {
       case 'hello':
         return;
-      case 'exec': {
-        const pass = this.firstSighting(`x${rec.pid}:${rec.start}:${rec.path}`, src, rec.ts);
-        this.execPassed.set(`${src}:${rec.cpu ?? 0}:${rec.pid}`, pass);
-        if (!pass) return;
-        this.adopt(rec.pid, rec.ppid, rec.ts);
-        out.push(rec);
-        return;
-      }
-      case 'exec-chunk':
-      case 'exec-parent':
-      case 'exec-path-chunk':
-      case 'exec-cwd-name':
-        if (this.execPassed.get(`${src}:${rec.cpu ?? 0}:${rec.pid}`) !== false) out.push(rec);
+      case 'exec':
+        if (this.firstSighting(`x${rec.pid}:${rec.start}:${rec.path}`, src, rec.ts)) out.push(rec);
         return;
       case 'fork':
-        if (!this.firstSighting(`f${rec.ppid}:${rec.pid}`, src, rec.ts)) return;
-        this.owners.set(rec.pid, { src: this.ownerOf(rec.ppid, rec.ts), exitedTs: null });
-        out.push(rec);
+        if (this.firstSighting(`f${rec.ppid}:${rec.pid}`, src, rec.ts)) out.push(rec);
         return;
       case 'exit': {
         const key = `q${rec.pid}:${rec.start}`;
-        if (!this.firstSighting(key, src, rec.ts, SAME_END_US)) {
-          this.passHeldCopy(rec, key, src, out);
-          return;
-        }
-        const owner = this.owners.get(rec.pid);
-        if (owner) owner.exitedTs = rec.ts;
-        this.passCountedEnd(rec, key, src, out, cut);
+        if (this.firstSighting(key, src, rec.ts)) this.passCountedEnd(rec, key, src, out, cut);
+        else this.passHeldCopy(rec, key, src, out);
         return;
       }
       case 'read':
-      case 'write': {
-        const pass = this.ownerOf(rec.pid, rec.ts) === src;
-        this.ioPassed.set(`${src}:${rec.tid}:${rec.cpu ?? 0}`, pass);
-        if (pass) out.push(rec);
+      case 'write':
+        if (this.ownerOf(rec.pid, rec.ts) === src) out.push(rec);
         else this.counters.payloadsFromOther++;
         return;
-      }
       case 'uncaptured':
       case 'fd-copy':
         // Bytes a payload tracer saw go by without taking them, and fd copies: once, from the tree's payload tracer.
         if (this.ownerOf(rec.pid, rec.ts) === src) out.push(rec);
-        return;
-      case 'data-chunk':
-        if (this.ioPassed.get(`${src}:${rec.tid}:${rec.cpu ?? 0}`) === true) out.push(rec);
         return;
       // The kernel's words come from every tracer (light ones too): once.
       case 'extack':
@@ -271,29 +225,20 @@ export class RecordMerger {
       case 'sysctl-open':
       case 'sysctl-write':
         if (this.ownerOf(rec.pid, rec.ts) === src) out.push(rec);
-        if (rec.kind === 'netlink-send') this.ioPassed.set(`${src}:nl:${rec.tid}:${rec.ts}`, this.ownerOf(rec.pid, rec.ts) === src);
-        return;
-      case 'netlink-chunk':
-        if (this.ioPassed.get(`${src}:nl:${rec.tid}:${rec.ts}`) === true) out.push(rec);
         return;
       case 'thread-exit': {
         // Older tracers' ends, without a time or a count: every copy goes on (ending a thread twice changes nothing).
         if (rec.ts === undefined || rec.pid === undefined) {
-          this.threadEnded(rec.tid);
           out.push(rec);
           return;
         }
-        const key = `t${rec.tid}`;
-        if (!this.firstSighting(key, src, rec.ts, SAME_END_US)) {
-          this.passHeldCopy(rec, key, src, out);
-          return;
-        }
-        this.threadEnded(rec.tid);
-        this.passCountedEnd({ ...rec, ts: rec.ts, pid: rec.pid }, key, src, out, cut);
+        const key = rec.start === undefined ? `t${rec.tid}` : `t${rec.tid}:${rec.start}`;
+        if (this.firstSighting(key, src, rec.ts)) this.passCountedEnd({ ...rec, ts: rec.ts, pid: rec.pid }, key, src, out, cut);
+        else this.passHeldCopy(rec, key, src, out);
         return;
       }
       default:
-        // lost (each tracer's losses are its own; the assembler marks the calls open), noise.
+        // A loss notice without its time (each tracer's losses are its own; the assembler marks the calls open).
         out.push(rec);
     }
   }
@@ -305,7 +250,7 @@ export class RecordMerger {
    * heldEnds). One ahead of its exec (another CPU's buffer) goes by the tree
    * its process would start.
    */
-  private passCountedEnd(rec: CountedEnd & { ts: number; pid: number }, key: string, src: number, out: TracerRecord[], cut: number[]): void {
+  private passCountedEnd(rec: CountedEnd & { ts: number; pid: number }, key: string, src: number, out: TracerFrame[], cut: number[]): void {
     const ownerSrc = this.ownerOf(rec.pid, rec.ts);
     if (ownerSrc !== null && this.dead.has(ownerSrc)) {
       cut.push(rec.pid);
@@ -317,61 +262,27 @@ export class RecordMerger {
   }
 
   /** A later copy of an end: the payload tracer's own copy of one held for it goes on (it says how many payload records to expect). */
-  private passHeldCopy(rec: CountedEnd, key: string, src: number, out: TracerRecord[]): void {
+  private passHeldCopy(rec: CountedEnd, key: string, src: number, out: TracerFrame[]): void {
     const held = this.heldEnds.get(key);
     if (!held || held.owner !== src) return;
     this.heldEnds.delete(key);
     out.push(rec);
   }
 
-  /** A thread ended: the entry its clone made (it looks like a fork) is no longer a running process. */
-  private threadEnded(tid: number): void {
-    const owner = this.owners.get(tid);
-    if (owner && owner.exitedTs === null) owner.exitedTs = this.maxTs;
-  }
-
-  /** Puts a hello into the stream before the first record of a new payload epoch. */
-  private announce(ts: number, out: TracerRecord[]): void {
-    let at = this.announced;
-    while (at + 1 < this.epochs.length && this.epochs[at + 1]!.fromTs <= ts) at++;
-    if (at === this.announced) return;
-    this.announced = at;
-    out.push({ kind: 'hello', version: 1, mode: this.epochs[at]!.mode, ts });
-  }
-
-  private epochAt(ts: number): PayloadEpoch {
-    let found = this.epochs[0]!;
-    for (const e of this.epochs) if (e.fromTs <= ts) found = e;
-    return found;
-  }
-
-  /**
-   * A process's tree's payload source (a dead one too: what it printed
-   * before it died is still read); a process not seen yet counts as a tree
-   * of its own starting at `ts`.
-   */
+  /** The tracer a process's tree takes its payloads from, at `ts` (a dead one too: what it printed before it died is still read). */
   private ownerOf(pid: number, ts: number): number | null {
-    const owner = this.owners.get(pid);
-    return owner ? owner.src : this.payloadSourceAt(ts);
-  }
-
-  /** An exec: a new process joins its parent's tree; one whose parent is no traced process starts a tree. */
-  private adopt(pid: number, ppid: number, ts: number): void {
-    const existing = this.owners.get(pid);
-    // Exec in place (a wrapper's `exec`, a fork that execs): same process, same tree.
-    if (existing && existing.exitedTs === null) return;
-    const parent = this.owners.get(ppid);
-    this.owners.set(pid, { src: parent && parent.exitedTs === null ? parent.src : this.payloadSourceAt(ts), exitedTs: null });
+    return this.procs.payloadSourceOf(pid, ts);
   }
 
   /** Whether this is the first tracer to report the event `key` at about `ts`; remembers it either way. */
-  private firstSighting(key: string, src: number, ts: number, withinUs = SAME_EVENT_US): boolean {
+  private firstSighting(key: string, src: number, ts: number): boolean {
     let seen = this.sightings.get(key);
     if (seen === undefined) {
       seen = [];
       this.sightings.set(key, seen);
     }
-    const same = seen.find((s) => !s.srcs.includes(src) && Math.abs(s.ts - ts) <= withinUs);
+    let same: Sighting | undefined;
+    for (const s of seen) if (!s.srcs.includes(src) && Math.abs(s.ts - ts) <= SAME_EVENT_US && (same === undefined || Math.abs(s.ts - ts) < Math.abs(same.ts - ts))) same = s;
     if (same) {
       same.srcs.push(src);
       this.counters.duplicates++;
@@ -396,16 +307,6 @@ export class RecordMerger {
       this.sightingOrder.splice(0, this.sightingHead);
       this.sightingHead = 0;
     }
-    for (const [pid, owner] of this.owners) if (owner.exitedTs !== null && owner.exitedTs < before) this.owners.delete(pid);
-    // Epochs no tree can start in any more (a later one began before `before`), the announced one kept.
-    let drop = 0;
-    while (drop + 1 < this.epochs.length && drop + 1 <= this.announced && this.epochs[drop + 1]!.fromTs < before) drop++;
-    if (drop > 0) {
-      this.epochs = this.epochs.slice(drop);
-      this.announced -= drop;
-    }
-    // Late chunk decisions matter for a moment only; these maps are keyed by live pids and tids, bounded by them.
-    if (this.execPassed.size > 65_536) this.execPassed.clear();
-    if (this.ioPassed.size > 65_536) this.ioPassed.clear();
+    this.procs.forgetEpochs(before);
   }
 }

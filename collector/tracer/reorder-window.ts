@@ -40,6 +40,14 @@ export interface ReorderWindowOptions {
  */
 export const REORDER_WINDOW: ReorderWindowOptions = { minUs: 30_000, maxUs: 2_000_000, factor: 1.5, horizonUs: 2_000_000 };
 
+/**
+ * How late one CPU's buffer may be read after what was printed beside it on
+ * the others, for what is known to be in it: a frame's chunk lines, the exit
+ * of a call's child. Past the window's cap: a burst puts records up to ~2.6 s
+ * out of order (above), and the simulation's lagging node up to 3.5 s.
+ */
+export const BUFFER_READ_LATE_US = 5_000_000;
+
 /** Resolution of the horizon: a lag is forgotten between 0.9 × and 1 × horizonUs after it was seen. */
 const BUCKETS = 10;
 
@@ -58,7 +66,12 @@ export class ReorderWindow {
 
   /** A record stamped `ts` arrived at `nowUs`. */
   observe(ts: number, nowUs: number): void {
-    const lag = Math.max(0, nowUs - ts);
+    this.observeLag(nowUs - ts, nowUs);
+  }
+
+  /** A record arrived `lagUs` after its timestamp; seen as of `nowUs` (a frame's first line may have come a little before). */
+  observeLag(lagUs: number, nowUs: number): void {
+    const lag = Math.max(0, lagUs);
     const epoch = Math.floor(nowUs / this.bucketUs);
     const slot = ((epoch % BUCKETS) + BUCKETS) % BUCKETS;
     if (this.epochs[slot] !== epoch) {

@@ -6,7 +6,8 @@
  */
 
 import type { Logger } from 'pino';
-import type { TracerRecord } from '../../bpf/index.js';
+import type { TracerLineError } from '../../bpf/index.js';
+import type { CanaryProof } from './record-framer.js';
 import type { TracerExit, TracerSettings } from './tracer-process.js';
 import { defaultPayloadPath, needsPayloadCheck, recordPayloadVerdict, TracerRun, TracerStartError } from './tracer-run.js';
 
@@ -17,7 +18,9 @@ const STANDBY_PERF_BUFFER_PAGES = 1024;
 
 /** What a run's events go to, with the run they came from. */
 export interface RunEvents {
-  onRecord(rec: TracerRecord, src: number): void;
+  onLine(line: Buffer, src: number): TracerLineError | null;
+  /** What a run's lines have proved so far (its canary). */
+  canaryProof(src: number): CanaryProof;
   /** bpftrace ended; what it printed before may still be read (onExit follows). */
   onGone(run: TracerRun, unexpected: boolean): void;
   /** bpftrace went away and all its output has been read; `unexpected` when it was not asked to. */
@@ -56,7 +59,8 @@ export class TracerLauncher {
       this.nextRunId++,
       runSettings,
       {
-        onRecord: (rec, src) => this.events.onRecord(rec, src),
+        onLine: this.events.onLine,
+        canaryProof: this.events.canaryProof,
         onGone: (unexpected) => this.events.onGone(run, unexpected),
         onExit: (exit, unexpected) => this.events.onExit(run, exit, unexpected),
       },

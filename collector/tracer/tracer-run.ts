@@ -1,23 +1,27 @@
 /**
  * One run of the tracer: a bpftrace process, its lines parsed and handed on
- * with the run's id, and the proof that it records (it has said hello, so
- * all its probes are attached, and then seen the collector's canary exec).
+ * with the run's id, and the wait for its proof that it records (it has said
+ * hello, so all its probes are attached, and then seen the collector's canary
+ * exec: its framer keeps the proof, record-framer.ts).
  * The collector runs two at a time (the main tracer and a sched-only
  * standby), three for a while after a capture mode switch; their records
  * meet in one pipeline (collector/record-pipeline.ts).
  */
 
 import type { Logger } from 'pino';
-import { isOwnCanary, runCanary } from './canary.js';
+import { runCanary } from './canary.js';
+import type { CanaryProof } from './record-framer.js';
 import { startTracer, type RunningTracer, type TracerExit, type TracerSettings } from './tracer-process.js';
-import { parseTracerBytes, type PayloadPath, type TracerRecord } from '../../bpf/index.js';
-import { CANARY_OUTPUT } from '../assemble/index.js';
+import { parseTracerLine, type PayloadPath, type TracerLineError } from '../../bpf/index.js';
 
+const HELLO = 72; // 'H'
+const LOST = 76; // 'L' of "Lost N events" (an L line, a netlink request, has a space after it)
+const LOST_O = 111; // 'o'
+const SPACE = 32;
 /** Lost records are logged at most this often (summed), however often bpftrace reports them. */
 const LOST_LOG_INTERVAL_MS = 10_000;
 /** How long after readiness the canary's write may take to show before the exit probe is taken for misreading. */
 const PAYLOAD_CHECK_MS = 3_000;
-const CANARY_BYTES = Buffer.from(CANARY_OUTPUT);
 
 /**
  * Whether full mode's syscall-exit probe read the canary's write right on
@@ -50,8 +54,10 @@ export class TracerStartError extends Error {
 }
 
 export interface RunCallbacks {
-  /** One parsed record, in the order bpftrace printed it. */
-  onRecord(rec: TracerRecord, src: number): void;
+  /** One line, in the order bpftrace printed it: into the record path, which says why it is malformed, or null. */
+  onLine(line: Buffer, src: number): TracerLineError | null;
+  /** What this run's lines have proved so far (its framer's canary checks). */
+  canaryProof(src: number): CanaryProof;
   /** bpftrace ended; what it printed before may still be read (onExit follows). */
   onGone(unexpected: boolean): void;
   /** bpftrace went away and all its output has been read; `unexpected` when it was not asked to. */
@@ -67,12 +73,6 @@ export class TracerRun {
   private isReady = false;
   private stopping = false;
   private helloSeen = false;
-  /** Canary execs seen after the hello. */
-  private canaries = 0;
-  /** This run's canary pids, and the canary write being read (its bytes by offset): the payload probes' proof. */
-  private readonly canaryPids = new Set<number>();
-  private canaryWrite: { tid: number; bytes: Buffer; len: number } | null = null;
-  private canaryPayloads = { right: 0, wrong: 0 };
 
   constructor(
     /** Names this run's records in the pipeline: unique for the daemon's life. */
@@ -97,16 +97,16 @@ export class TracerRun {
     const deadline = Date.now() + PAYLOAD_CHECK_MS;
     let nextCanary = 0;
     while (this.tracer && Date.now() < deadline) {
-      if (this.canaryPayloads.right > 0) return null;
+      if (this.proof.writesRight > 0) return null;
       if (Date.now() >= nextCanary) {
         runCanary();
         nextCanary = Date.now() + 250;
       }
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
-    if (this.canaryPayloads.right > 0) return null;
+    if (this.proof.writesRight > 0) return null;
     if (!this.tracer) return 'bpftrace stopped during the check';
-    const wrong = this.canaryPayloads.wrong;
+    const wrong = this.proof.writesWrong;
     return wrong > 0 ? `the canary's write came with other bytes (${wrong} times)` : `no canary write was seen within ${PAYLOAD_CHECK_MS / 1000} s`;
   }
 
@@ -122,6 +122,10 @@ export class TracerRun {
     return this.tracer?.pid ?? null;
   }
 
+  private get proof(): CanaryProof {
+    return this.callbacks.canaryProof(this.id);
+  }
+
   /** Starts bpftrace; resolves once it has recorded the canary exec. */
   start(readyTimeoutMs: number): Promise<void> {
     return new Promise<void>((resolve, reject) => {
@@ -135,7 +139,7 @@ export class TracerRun {
         else resolve();
       };
       const canary = setInterval(() => {
-        if (this.canaries > 0) {
+        if (this.proof.execs > 0) {
           this.isReady = true;
           settle();
         } else if (this.helloSeen) {
@@ -174,10 +178,10 @@ export class TracerRun {
    */
   async drain(timeoutMs: number): Promise<void> {
     if (!this.tracer || !this.isReady) return;
-    const seen = this.canaries;
+    const seen = this.proof.execs;
     const deadline = Date.now() + timeoutMs;
     let nextCanary = 0;
-    while (this.tracer && this.canaries <= seen && Date.now() < deadline) {
+    while (this.tracer && this.proof.execs <= seen && Date.now() < deadline) {
       if (Date.now() >= nextCanary) {
         runCanary();
         nextCanary = Date.now() + 200;
@@ -199,47 +203,18 @@ export class TracerRun {
   }
 
   private onLine(line: Buffer): void {
-    const parsed = parseTracerBytes(line);
-    if (!parsed.ok) {
+    const e = this.callbacks.onLine(line, this.id);
+    if (e) {
       this.malformedLines++;
-      const e = parsed.error;
       this.log.debug({ reason: e.reason, kind: e.recordKind, bytes: e.lineLength }, 'malformed tracer line');
       return;
     }
-    const rec = parsed.record;
-    switch (rec.kind) {
-      case 'hello':
-        // BEGIN runs once every probe is attached: from now on a canary proves the whole program records.
-        this.helloSeen = true;
-        break;
-      case 'exec':
-        if (isOwnCanary(rec.pid, rec.ppid)) {
-          if (this.helloSeen) this.canaries++;
-          this.canaryPids.add(rec.pid);
-          if (this.canaryPids.size > 64) this.canaryPids.delete(this.canaryPids.values().next().value!);
-        }
-        break;
-      case 'write':
-        if (this.canaryPids.has(rec.pid)) this.canaryWrite = { tid: rec.tid, bytes: Buffer.alloc(rec.len), len: 0 };
-        break;
-      case 'data-chunk':
-        if (this.canaryWrite?.tid === rec.tid) this.readCanaryChunk(rec.off, rec.data);
-        break;
-      case 'lost':
-        this.reportLost(rec.count);
-        break;
+    // Its hello (BEGIN runs once every probe is attached: from now on a canary is worth running) and its losses, once each.
+    if (line[0] === HELLO && line[1] === SPACE) this.helloSeen = true;
+    else if (line[0] === LOST && line[1] === LOST_O) {
+      const lost = parseTracerLine(line.toString('latin1'));
+      if (lost.ok && lost.record.kind === 'lost') this.reportLost(lost.record.count);
     }
-    this.callbacks.onRecord(rec, this.id);
-  }
-
-  /** A chunk of the canary's write: once its bytes are all in, they are the known payload or not. */
-  private readCanaryChunk(off: number, data: Buffer): void {
-    const w = this.canaryWrite!;
-    if (off < w.bytes.length) w.len += data.copy(w.bytes, off, 0, Math.min(data.length, w.bytes.length - off));
-    if (w.len < w.bytes.length) return;
-    if (w.bytes.equals(CANARY_BYTES)) this.canaryPayloads.right++;
-    else this.canaryPayloads.wrong++;
-    this.canaryWrite = null;
   }
 
   /**

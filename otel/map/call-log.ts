@@ -9,6 +9,7 @@
 import { TraceFlags, type Attributes } from '@opentelemetry/api';
 import { SeverityNumber } from '@opentelemetry/api-logs';
 import type { ReadableLogRecord } from '@opentelemetry/sdk-logs';
+import { isoFromUs } from '../../lib/index.js';
 import type { CapturedStream } from '../../collector/index.js';
 import type { StoredCall } from '../../store/index.js';
 import type { PayloadMode } from '../config/otlp-config.js';
@@ -99,7 +100,7 @@ export function lateOutput(call: StoredCall): [name: 'stdout' | 'stderr', stream
 function helperEnd(h: StoredCall['helpers'][number]): string {
   if (h.endedAtUs === null) return 'its exit was not seen';
   const how = h.signal !== null ? `killed by signal ${h.signal}` : `exit ${h.exitCode ?? '?'}`;
-  return `${how} at ${new Date(h.endedAtUs / 1000).toISOString()}`;
+  return `${how} at ${isoFromUs(h.endedAtUs)}`;
 }
 
 function callHead(call: StoredCall, facts: CallFacts): string {

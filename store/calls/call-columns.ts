@@ -155,7 +155,7 @@ export const EXEC_TABLE = [
   call.detailField('exec_chain_json', json<readonly string[]>(), (c) => JSON.stringify(c.execChain ?? [c.path])),
   call.field('env_truncated', flag(), (c) => bit(c.envTruncated ?? false)),
   call.field('path_truncated', flag(), (c) => bit(c.pathTruncated ?? false)),
-  // Set after the fact, when the GC that ran this DEL first is recorded (store/readiness/gc-dels.ts).
+  // Set after the fact, when the GC that ran this DEL first is recorded (store/network/gc-dels.ts).
   call.field('gc_driven', flag(), (c) => bit(c.gcDriven ?? false)),
 ] as const;
 

@@ -6,8 +6,10 @@
  * caller really sent and received: it is byte-exact, or it says it is not
  * (lostRecords, a truncated stream, incomplete). A call stored as complete
  * with other bytes than the real ones fails the test, however rare; how many
- * were exact is reported, and must be most of them. (bench/busy-node.ts
- * measures the same case with other perf buffer sizes.)
+ * were exact is reported, and must be most of them. The same case measures
+ * the record path under load (bench/results/busy-node.md): CNIREC_BUSY_PAIRS,
+ * CNIREC_BUSY_EXEC_LOOPS, CNIREC_BUSY_CPU_LOOPS and CNIREC_BUSY_PAGES set its
+ * size, its load and the perf buffer.
  */
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -34,12 +36,18 @@ describe.runIf(canRun)('a busy node (exec loops beside concurrent calls with big
   });
 
   it('stores every call byte-exact or marked, never silently wrong, each with its delegate', { timeout: 300_000 }, async () => {
-    const r = await runBusyNode(daemon, { pairs: Number(process.env.CNIREC_BUSY_PAIRS ?? 50), workers: 4, padBytes: 48 * 1024, execLoops: 2 });
+    const r = await runBusyNode(daemon, {
+      pairs: Number(process.env.CNIREC_BUSY_PAIRS ?? 50),
+      workers: 4,
+      padBytes: 48 * 1024,
+      execLoops: Number(process.env.CNIREC_BUSY_EXEC_LOOPS ?? 2),
+      cpuLoops: Number(process.env.CNIREC_BUSY_CPU_LOOPS ?? 0),
+    });
     const h = await health(daemon.url);
     const tracerRss = h.tracer.pid === null ? null : rssBytes(h.tracer.pid);
     console.info(
       `busy node: ${r.calls} calls in ${r.seconds.toFixed(1)} s, ${r.exact} byte-exact, ${r.marked} marked (${r.markedWhole} of them whole: ${JSON.stringify(r.reasons)}; the daemon's causes ${JSON.stringify(r.markedBy)}; delegates marked ${JSON.stringify(r.markedDelegates)}), ` +
-        `${r.silent.length} silently wrong; ${r.lostRecords} records lost; RSS: main bpftrace ${mib(tracerRss)}, standby ${mib(h.tracer.standby?.rssBytes ?? null)}, daemon ${mib(rssBytes(daemon.process.pid!))}`,
+        `${r.silent.length} silently wrong; ${r.lostRecords} records lost; load average ${r.loadAverage.toFixed(1)}; RSS: main bpftrace ${mib(tracerRss)}, standby ${mib(h.tracer.standby?.rssBytes ?? null)}, daemon ${mib(rssBytes(daemon.process.pid!))}`,
     );
     if (r.markedCut.length > 0) console.info(`marked and cut: ${r.markedCut.slice(0, 10).join('; ')}`);
     expect(r.silent).toEqual([]);

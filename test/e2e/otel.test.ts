@@ -151,7 +151,8 @@ describe.runIf(canRun)('OpenTelemetry export with the real daemon, tracer and pl
         const m = JSON.parse(d.toString('utf8')) as (typeof tail)[number];
         if (m.call?.containerId === containerId) tail.push(m);
       });
-      // The child writes 3 s after the plugin exited: well after the call was published finished.
+      // The child writes 7 s after the plugin exited: well after the call was published finished (a descendant
+      // whose exit has not come is waited for 5 s, as long as a CPU buffer may be read late).
       const res = await execPlugin({
         plugin: BG_CHILD,
         command: 'ADD',
@@ -160,7 +161,7 @@ describe.runIf(canRun)('OpenTelemetry export with the real daemon, tracer and pl
         ifname: 'eth0',
         cniPath: `${FIXTURE_PLUGINS}:${CNI_BIN_DIR}`,
         stdin: '{"cniVersion":"1.0.0","name":"bgchild"}',
-        extraEnv: { BG_SLEEP: '3' },
+        extraEnv: { BG_SLEEP: '7' },
         drainTimeoutMs: 15_000,
       });
       expect(res.exitCode).toBe(0);

@@ -178,7 +178,7 @@ export const TRACER_STATUS: TracerStatus = {
 
 export const STORE_STATUS: StoreStatus = { writable: true, lastError: null, failingSince: null, pendingWrites: 0, droppedWrites: 0, databaseBytes: 0 };
 
-export const COLLECTOR_STATS: CollectorStats = { openCalls: 0, oldestRunningStartUs: null, callsStarted: 0, callsFinished: 0, records: 0, orphanChunks: 0, callsMarked: { 'tracer-lost': 0, 'payload-tracer-cut': 0, 'payloads-never-came': 0, 'early-overflow': 0, 'out-of-order': 0 } };
+export const COLLECTOR_STATS: CollectorStats = { openCalls: 0, oldestRunningStartUs: null, callsStarted: 0, callsFinished: 0, records: 0, unattributed: 0, strayChunks: 0, callsMarked: { 'tracer-lost': 0, 'payload-tracer-cut': 0, 'payloads-never-came': 0, 'early-overflow': 0, 'out-of-order': 0 } };
 
 // ---- the store -----------------------------------------------------------------
 

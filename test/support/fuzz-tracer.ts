@@ -119,10 +119,13 @@ const dataChunk = fc.record({ tid: pid, cpu: fc.nat({ max: 4095 }), off: fc.inte
   }),
 );
 
-const fork = fc.record({ ts: nsText, ppid: pid, pid }).map(
+/** clone_flags: a pthread's, a fork's, posix_spawn's, or any. */
+const cloneFlags = fc.oneof(fc.constant(0x3d0f00), fc.constant(0x1200011), fc.constant(0x4111), smallUint);
+
+const fork = fc.record({ ts: nsText, ppid: pid, pid, flags: cloneFlags }).map(
   (r): ValidLine => ({
-    model: { kind: 'F', exact: true, fields: [f(r.ts, 'big'), f(r.ppid, 'uint'), f(r.pid, 'uint')] },
-    expect: { kind: 'fork', ts: micros(r.ts), ppid: r.ppid, pid: r.pid },
+    model: { kind: 'F', exact: true, grown: true, fields: [f(r.ts, 'big'), f(r.ppid, 'uint'), f(r.pid, 'uint'), f(r.flags, 'uint')] },
+    expect: { kind: 'fork', ts: micros(r.ts), ppid: r.ppid, pid: r.pid, thread: (Math.floor(r.flags / 0x10000) & 1) === 1 },
   }),
 );
 
@@ -144,22 +147,22 @@ function ioHeader(kind: 'R' | 'W'): fc.Arbitrary<ValidLine> {
 const read = ioHeader('R');
 const write = ioHeader('W');
 
-const exit = fc.record({ ts: nsText, pid, start: inodeText, code: int32, group: int32, flags: smallUint, io: smallUint }).map(
+const exit = fc.record({ ts: nsText, pid, start: inodeText, code: int32, group: int32, flags: smallUint, io: smallUint, clones: smallUint }).map(
   (r): ValidLine => ({
     model: {
       kind: 'Q',
       exact: true,
       grown: true,
-      fields: [f(r.ts, 'big'), f(r.pid, 'uint'), f(r.start, 'big'), f(r.code, 'int'), f(r.group, 'int'), f(r.flags, 'uint'), f(r.io, 'uint')],
+      fields: [f(r.ts, 'big'), f(r.pid, 'uint'), f(r.start, 'big'), f(r.code, 'int'), f(r.group, 'int'), f(r.flags, 'uint'), f(r.io, 'uint'), f(r.clones, 'uint')],
     },
-    expect: { kind: 'exit', ts: micros(r.ts), pid: r.pid, start: r.start, exitCode: r.code, groupExitCode: r.group, signalFlags: r.flags, ioRecords: r.io },
+    expect: { kind: 'exit', ts: micros(r.ts), pid: r.pid, start: r.start, exitCode: r.code, groupExitCode: r.group, signalFlags: r.flags, ioRecords: r.io, clones: r.clones },
   }),
 );
 
-const threadExit = fc.record({ tid: pid, ts: nsText, pid, io: smallUint }).map(
+const threadExit = fc.record({ tid: pid, ts: nsText, pid, io: smallUint, start: inodeText, clones: smallUint }).map(
   (r): ValidLine => ({
-    model: { kind: 'T', exact: true, grown: true, fields: [f(r.tid, 'uint'), f(r.ts, 'big'), f(r.pid, 'uint'), f(r.io, 'uint')] },
-    expect: { kind: 'thread-exit', tid: r.tid, ts: micros(r.ts), pid: r.pid, ioRecords: r.io },
+    model: { kind: 'T', exact: true, grown: true, fields: [f(r.tid, 'uint'), f(r.ts, 'big'), f(r.pid, 'uint'), f(r.io, 'uint'), f(r.start, 'big'), f(r.clones, 'uint')] },
+    expect: { kind: 'thread-exit', tid: r.tid, ts: micros(r.ts), pid: r.pid, ioRecords: r.io, start: r.start, clones: r.clones },
   }),
 );
 
@@ -275,7 +278,7 @@ export function formatRecord(rec: TracerRecord): string {
     case 'exec-chunk':
       return `B ${pidOnCpu(rec)} ${rec.off} ${hex(rec.data)}`;
     case 'fork':
-      return `F ${ns(rec.ts)} ${rec.ppid} ${rec.pid}`;
+      return `F ${ns(rec.ts)} ${rec.ppid} ${rec.pid}${rec.thread === undefined ? '' : ` ${rec.thread ? 0x3d0f00 : 0x1200011}`}`;
     case 'read':
       return `R ${ns(rec.ts)} ${rec.pid} ${rec.tid} ${rec.fd} ${rec.file} ${rec.len}`;
     case 'write':
@@ -285,12 +288,13 @@ export function formatRecord(rec: TracerRecord): string {
     case 'data-chunk':
       return `D ${(rec.cpu ?? 0) * 4_194_304 + rec.tid} ${rec.off} ${hex(rec.data)}`;
     case 'exit':
-      return `Q ${ns(rec.ts)} ${rec.pid} ${rec.start} ${rec.exitCode} ${rec.groupExitCode} ${rec.signalFlags}`;
+      return `Q ${ns(rec.ts)} ${rec.pid} ${rec.start} ${rec.exitCode} ${rec.groupExitCode} ${rec.signalFlags}${rec.ioRecords === undefined ? '' : ` ${rec.ioRecords}${rec.clones === undefined ? '' : ` ${rec.clones}`}`}`;
     case 'fd-copy':
       return `G ${ns(rec.ts)} ${rec.pid} ${rec.tid} ${rec.oldFd} ${rec.newFd}`;
     case 'thread-exit':
       if (rec.ts === undefined) return `T ${rec.tid}`;
-      return rec.pid === undefined || rec.ioRecords === undefined ? `T ${rec.tid} ${ns(rec.ts)}` : `T ${rec.tid} ${ns(rec.ts)} ${rec.pid} ${rec.ioRecords}`;
+      if (rec.pid === undefined || rec.ioRecords === undefined) return `T ${rec.tid} ${ns(rec.ts)}`;
+      return `T ${rec.tid} ${ns(rec.ts)} ${rec.pid} ${rec.ioRecords}${rec.start === undefined ? '' : ` ${rec.start} ${rec.clones ?? 0}`}`;
     case 'exec-path-chunk':
       return `N ${pidOnCpu(rec)} ${rec.len} ${rec.off} ${hex(rec.data)}`;
     case 'exec-cwd-name':
@@ -396,7 +400,10 @@ const step: fc.Arbitrary<TracerRecord[]> = fc.oneof(
       chunks.forEach((c, i) => recs.push({ kind: 'exec-chunk', pid: r.pid, off: r.breakOffsets ? (r.offsets[i] ?? c.off) : c.off, data: c.data }));
       return recs;
     }),
-  fc.record({ ppid: poolPid, pid: poolPid }).map((r): TracerRecord[] => [{ kind: 'fork', ts: 0, ppid: r.ppid, pid: r.pid }]),
+  // A fork, or a thread's clone, marked or not (a tracer before the mark).
+  fc.record({ ppid: poolPid, pid: fc.oneof(poolPid, fc.integer({ min: 200, max: 203 })), thread: fc.option(fc.boolean(), { nil: undefined }) }).map((r): TracerRecord[] => [
+    { kind: 'fork', ts: 0, ppid: r.ppid, pid: r.pid, ...(r.thread === undefined ? {} : { thread: r.thread }) },
+  ]),
   fc
     .record({
       pid: poolPid,
@@ -418,9 +425,13 @@ const step: fc.Arbitrary<TracerRecord[]> = fc.oneof(
       return [head, ...chunks.map((c): TracerRecord => ({ kind: 'data-chunk', tid: r.tid, off: c.off, data: c.data }))];
     }),
   fc
-    .record({ pid: poolPid, start: poolStart, code: fc.oneof(fc.constantFrom(0, 256, 9, 0x8b), int32), flags: fc.constantFrom(0, 4, 0xffff) })
-    .map((r): TracerRecord[] => [{ kind: 'exit', ts: 0, pid: r.pid, start: r.start, exitCode: r.code, groupExitCode: r.code, signalFlags: r.flags }]),
+    .record({ pid: poolPid, start: poolStart, code: fc.oneof(fc.constantFrom(0, 256, 9, 0x8b), int32), flags: fc.constantFrom(0, 4, 0xffff), counts: fc.option(fc.tuple(fc.nat({ max: 3 }), fc.nat({ max: 2 })), { nil: undefined }) })
+    .map((r): TracerRecord[] => [{ kind: 'exit', ts: 0, pid: r.pid, start: r.start, exitCode: r.code, groupExitCode: r.code, signalFlags: r.flags, ...(r.counts === undefined ? {} : { ioRecords: r.counts[0], clones: r.counts[1] }) }]),
   fc.oneof(poolPid, fc.integer({ min: 200, max: 203 })).map((tid): TracerRecord[] => [{ kind: 'thread-exit', tid }]),
+  // A thread's end with its process, its count of payload records and its start time.
+  fc.record({ tid: fc.oneof(poolPid, fc.integer({ min: 200, max: 203 })), pid: poolPid, io: fc.nat({ max: 3 }), start: poolStart, clones: fc.nat({ max: 2 }) }).map((r): TracerRecord[] => [
+    { kind: 'thread-exit', tid: r.tid, ts: 0, pid: r.pid, ioRecords: r.io, start: r.start, clones: r.clones },
+  ]),
   fc.nat({ max: 5 }).map((count): TracerRecord[] => [{ kind: 'lost', count }]),
   fc.constantFrom('full', 'light').map((mode): TracerRecord[] => [{ kind: 'hello', version: 1, mode: mode as 'full' | 'light', ts: 0 }]),
 );

@@ -3,7 +3,7 @@
  * Keep in sync with the constants at the top of record.sh.
  */
 
-import { ChunkedBuffer } from '../../collector/assemble/chunked-buffer.js';
+import { ChunkedBuffer } from '../../collector/tracer/chunked-buffer.js';
 import { parseTracerLine, EXEC_BLOCK_CAP_BYTES } from '../../bpf/tracer-protocol.js';
 
 export const RECORDED = {

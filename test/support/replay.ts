@@ -1,11 +1,13 @@
 /**
  * Replays tracer output (recorded fixtures or synthetic lines) through
- * parseTracerLine and CallAssembler with a fake clock.
+ * parseTracerLine, a RecordFramer and CallAssembler with a fake clock, in the
+ * order the lines come (no sequencer: what the assembler makes of disorder).
  */
 
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { CallAssembler, type AssemblerOptions } from '../../collector/assemble/assembler.js';
+import { CallAssembler, type AssemblerHeldState, type AssemblerOptions } from '../../collector/assemble/assembler.js';
+import { FRAME_WAIT_US, RecordFramer, type Framed } from '../../collector/tracer/record-framer.js';
 import { parseTracerLine, type TracerLineError } from '../../bpf/tracer-protocol.js';
 import type { CniCall, CollectorEvent } from '../../collector/types.js';
 
@@ -39,8 +41,14 @@ export interface ReplayOptions extends Partial<AssemblerOptions> {
   end?: 'tick' | 'flushAll' | 'none';
 }
 
+/** How long a frame waits for chunk lines that do not come, as the daemon's record flow waits. */
+const FRAME_WAIT_MS = FRAME_WAIT_US / 1000;
+
 export interface Replay {
   readonly assembler: CallAssembler;
+  readonly framer: RecordFramer;
+  /** What the framer and the assembler hold now. */
+  heldState(): AssemblerHeldState & { openFrames: number };
   readonly events: CollectorEvent[];
   readonly started: CniCall[];
   readonly finished: CniCall[];
@@ -57,14 +65,30 @@ export interface Replay {
 
 export function replay(lines: Iterable<string>, opts: ReplayOptions = {}): Replay {
   const { msPerLine = 1, tickEachLine = true, end = 'tick', ...asmOpts } = opts;
-  const assembler = new CallAssembler({ monoToEpochUs, ...asmOpts });
   const events: CollectorEvent[] = [];
+  const assembler = new CallAssembler({ monoToEpochUs, ...asmOpts }, (e) => events.push(e));
+  const framer = new RecordFramer(asmOpts.isOwnCanary);
+  const framed: Framed[] = [];
   const parseErrors: TracerLineError[] = [];
   let nowMs = 0;
-  const take = (evs: CollectorEvent[]): CollectorEvent[] => {
-    events.push(...evs);
-    return evs;
+  /** The events `run` made the assembler emit. */
+  const emitted = (run: () => void): CollectorEvent[] => {
+    const from = events.length;
+    run();
+    return events.slice(from);
   };
+  /** The frames the framer gave, into the assembler at `atMs`. */
+  const assemble = (atMs: number): void => {
+    for (const { frame } of framed) assembler.push(frame, atMs);
+    framed.length = 0;
+  };
+  /** The fake clock's tick: frames that waited too long for their lines go on cut, then the assembler's timers. */
+  const tick = (t: number): CollectorEvent[] =>
+    emitted(() => {
+      framer.closeStale(t * 1000, FRAME_WAIT_MS * 1000, framed);
+      assemble(t);
+      assembler.tick(t);
+    });
   const feed = (input: Iterable<string>): CollectorEvent[] => {
     const out: CollectorEvent[] = [];
     for (const line of input) {
@@ -74,14 +98,17 @@ export function replay(lines: Iterable<string>, opts: ReplayOptions = {}): Repla
         parseErrors.push(parsed.error);
         continue;
       }
-      out.push(...take(assembler.push(parsed.record, nowMs)));
-      if (tickEachLine) out.push(...take(assembler.tick(nowMs)));
+      framer.push(parsed.record, nowMs * 1000, framed);
+      out.push(...emitted(() => assemble(nowMs)));
+      if (tickEachLine) out.push(...tick(nowMs));
     }
     return out;
   };
   feed(lines);
   const r: Replay = {
     assembler,
+    framer,
+    heldState: () => ({ ...assembler.heldState(), openFrames: framer.openCount }),
     events,
     get started() {
       return events.filter((e) => e.type === 'call.started').map((e) => e.call);
@@ -95,8 +122,13 @@ export function replay(lines: Iterable<string>, opts: ReplayOptions = {}): Repla
     parseErrors,
     nowMs,
     feed,
-    tick: (t) => take(assembler.tick(t)),
-    flushAll: (reason) => take(assembler.flushAll(reason)),
+    tick,
+    flushAll: (reason) =>
+      emitted(() => {
+        framer.closeAll(framed);
+        assemble(nowMs);
+        assembler.endAllCalls(reason);
+      }),
   };
   if (end === 'tick') r.tick(FAR_FUTURE_MS);
   if (end === 'flushAll') r.flushAll('replay ended');

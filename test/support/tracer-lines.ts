@@ -145,24 +145,33 @@ export interface ExitSpec {
   signal?: number;
   /** The R, W and U records the tracer says it printed for the process; left out, as a tracer before the field. */
   ioRecords?: number;
+  /** The tasks its leader cloned (printed only with ioRecords); left out, as a tracer before the field. */
+  clones?: number;
 }
 
 /** Q for a process ended by exit_group (SIGNAL_GROUP_EXIT set, as the fixtures show). */
 export function exitLine(spec: ExitSpec): string {
   const status = spec.signal !== undefined ? spec.signal : (spec.code ?? 0) << 8;
-  return `Q ${spec.ts} ${spec.pid} ${spec.start} ${status} ${status} 4${spec.ioRecords === undefined ? '' : ` ${spec.ioRecords}`}`;
+  const counts = spec.ioRecords === undefined ? '' : ` ${spec.ioRecords}${spec.clones === undefined ? '' : ` ${spec.clones}`}`;
+  return `Q ${spec.ts} ${spec.pid} ${spec.start} ${status} ${status} 4${counts}`;
 }
 
-export function forkLine(ts: number, ppid: number, child: number): string {
-  return `F ${ts} ${ppid} ${child}`;
+/** clone_flags as the tracer prints them: a pthread's (CLONE_THREAD among them) and a fork's. */
+export const CLONE_FLAGS = { thread: 0x3d0f00, process: 0x1200011 } as const;
+
+/** F: a fork or clone by `ppid`; `clone` left out, as a tracer before clone_flags printed it. */
+export function forkLine(ts: number, ppid: number, child: number, clone?: keyof typeof CLONE_FLAGS): string {
+  return `F ${ts} ${ppid} ${child}${clone === undefined ? '' : ` ${CLONE_FLAGS[clone]}`}`;
 }
 
 /**
  * T for a thread's end: as the oldest tracers print it (tid only), or, given
- * `ended`, with its time, its process and the payload records it printed.
+ * `ended`, with its time, its process and the payload records it printed
+ * (and, when `start` is given, its start time and the tasks it cloned).
  */
-export function threadExitLine(tid: number, ended?: { ts: number; pid: number; ioRecords: number }): string {
-  return ended === undefined ? `T ${tid}` : `T ${tid} ${ended.ts} ${ended.pid} ${ended.ioRecords}`;
+export function threadExitLine(tid: number, ended?: { ts: number; pid: number; ioRecords: number; start?: number; clones?: number }): string {
+  if (ended === undefined) return `T ${tid}`;
+  return `T ${tid} ${ended.ts} ${ended.pid} ${ended.ioRecords}${ended.start === undefined ? '' : ` ${ended.start} ${ended.clones ?? 0}`}`;
 }
 
 export function helloLine(mode: 'full' | 'light', ts = 1_000_000): string {

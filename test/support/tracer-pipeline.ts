@@ -1,13 +1,14 @@
 /**
  * The collector's line path without bpftrace: bytes → LineSplitter →
- * parseTracerBytes → RecordSequencer → CallAssembler, wired as TracerRun
- * wires them (malformed and overlong lines counted, records reordered
- * before assembly), with a fake clock.
+ * parseTracerBytes → RecordFramer → RecordSequencer → CallAssembler, wired as
+ * the record flow wires them (malformed and overlong lines counted, frames
+ * reordered before assembly), with a fake clock.
  */
 
-import { CallAssembler, type AssemblerOptions } from '../../collector/assemble/assembler.js';
+import { CallAssembler, type AssemblerHeldState, type AssemblerOptions } from '../../collector/assemble/assembler.js';
 import { LineSplitter } from '../../collector/tracer/line-splitter.js';
-import { RecordSequencer } from '../../collector/tracer/record-sequencer.js';
+import { RecordFramer, type Framed } from '../../collector/tracer/record-framer.js';
+import { RecordSequencer, type Sequenced } from '../../collector/tracer/record-sequencer.js';
 import { REORDER_WINDOW, ReorderWindow } from '../../collector/tracer/reorder-window.js';
 import { parseTracerBytes, type TracerRecord } from '../../bpf/tracer-protocol.js';
 import type { CollectorEvent } from '../../collector/types.js';
@@ -21,30 +22,44 @@ const FIXED_WINDOW = { ...REORDER_WINDOW, minUs: REORDER_WINDOW.maxUs };
 
 export interface Pipeline {
   readonly assembler: CallAssembler;
+  readonly framer: RecordFramer;
   readonly sequencer: RecordSequencer;
   readonly events: CollectorEvent[];
-  /** Records the parser made, in input order (before reordering). */
+  /** Records the parser made, in input order (before framing and reordering). */
   readonly parsed: TracerRecord[];
+  /** Frames the framer made (and loss notices). */
+  framed: number;
   /** Lines refused: parse errors and overlong lines, as TracerRun's malformedLines counts them. */
   malformed: number;
   nowMs: number;
+  /** What the framer, the sequencer and the assembler hold now. */
+  heldState(): AssemblerHeldState & { openFrames: number; sequenced: number };
   /** Bytes as read from bpftrace's stdout, in whatever pieces the pipe gives. */
   push(bytes: Buffer): void;
-  /** The tracer went quiet: everything held goes to the assembler. */
+  /** The tracer went quiet: everything held goes to the assembler, frames still open cut. */
   quiet(): void;
   tick(nowMs: number): void;
   end(): void;
 }
 
-/** `msPerRecord`: how far the fake clock moves for each record handed to the assembler. */
+/** `msPerRecord`: how far the fake clock moves for each record (line) parsed. */
 export function createPipeline(opts: Partial<AssemblerOptions> = {}, msPerRecord = 1): Pipeline {
-  const assembler = new CallAssembler({ monoToEpochUs, ...opts });
+  const events: CollectorEvent[] = [];
+  const assembler = new CallAssembler({ monoToEpochUs, ...opts }, (e) => events.push(e));
+  const framer = new RecordFramer(opts.isOwnCanary);
   const sequencer = new RecordSequencer(new ReorderWindow(FIXED_WINDOW));
-  const feed = (records: readonly TracerRecord[]) => {
-    for (const rec of records) {
-      p.nowMs += msPerRecord;
-      p.events.push(...assembler.push(rec, p.nowMs));
-    }
+  const framed: Framed[] = [];
+  const released: Sequenced[] = [];
+  const feed = () => {
+    for (const { frame } of released) assembler.push(frame, p.nowMs);
+    released.length = 0;
+  };
+  const sequence = () => {
+    p.framed += framed.length;
+    const openTs = framer.openCount > 0 ? framer.oldestOpenTs() : Infinity;
+    for (const f of framed) sequencer.push(f.frame, 0, f.arrivalUs, openTs, released);
+    framed.length = 0;
+    feed();
   };
   const splitter = new LineSplitter(
     (line) => {
@@ -54,7 +69,15 @@ export function createPipeline(opts: Partial<AssemblerOptions> = {}, msPerRecord
         return;
       }
       p.parsed.push(r.record);
-      feed(sequencer.push(r.record, p.nowMs * 1000));
+      p.nowMs += msPerRecord;
+      if (r.record.kind === 'lost') {
+        // A loss notice is a frame of its own, handed on at once (the daemon marks the calls a loss may have hit).
+        p.framed++;
+        assembler.push(r.record, p.nowMs);
+        return;
+      }
+      framer.push(r.record, p.nowMs * 1000, framed);
+      sequence();
     },
     () => {
       p.malformed++;
@@ -62,16 +85,24 @@ export function createPipeline(opts: Partial<AssemblerOptions> = {}, msPerRecord
   );
   const p: Pipeline = {
     assembler,
+    framer,
     sequencer,
-    events: [],
+    events,
     parsed: [],
+    framed: 0,
     malformed: 0,
     nowMs: 0,
+    heldState: () => ({ ...assembler.heldState(), openFrames: framer.openCount, sequenced: sequencer.heldCount }),
     push: (bytes) => splitter.push(bytes),
-    quiet: () => feed(sequencer.flush()),
+    quiet: () => {
+      framer.closeAll(framed);
+      sequence();
+      sequencer.releaseAll(p.nowMs * 1000, Infinity, released);
+      feed();
+    },
     tick(nowMs) {
       p.nowMs = Math.max(p.nowMs, nowMs);
-      p.events.push(...assembler.tick(p.nowMs));
+      assembler.tick(p.nowMs);
     },
     end: () => splitter.end(),
   };

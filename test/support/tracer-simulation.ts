@@ -11,9 +11,20 @@
  * busy node's pid_max wraps). Each record is printed as the .bt program
  * prints it (test/support/tracer-lines.ts) into the buffer of the CPU the
  * task runs on, in kernel time order: X P B… at exec (cpu×2^22+pid), F for forks and thread
- * clones, R/W and their D lines (cpu×2^22+tid), T `<tid> <ts> <pid> <io_records>` for a worker
- * thread's end with the R/W headers that thread printed, Q with the leader's (counted
- * per thread, so exact).
+ * clones (with their clone_flags: CLONE_THREAD marks a thread), R/W and their D lines
+ * (cpu×2^22+tid), T `<tid> <ts> <pid> <io_records> <start> <clones>` for a worker thread's
+ * end with the R/W headers that thread printed and the tasks it cloned, Q with the leader's
+ * (counted per thread, so exact).
+ *
+ * The standby tracer (when the plan has one): a second, sched-only bpftrace
+ * with buffers of its own, printing its copies of the exec, fork, exit and
+ * thread-end lines (no payloads: its counts of payload records are 0), each
+ * dated by its own program's run on the same tracepoint hit, a fraction of a
+ * µs from the main tracer's (before the task goes on: what the task does
+ * next is dated after both); a process's or thread's end now and then
+ * milliseconds later (its program preempted: nothing of that task comes
+ * after). The collector must take each event once, and each call's payloads
+ * and counts from the main tracer.
  *
  * bpftrace: its buffers are read one CPU at a time, in a random order, each
  * for some or all of what it holds (a header and its D lines may come apart);
@@ -23,7 +34,7 @@
  * fit), still counted in io_records as the probe's @io++ comes before its
  * printf, and the next read of that buffer says `Lost N events` there.
  *
- * The daemon: lines are parsed (parseTracerBytes) and pushed as they arrive,
+ * The daemon: lines are pushed into the record flow as they arrive,
  * the publish tick runs every 25 ms (releaseDue, tick, the quiet flush after
  * 40 ms without a line), the clock release when the oldest held record is due
  * (releaseByClock), as collector/record-pipeline.ts does with real clocks.
@@ -33,8 +44,7 @@
  */
 
 import fc from 'fast-check';
-import { parseTracerBytes } from '../../bpf/tracer-protocol.js';
-import { CANARY_COMMAND, CANARY_OUTPUT } from '../../collector/assemble/assembler.js';
+import { CANARY_COMMAND, CANARY_OUTPUT } from '../../collector/tracer/canary-marks.js';
 import { callId } from '../../collector/assemble/call-state.js';
 import { RecordFlow } from '../../collector/record-flow.js';
 import { DAEMON_SWEEP, LivenessSweep } from '../../collector/liveness-sweep.js';
@@ -84,6 +94,8 @@ export interface DrainPlan {
 export interface NodePlan {
   readonly seed: number;
   readonly cpus: number;
+  /** A sched-only standby tracer runs beside the main one, as in the daemon. */
+  readonly standby: boolean;
   /** Pids and tids handed out (the pool grows only when all are taken). */
   readonly pidPool: number;
   /** A process's consecutive records lie up to this many µs apart. */
@@ -94,8 +106,17 @@ export interface NodePlan {
 
 /** What a call really was: what a record of it must show, byte for byte. */
 export interface TrueCall {
-  /** The id the collector gives it (its exec's time and pid). */
+  /**
+   * The id the collector gives it (its exec's time and pid): from the main
+   * tracer's time until the run ends, then the collector's own, found by the
+   * process (pid and start time): with a standby, the copy of the exec that
+   * goes on first, microseconds apart, dates it.
+   */
   id: string;
+  /** Its process's start time, as the exec line says it. */
+  processStart: string;
+  /** The call that delegated to it. */
+  parent: TrueCall | null;
   readonly index: string;
   pid: number;
   readonly path: string;
@@ -144,6 +165,8 @@ const LIVENESS_EVERY_US = 5_000_000;
 /** How long past the last action the daemon's liveness sweep may take to end calls whose exit was lost. */
 const WIND_DOWN_US = 30_000_000;
 const SRC = 1;
+/** The standby tracer's run. */
+const STANDBY_SRC = 2;
 /** How long (µs) after a pid is freed the kernel may hand it out again (see Node.allocate). */
 const PID_REUSE_US = 1_000_000;
 
@@ -167,6 +190,10 @@ interface Task {
   start: number;
   /** The payload records this thread (or leader) printed: its T's (its Q's) io_records. */
   io: number;
+  /** When it was cloned (ns): a thread's start time, on its T line. */
+  cloned: number;
+  /** The tasks it cloned: its T's (its Q's) clones. */
+  clones: number;
   cpu: number;
   /** The call whose process tree it belongs to, for the loss tally. */
   readonly owner: TrueCall;
@@ -184,15 +211,24 @@ class CpuBuffer {
   entries: Entry[] = [];
   head = 0;
   stalledUntilUs = 0;
+  constructor(
+    /** The tracer run whose buffer it is. */
+    readonly src: number,
+  ) {}
   get pending(): number {
     return this.entries.length - this.head;
   }
 }
 
+/** A sched line as a tracer prints it at `ts`: the main tracer's (`standby` false) or the standby's copy. */
+type SchedLines = (ts: number, standby: boolean) => readonly string[];
+
 /** The kernel and bpftrace: prints records into CPU buffers and hands them over as bpftrace reads them. */
 class Node {
   readonly rng: () => number;
   readonly buffers: CpuBuffer[];
+  /** The standby tracer's buffers (none without it). */
+  readonly standbyBuffers: CpuBuffer[];
   readonly actions: Action[] = [];
   readonly truth: TrueCall[] = [];
   readonly stats: SimStats = { lines: 0, lostLines: 0, lostNotices: 0, maxLagUs: 0 };
@@ -206,7 +242,8 @@ class Node {
 
   constructor(readonly plan: NodePlan) {
     this.rng = prng(plan.seed);
-    this.buffers = Array.from({ length: plan.cpus }, () => new CpuBuffer());
+    this.buffers = Array.from({ length: plan.cpus }, () => new CpuBuffer(SRC));
+    this.standbyBuffers = plan.standby ? Array.from({ length: plan.cpus }, () => new CpuBuffer(STANDBY_SRC)) : [];
     for (let i = 0; i < plan.pidPool; i++) this.free.push({ pid: this.nextPid++, freedAt: -Infinity });
   }
 
@@ -267,8 +304,7 @@ class Node {
    * buffer is dropped and counted for the `Lost N events` line. Answers the
    * lines dropped.
    */
-  print(cpu: number, ts: number, lines: readonly string[], owner: TrueCall | null): number {
-    const buf = this.buffers[cpu]!;
+  print(cpu: number, ts: number, lines: readonly string[], owner: TrueCall | null, buf = this.buffers[cpu]!): number {
     const cap = this.plan.drain.capacity;
     const room = cap === null ? lines.length : Math.max(0, cap - buf.pending);
     const kept = Math.min(room, lines.length);
@@ -279,7 +315,23 @@ class Node {
       if (last?.lost !== undefined && buf.entries.length > buf.head) last.lost += dropped;
       else buf.entries.push({ ts, lost: dropped });
       this.stats.lostLines += dropped;
-      if (owner) owner.linesLost += dropped;
+      if (owner && buf.src === SRC) owner.linesLost += dropped;
+    }
+    return dropped;
+  }
+
+  /**
+   * One sched probe's lines: the main tracer's into its CPU buffer, and the
+   * standby's copy, dated by its own run, into its own (`end`: a task's last
+   * record, after which a preempted copy may come late). Answers the lines
+   * the main tracer dropped.
+   */
+  printSched(cpu: number, ts: number, lines: SchedLines, owner: TrueCall | null, end = false): number {
+    const dropped = this.print(cpu, ts, lines(ts, false), owner);
+    if (this.standbyBuffers.length > 0) {
+      // Either program first, under a µs apart (a task's next record is a µs or more on); an end's copy now and then late.
+      const at = end && this.rng() < 0.02 ? ts + this.int(1_000_000, 5_000_000) : ts + this.int(-400, 400);
+      this.print(cpu, Math.max(ts, at), lines(at, true), owner, this.standbyBuffers[cpu]!);
     }
     return dropped;
   }
@@ -301,7 +353,7 @@ interface Files {
 }
 
 function newTruth(index: string, path: string, containerId: string, exitCode: number): TrueCall {
-  return { id: '', index, pid: 0, path, containerId, parentId: null, stdin: [], stdout: [], stderr: [], exitCode, execLost: false, linesLost: 0 };
+  return { id: '', processStart: '', parent: null, index, pid: 0, path, containerId, parentId: null, stdin: [], stdout: [], stderr: [], exitCode, execLost: false, linesLost: 0 };
 }
 
 function cniEnv(command: string, containerId: string): Record<string, string> {
@@ -327,14 +379,15 @@ function execAction(node: Node, task: Task, parent: Task | null, path: string, e
     }
     if (truth) {
       truth.pid = task.id;
+      truth.processStart = String(task.start);
       // As the parser and the assembler compute it (µs with the ns as a fraction, then the epoch: float rounding included).
       truth.id = callId(monoToEpochUs(Math.floor(ts / 1000) + (ts % 1000) / 1000), task.id);
     }
     const comm = parent === null ? 'containerd' : (parent.owner.path.split('/').pop() ?? 'plugin').slice(0, 15);
     // The exec's probes run on one CPU, whose buffer takes all its lines; they name it above the pid.
     const cpu = node.cpuOf(task);
-    const lines = execLines({ ts, pid: task.id, ppid: parent?.id ?? RUNTIME_PID, parentTraced: parent !== null, start: task.start, path, argv: [path], env, stdio: [files.stdin, files.stdout, files.stderr], parentComm: comm, cpu });
-    const dropped = node.print(cpu, ts, lines, task.owner);
+    const lines = (at: number) => execLines({ ts: at, pid: task.id, ppid: parent?.id ?? RUNTIME_PID, parentTraced: parent !== null, start: task.start, path, argv: [path], env, stdio: [files.stdin, files.stdout, files.stderr], parentComm: comm, cpu });
+    const dropped = node.printSched(cpu, ts, lines, task.owner);
     if (dropped > 0 && truth) truth.execLost = true;
   };
 }
@@ -348,7 +401,9 @@ function forkAction(node: Node, parent: Task, child: Task): (ts: number) => void
       node.alive.add(`${child.id}:${child.start}`);
     }
     child.cpu = node.int(0, node.plan.cpus - 1);
-    node.print(node.cpuOf(parent), ts, [forkLine(ts, procOf(parent).id, child.id)], parent.owner);
+    child.cloned = ts;
+    parent.clones++;
+    node.printSched(node.cpuOf(parent), ts, (at) => [forkLine(at, procOf(parent).id, child.id, child.leader === null ? 'process' : 'thread')], parent.owner);
   };
 }
 
@@ -369,14 +424,17 @@ function ioAction(node: Node, thread: Task, kind: 'read' | 'write', fd: number, 
 
 function threadExitAction(node: Node, thread: Task): (ts: number) => void {
   return (ts) => {
-    node.print(node.cpuOf(thread), ts, [threadExitLine(thread.id, { ts, pid: procOf(thread).id, ioRecords: thread.io })], thread.owner);
+    // The standby has no payload probes: the records it counts are none.
+    const line: SchedLines = (at, standby) => [threadExitLine(thread.id, { ts: at, pid: procOf(thread).id, ioRecords: standby ? 0 : thread.io, start: thread.cloned, clones: thread.clones })];
+    node.printSched(node.cpuOf(thread), ts, line, thread.owner, true);
     node.release(thread, ts);
   };
 }
 
 function exitAction(node: Node, proc: Task, exitCode: number): (ts: number) => void {
   return (ts) => {
-    node.print(node.cpuOf(proc), ts, [exitLine({ ts, pid: proc.id, start: proc.start, code: exitCode, ioRecords: proc.io })], proc.owner);
+    const line: SchedLines = (at, standby) => [exitLine({ ts: at, pid: proc.id, start: proc.start, code: exitCode, ioRecords: standby ? 0 : proc.io, clones: proc.clones })];
+    node.printSched(node.cpuOf(proc), ts, line, proc.owner, true);
     node.alive.delete(`${proc.id}:${proc.start}`);
     node.release(proc, ts);
   };
@@ -392,15 +450,15 @@ function printCanary(node: Node, ts: number): void {
   const task = newTask(null, newTruth('canary', '/usr/bin/echo', '', 0));
   node.allocate(task, ts);
   const cpu = node.int(0, node.plan.cpus - 1);
-  const lines = execLines({ ts, pid: task.id, ppid: DAEMON_PID, start: ts - 50_000, path: '/usr/bin/echo', argv: ['echo', CANARY_OUTPUT.trimEnd()], env: { PATH: '/usr/bin:/bin', CNI_COMMAND: CANARY_COMMAND }, parentComm: 'node', cpu });
-  node.print(cpu, ts, lines, null);
+  const lines = (at: number) => execLines({ ts: at, pid: task.id, ppid: DAEMON_PID, start: ts - 50_000, path: '/usr/bin/echo', argv: ['echo', CANARY_OUTPUT.trimEnd()], env: { PATH: '/usr/bin:/bin', CNI_COMMAND: CANARY_COMMAND }, parentComm: 'node', cpu });
+  node.printSched(cpu, ts, lines, null);
   node.print(cpu, ts + 20_000, writeLines({ ts: ts + 20_000, pid: task.id, fd: 1, file: node.file(), cpu }, CANARY_OUTPUT), null);
-  node.print(cpu, ts + 40_000, [exitLine({ ts: ts + 40_000, pid: task.id, start: ts - 50_000, ioRecords: 1 })], null);
+  node.printSched(cpu, ts + 40_000, (at, standby) => [exitLine({ ts: at, pid: task.id, start: ts - 50_000, ioRecords: standby ? 0 : 1 })], null);
   node.release(task, ts + 40_000);
 }
 
 function newTask(leader: Task | null, owner: TrueCall): Task {
-  return { id: 0, leader, start: 0, io: 0, cpu: 0, owner };
+  return { id: 0, leader, start: 0, io: 0, cpu: 0, cloned: 0, clones: 0, owner };
 }
 
 /**
@@ -488,7 +546,7 @@ function scheduleCall(node: Node, plan: CallPlan, index: number, startNs: number
       const forkTs = next();
       node.at(forkTs, (ts) => {
         forkAction(node, proc, dTask)(ts);
-        dTruth.parentId = truth.id;
+        dTruth.parent = truth;
       });
       const dFiles: Files = { stdin: node.file(), stdout: node.file(), stderr: node.file() };
       const exited = pluginProcess(node, plan.delegate, dTask, proc, delegatePath, cniEnv(plan.command, `${containerId}-d`), dFiles, dTruth, next(), () => {});
@@ -517,24 +575,21 @@ export function simulate(plan: NodePlan, opts: SimOptions = {}): SimResult {
   }
   const actions = node.actions.sort((a, b) => a.ts - b.ts || a.seq - b.seq);
 
-  const flow = new RecordFlow({ monoToEpochUs }, { src: SRC, mode: 'full' }, window);
   const events: CollectorEvent[] = [];
-  const take = (evs: readonly CollectorEvent[]) => {
-    for (const e of evs) {
-      events.push(e);
-      if (trace) trace(`  -> ${e.type} ${e.call.id} ${e.call.plugin} pid ${e.call.pid} ${e.call.status} lost=${e.call.lostRecords} in/out/err ${e.call.stdin.bytes.length}/${e.call.stdout.bytes.length}/${e.call.stderr.bytes.length}`);
-    }
+  const emit = (e: CollectorEvent) => {
+    events.push(e);
+    if (trace) trace(`  -> ${e.type} ${e.call.id} ${e.call.plugin} pid ${e.call.pid} ${e.call.status} lost=${e.call.lostRecords} in/out/err ${e.call.stdin.bytes.length}/${e.call.stdout.bytes.length}/${e.call.stderr.bytes.length}`);
   };
+  const flow = new RecordFlow({ monoToEpochUs }, { src: SRC, mode: 'full' }, emit, window);
   let nowUs = T0_NS / 1000;
   const ms = (us: number) => us / 1000;
   let lastArrivalUs: number | null = null;
   let nextPublishUs = nowUs + PUBLISH_EVERY_US;
   let clockDueUs: number | null = null;
-  const push = (line: string, arrivalUs: number) => {
-    if (trace) trace(`${arrivalUs.toFixed(0)} ${line.length > 60 ? `${line.slice(0, 60)}…` : line}`);
-    const parsed = parseTracerBytes(Buffer.from(line));
-    if (!parsed.ok) throw new Error(`the simulation printed a malformed line: ${parsed.error.message}`);
-    take(flow.push(parsed.record, SRC, arrivalUs, ms(arrivalUs)));
+  const push = (line: string, arrivalUs: number, src = SRC) => {
+    if (trace) trace(`${arrivalUs.toFixed(0)}${src === SRC ? '' : ' (standby)'} ${line.length > 60 ? `${line.slice(0, 60)}…` : line}`);
+    const malformed = flow.push(Buffer.from(line), src, arrivalUs, ms(arrivalUs));
+    if (malformed) throw new Error(`the simulation printed a malformed line: ${malformed.message}`);
     lastArrivalUs = arrivalUs;
   };
   let nextLivenessUs = nowUs + LIVENESS_EVERY_US;
@@ -543,7 +598,7 @@ export function simulate(plan: NodePlan, opts: SimOptions = {}): SimResult {
   /** collector/liveness.ts: a call whose process is gone ends once the stream is past that moment by a margin. */
   const liveness = (t: number) => {
     const { gone, waiting } = sweep.sweep(flow.runningCalls(), { epochUs: monoToEpochUs(t), monoUs: t, releasedTs: flow.releasedTs }, (pid, start) => node.alive.has(`${pid}:${start}`));
-    for (const call of gone) take(flow.processGone(call.pid, call.start, 'the plugin process is gone but its exit was not recorded'));
+    for (const call of gone) flow.processGone(call.pid, call.start, 'the plugin process is gone but its exit was not recorded');
     if (waiting) printCanary(node, t * 1000);
   };
   const armClock = (atUs: number) => {
@@ -563,25 +618,27 @@ export function simulate(plan: NodePlan, opts: SimOptions = {}): SimResult {
         liveness(t);
       } else if (t === clockAt) {
         clockDueUs = null;
-        take(flow.releaseByClock(t, ms(t)));
-        take(flow.tick(ms(t)));
+        flow.releaseByClock(t, ms(t));
+        flow.tick(ms(t));
         armClock(t);
       } else {
         nextPublishUs += PUBLISH_EVERY_US;
-        take(flow.releaseDue(t, ms(t)));
-        take(flow.tick(ms(t)));
+        flow.releaseDue(t, ms(t));
+        flow.tick(ms(t));
         if (flow.heldCount > 0 && lastArrivalUs !== null && t - lastArrivalUs >= QUIET_US) {
-          take(flow.releaseQuiet(t, ms(t)));
-          take(flow.tick(ms(t)));
+          flow.releaseQuiet(t, ms(t));
+          flow.tick(ms(t));
         }
       }
     }
   };
 
   push(`H 1 full ${T0_NS}`, nowUs);
+  if (plan.standby) push(`H 1 light ${T0_NS}`, nowUs, STANDBY_SRC);
+  const allBuffers = [...node.buffers, ...node.standbyBuffers];
   let a = 0;
   let globalStallUntilUs = 0;
-  const pendingLines = () => node.buffers.some((b) => b.pending > 0);
+  const pendingLines = () => allBuffers.some((b) => b.pending > 0);
   const lastActionUs = actions.length > 0 ? actions[actions.length - 1]!.ts / 1000 : nowUs;
   for (;;) {
     const idle = !pendingLines();
@@ -601,9 +658,9 @@ export function simulate(plan: NodePlan, opts: SimOptions = {}): SimResult {
       continue;
     }
     // One read round: every CPU buffer in turn, in a random order, some or all of what each holds.
-    const order = node.buffers.map((_, i) => i).sort(() => node.rng() - 0.5);
-    for (const cpu of order) {
-      const buf = node.buffers[cpu]!;
+    const order = allBuffers.map((_, i) => i).sort(() => node.rng() - 0.5);
+    for (const at of order) {
+      const buf = allBuffers[at]!;
       if (buf.stalledUntilUs > nowUs) continue;
       if (node.rng() < plan.drain.cpuStallChance) {
         buf.stalledUntilUs = nowUs + node.int(1, plan.drain.cpuStallMaxUs);
@@ -619,10 +676,10 @@ export function simulate(plan: NodePlan, opts: SimOptions = {}): SimResult {
         node.stats.maxLagUs = Math.max(node.stats.maxLagUs, nowUs - e.ts / 1000);
         if (e.lost !== undefined) {
           node.stats.lostNotices++;
-          push(`Lost ${e.lost} events`, nowUs);
+          push(`Lost ${e.lost} events`, nowUs, buf.src);
         } else {
           node.stats.lines++;
-          push(e.line, nowUs);
+          push(e.line, nowUs, buf.src);
         }
       }
       if (buf.head > 4096) {
@@ -633,15 +690,20 @@ export function simulate(plan: NodePlan, opts: SimOptions = {}): SimResult {
     armClock(nowUs);
   }
   // The daemon stops: everything held goes on, and every wait is over.
-  take(flow.flush(ms(nowUs)));
+  flow.releaseAll(ms(nowUs));
   for (const later of [3_000_000, 15_000_000, 70_000_000, 140_000_000]) {
-    take(flow.releaseDue(nowUs + later, ms(nowUs + later)));
-    take(flow.tick(ms(nowUs + later)));
+    flow.releaseDue(nowUs + later, ms(nowUs + later));
+    flow.tick(ms(nowUs + later));
   }
   // As collector.ts stops: what still runs (its exit lost, the liveness sweep not done with it) ends incomplete.
-  take(flow.endAllCalls('the tracer stopped while the call ran'));
+  flow.endAllCalls('the tracer stopped while the call ran');
   const finals = new Map<string, CniCall>();
   for (const e of events) finals.set(e.call.id, e.call);
+  // Each true call by the collector's id of its process (the first one, should there be two: the other is a stray).
+  const byProcess = new Map<string, string>();
+  for (const e of events) if (!byProcess.has(`${e.call.pid}:${e.call.processStart}`)) byProcess.set(`${e.call.pid}:${e.call.processStart}`, e.call.id);
+  for (const t of node.truth) t.id = byProcess.get(`${t.pid}:${t.processStart}`) ?? t.id;
+  for (const t of node.truth) t.parentId = t.parent?.id ?? null;
   return { truth: node.truth, finals, events, stats: node.stats };
 }
 
@@ -708,6 +770,7 @@ export function nodePlan(load: Load, maxCalls = 12): fc.Arbitrary<NodePlan> {
   return fc.record({
     seed: fc.integer({ min: 0, max: 2 ** 31 - 1 }),
     cpus: fc.integer({ min: 2, max: 4 }),
+    standby: fc.boolean(),
     pidPool: fc.integer({ min: 6, max: 24 }),
     stepUs: fc.integer({ min: 5, max: 3_000 }),
     calls: fc.array(callPlan(), { minLength: 1, maxLength: maxCalls }),

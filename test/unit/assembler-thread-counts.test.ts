@@ -6,6 +6,11 @@
  * call waits for the write and is published once, exact. The old tracer's
  * count per process could miss a bump when two threads printed at once (its
  * `++` is not atomic): the call went out short, and a call.updated mended it.
+ *
+ * Threads are counted the same way: the tracer marks a thread's clone on its
+ * F line (no process of its own), and each end says how many tasks its
+ * thread cloned, so a thread whose clone, records and end all come after the
+ * exit is still waited for.
  */
 
 import { describe, expect, it } from 'vitest';
@@ -69,5 +74,31 @@ describe('a thread’s payload records, counted on its end', () => {
     expect(r.finished[0]!.stdout.bytes.toString()).toBe('');
     expect(r.updated).toHaveLength(1);
     expect(r.updated[0]!.stdout.bytes.toString()).toBe(RESULT);
+  });
+
+  it('hold the call for a thread whose clone, write and end all came after the exit: the exit said its leader cloned one', () => {
+    const clone = forkLine(11 * ms, 100, 101, 'thread');
+    const headOnly = [...execLines({ ts: 10 * ms, pid: 100, ppid: 1, start: 9 * ms, path: '/opt/cni/bin/bridge', env: CNI_ENV, stdio: STDIO }), ...readLines({ ts: 12 * ms, pid: 100, file: STDIO[0], cpu: 0 }, CONFIG)];
+    const r = replay([...headOnly, exitLine({ ts: 15 * ms, pid: 100, start: 9 * ms, ioRecords: 1, clones: 1 })], { end: 'none' });
+    r.tick(r.nowMs + 500);
+    expect(r.finished).toHaveLength(0);
+    // The worker's CPU buffer, read late: its clone, its write, its end.
+    r.feed([clone, ...workerWrite, threadExitLine(101, { ts: 14 * ms, pid: 100, ioRecords: 1, start: 11 * ms, clones: 0 })]);
+    r.tick(r.nowMs + 60_000);
+    expect(r.finished).toHaveLength(1);
+    expect(r.updated).toHaveLength(0);
+    expect(r.finished[0]).toMatchObject({ lostRecords: false, status: 'finished' });
+    expect(r.finished[0]!.stdout.bytes.toString()).toBe(RESULT);
+    // A thread is no process: nothing of it is left followed.
+    expect(r.heldState()).toMatchObject({ procs: 0, calls: 0 });
+  });
+
+  it('publish the call marked when a thread its exit announced never ends, after the wait for payload records', () => {
+    const r = replay([...head.filter((l) => !l.startsWith('F ')), forkLine(11 * ms, 100, 101, 'thread'), exitLine({ ts: 15 * ms, pid: 100, start: 9 * ms, ioRecords: 1, clones: 1 })], { end: 'none' });
+    r.tick(r.nowMs + 9_000);
+    expect(r.finished).toHaveLength(0);
+    r.tick(r.nowMs + 10_500);
+    expect(r.finished).toHaveLength(1);
+    expect(r.finished[0]).toMatchObject({ lostRecords: true, lostRecordsCause: 'payloads-never-came' });
   });
 });

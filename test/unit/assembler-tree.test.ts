@@ -86,7 +86,7 @@ describe('descendants that outlive the plugin', () => {
 
   it('the call ends when the plugin exits; later helpers and output are added to it, marked as after exit', () => {
     const r = replay(lines, { end: 'none' });
-    r.tick(r.nowMs + 2_500); // past the grace and the wait for descendants not seen to end
+    r.tick(r.nowMs + 5_500); // past the grace and the wait for descendants not seen to end
     expect(r.finished).toHaveLength(1);
     const first = r.finished[0]!;
     expect(first).toMatchObject({ status: 'finished', endedAtUs: expect.any(Number), stderrAfterExitOffset: null });

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { CANARY_COMMAND, CANARY_OUTPUT } from '../../collector/assemble/assembler.js';
+import { CANARY_COMMAND, CANARY_OUTPUT } from '../../collector/tracer/canary-marks.js';
 import { callSucceeded, type CniCall } from '../../collector/types.js';
 import { EPOCH_OFFSET_US, FAR_FUTURE_MS, onlyCall, payload, replay, replayFixture, traceLines } from '../support/replay.js';
 import { ALLOWED_FIXTURE_ENV, RECORDED, rawEnvNames } from '../support/recorded.js';
+import { createPipeline } from '../support/tracer-pipeline.js';
 import { SAMPLE_CNI_ENV, execLines, exitLine, forkLine, helloLine, readLines, threadExitLine, writeLines } from '../support/tracer-lines.js';
 
 const FIXTURES = ['bridge.trace', 'failing.trace', 'shell.trace', 'sigkill.trace', 'version.trace', 'light.trace', 'running.trace', 'bytes.trace'];
@@ -44,7 +45,8 @@ describe('recorded fixtures', () => {
     const r = replay(lines);
     expect(r.parseErrors).toEqual([]);
     for (const env of rawEnvNames(lines)) expect(env).toMatch(ALLOWED_FIXTURE_ENV);
-    expect(r.assembler.counters.orphanChunks).toBe(0);
+    expect(r.framer.strayChunks).toBe(0);
+    expect(r.assembler.counters.unattributed).toBe(0);
     expect(r.assembler.counters.lostEvents).toBe(0);
     // After the far-future tick nothing that exited is left open.
     expect(r.finished.filter((c) => c.status === 'finished').every((c) => c.endedAtUs !== null)).toBe(true);
@@ -398,8 +400,11 @@ describe('tracer stopped while a plugin runs (running.trace)', () => {
   it('processGone ends the call the same way', () => {
     const r = replayFixture('running.trace');
     const [running] = r.assembler.runningCalls();
-    expect(r.assembler.processGone(running!.pid, 'not-its-start', 'gone')).toEqual([]);
-    const [ev] = r.assembler.processGone(running!.pid, running!.start, 'process gone');
+    const before = r.events.length;
+    r.assembler.processGone(running!.pid, 'not-its-start', 'gone');
+    expect(r.events.length).toBe(before);
+    r.assembler.processGone(running!.pid, running!.start, 'process gone');
+    const [ev] = r.events.slice(before);
     expect(ev!.call).toMatchObject({ status: 'incomplete', incompleteReason: 'process gone' });
   });
 });
@@ -484,7 +489,8 @@ describe('synthetic: out-of-order delivery', () => {
     expect(call.status).toBe('finished');
     expectStream(call.stdin, config);
     expectStream(call.stdout, result);
-    expect(r.assembler.counters.orphanChunks).toBe(0);
+    expect(r.framer.strayChunks).toBe(0);
+    expect(r.assembler.counters.unattributed).toBe(0);
   });
 
   it('a thread exit delivered before its write’s last chunk does not cut the payload', () => {
@@ -593,13 +599,21 @@ describe('synthetic: out-of-order delivery', () => {
     const call = r.finished[0]!;
     expectStream(call.stdin, config);
     expectStream(call.stdout, result);
-    expect(r.assembler.counters.orphanChunks).toBe(0);
+    expect(r.framer.strayChunks).toBe(0);
+    expect(r.assembler.counters.unattributed).toBe(0);
   });
 
   it('a chunk missing for good leaves a truncated stream once the call is finalized', () => {
+    // Through the framer and the sequencer, as the daemon reads it: the exit waits behind the write still being put together.
     const write = writeLines({ ts: 13 * ms, pid: 100, fd: 1, file: STDIO[1] }, result);
-    const r = replay([...plugin(100, 10 * ms, 11 * ms), ...write.slice(0, -1), exitLine({ ts: 14 * ms, pid: 100, start: 10 * ms })]);
-    const out = r.finished[0]!.stdout;
+    const p = createPipeline();
+    p.push(Buffer.from([...plugin(100, 10 * ms, 11 * ms), ...write.slice(0, -1), exitLine({ ts: 14 * ms, pid: 100, start: 10 * ms })].map((l) => `${l}\n`).join('')));
+    p.quiet();
+    p.tick(FAR_FUTURE_MS);
+    const finished = p.events.filter((e) => e.type === 'call.finished');
+    expect(finished).toHaveLength(1);
+    expect(p.events.filter((e) => e.type === 'call.updated')).toEqual([]);
+    const out = finished[0]!.call.stdout;
     expect(out.truncated).toBe(true);
     expect(out.totalBytes).toBe(result.length);
     expect(out.bytes.equals(result.subarray(0, out.bytes.length))).toBe(true);
@@ -666,15 +680,17 @@ describe('synthetic: stream routing by open file', () => {
     expect(call.stdout.bytes.toString()).toBe('one ');
   });
 
-  it('the canary’s write is checked against the known payload, not filed anywhere', () => {
+  it('the canary’s write is checked against the known payload (by the framer, once, whole), not filed anywhere', () => {
     const canary = (pid: number, text: string) => [
       ...execLines({ ts: pid * ms, pid, ppid: 1, start: pid * ms, path: '/bin/echo', env: { CNI_COMMAND: CANARY_COMMAND } }),
       ...writeLines({ ts: (pid + 0.5) * ms, pid, fd: 1, file: 4 }, text),
       exitLine({ ts: (pid + 0.7) * ms, pid, start: pid * ms }),
     ];
-    const r = replay([...canary(300, CANARY_OUTPUT), ...canary(301, 'something else\n')]);
+    const r = replay([helloLine('full'), ...canary(300, CANARY_OUTPUT), ...canary(301, 'something else\n')], { isOwnCanary: (pid, ppid) => ppid === 1 && (pid === 300 || pid === 301) });
     expect(r.finished).toEqual([]);
-    expect(r.assembler.counters).toMatchObject({ canaries: 2, canaryPayloads: 1, canaryPayloadMismatches: 1, orphanChunks: 0 });
+    expect(r.assembler.counters).toMatchObject({ canaries: 2, unattributed: 0 });
+    expect(r.framer.canary).toEqual({ execs: 2, writesRight: 1, writesWrong: 1 });
+    expect(r.framer.strayChunks).toBe(0);
   });
 });
 

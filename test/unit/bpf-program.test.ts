@@ -9,8 +9,9 @@ describe('the bpftrace program per mode', () => {
   it('light mode has no syscall probe at all: the node keeps its fast syscall path', () => {
     const text = programText('light');
     expect(probes(text).join('\n')).not.toMatch(/syscalls?:/);
-    // And the kernel's extack messages, a tracepoint of netlink's, not of a syscall.
-    expect(probes(text).every((p) => p.startsWith('tracepoint:sched:') || p === 'tracepoint:netlink:netlink_extack' || p === 'BEGIN' || p === 'END')).toBe(true);
+    // And the kernel's extack messages, a tracepoint of netlink's, not of a syscall; and task_newtask for a clone's flags.
+    expect(probes(text).every((p) => p.startsWith('tracepoint:sched:') || p === 'tracepoint:task:task_newtask' || p === 'tracepoint:netlink:netlink_extack' || p === 'BEGIN' || p === 'END')).toBe(true);
+    expect(probes(text)).toContain('tracepoint:task:task_newtask');
     expect(probes(text)).toContain('tracepoint:netlink:netlink_extack');
   });
 

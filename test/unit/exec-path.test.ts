@@ -1,7 +1,8 @@
 // The path an exec ran, rebuilt from the tracer's X, N and C lines: a long path whole, a relative one
 // made absolute against the working directory the kernel resolved it against, and a relative CNI_PATH entry too.
 import { describe, expect, it } from 'vitest';
-import { ExecPathParts, resolveExecPath } from '../../collector/assemble/exec-path.js';
+import { resolveExecPath } from '../../collector/assemble/exec-path.js';
+import { ExecPathParts } from '../../collector/tracer/exec-path-parts.js';
 import { isInCniPath } from '../../collector/assemble/cni-env.js';
 import { parseTracerLine, type TracerRecord } from '../../bpf/tracer-protocol.js';
 import { cwdLines, execLines } from '../support/tracer-lines.js';

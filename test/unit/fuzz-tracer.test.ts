@@ -1,6 +1,7 @@
 /**
  * 100,000+ random and mutated tracer lines through the collector's line path
- * (LineSplitter → parseTracerBytes → RecordSequencer → CallAssembler): no
+ * (LineSplitter → parseTracerBytes → RecordFramer → RecordSequencer →
+ * CallAssembler): no
  * exception escapes, every line made invalid is counted as malformed and no
  * valid one is, what is published is well-formed, and nothing is parked
  * for good. Seeded (see test/support/fuzz.ts: FC_SEED, FC_RUNS).
@@ -47,14 +48,15 @@ function expectSoundOutput(p: Pipeline, lost: number | null): void {
   p.quiet();
   p.tick(p.nowMs + LATER_MS);
   // Nothing waits for records that will never come once their time is up.
-  const held = p.assembler.heldState();
-  expect(held.pendingExecs, 'exec records waiting for chunks').toBe(0);
-  expect(held.ioInFlight, 'reads/writes waiting for chunks').toBe(0);
+  const held = p.heldState();
+  expect(held.openFrames, 'frames waiting for chunk lines').toBe(0);
+  expect(held.sequenced, 'frames waiting in the sequencer').toBe(0);
+  expect(held.awaitingParent, 'execs waiting for their parent').toBe(0);
   expect(held.earlyRecords, 'records waiting for their process').toBe(0);
 
-  p.events.push(...p.assembler.flushAll('fuzz run ended'));
+  p.assembler.endAllCalls('fuzz run ended');
   p.tick(p.nowMs + LATER_MS);
-  expect(p.assembler.heldState()).toEqual({ procs: 0, calls: 0, pendingExecs: 0, ioInFlight: 0, earlyRecords: 0 });
+  expect(p.heldState()).toEqual({ procs: 0, calls: 0, awaitingParent: 0, earlyRecords: 0, openFrames: 0, sequenced: 0 });
 
   const started = new Set<string>();
   const finished = new Map<string, CniCall>();
@@ -81,7 +83,8 @@ function expectSoundOutput(p: Pipeline, lost: number | null): void {
   const c = p.assembler.counters;
   expect(c.callsStarted).toBe(started.size);
   expect(c.callsFinished).toBe(finished.size);
-  expect(c.records).toBe(p.parsed.length);
+  // Every frame the framer made reached the assembler (the sequencer drops nothing).
+  expect(c.records).toBe(p.framed);
   if (lost !== null) expect(c.lostEvents).toBe(lost);
 }
 
@@ -237,8 +240,8 @@ describe('a stream of lines through splitter, parser, sequencer and assembler', 
       const kind = line[0];
       if (line[1] !== ' ' || kind === undefined) return null;
       if ((kind === 'D' || kind === 'B') && how % 3 === 0) return line.slice(0, -1 - (how % 3));
-      // Two more fields: R, W and Q of earlier versions take one more (see the protocol).
-      if (EXACT.has(kind) && how % 3 === 1) return `${line} 0 0`;
+      // More fields than any form takes: R, W, F and Q of earlier versions take one or two more, T's oldest (one field) three (see the protocol).
+      if (EXACT.has(kind) && how % 3 === 1) return kind === 'T' ? `${line} 0 0` : `${line} 0 0 0`;
       return `Z${line.slice(1)}`;
     };
     const mutation = fc.record({ op: fc.constantFrom('drop', 'dup', 'swap', 'break', 'digit', 'shortChunk', 'lost'), at: fc.nat(), how: fc.nat() });
@@ -316,7 +319,7 @@ describe('a long run of calls with records lost at random', () => {
         const CALLS = 1_500;
         // 10 ms of fake clock per record: ~8 calls a second, a busy node.
         const p = createPipeline({ maxStreamBytes: MAX_STREAM_BYTES, finalizeGraceMs: 250 }, 10);
-        const max = { procs: 0, calls: 0, pendingExecs: 0, ioInFlight: 0, earlyRecords: 0 };
+        const max = { procs: 0, calls: 0, awaitingParent: 0, openFrames: 0, earlyRecords: 0 };
         let atOneThird = 0;
         for (let i = 0; i < CALLS; i++) {
           const pid = 10_000 + 2 * i;
@@ -326,8 +329,8 @@ describe('a long run of calls with records lost at random', () => {
           p.quiet();
           p.tick(p.nowMs);
           // The daemon's liveness sweep: a plugin whose process is gone ends as incomplete.
-          for (const call of p.assembler.runningCalls()) if (call.pid < pid - 20) p.events.push(...p.assembler.processGone(call.pid, call.start, 'gone'));
-          const held = p.assembler.heldState();
+          for (const call of p.assembler.runningCalls()) if (call.pid < pid - 20) p.assembler.processGone(call.pid, call.start, 'gone');
+          const held = p.heldState();
           for (const k of Object.keys(max) as Array<keyof typeof max>) max[k] = Math.max(max[k], held[k]);
           if (i === CALLS / 3) atOneThird = held.procs;
         }
@@ -338,7 +341,7 @@ describe('a long run of calls with records lost at random', () => {
         expect(atEnd, `processes held at a third: ${atOneThird}, at the end: ${atEnd}`).toBeLessThanOrEqual(atOneThird * 1.6 + 15);
         expect(max.procs, JSON.stringify(max)).toBeLessThan(CALLS / 5);
         expect(max.calls, JSON.stringify(max)).toBeLessThanOrEqual(30);
-        expect(max.pendingExecs + max.ioInFlight + max.earlyRecords, JSON.stringify(max)).toBeLessThan(CALLS / 5);
+        expect(max.awaitingParent + max.openFrames + max.earlyRecords, JSON.stringify(max)).toBeLessThan(CALLS / 5);
         expectSoundOutput(p, null);
       }),
       fcParams(4),

@@ -14,16 +14,16 @@ const CNI_ENV = { CNI_COMMAND: 'ADD', CNI_PATH: '/opt/cni/bin', CNI_ARGS: 'K8S_P
 const STDIO = [501, 502, 503] as const;
 const plugin = (pid: number, start: number, ts: number) =>
   execLines({ ts, pid, ppid: 1, start, path: '/opt/cni/bin/bridge', env: CNI_ENV, stdio: STDIO });
-/** Past the 10 s the assembler waits for missing chunks. */
+/** Past the 2 s the framer waits for missing chunk lines, and the 10 s records wait for their process. */
 const AFTER_TTL_MS = 11_000;
 
 describe('records whose chunks never come are not held for good', () => {
   it('a read that lost its chunks is filed (truncated) after a while, not kept', () => {
     const [header, firstChunk] = readLines({ ts: 12 * ms, pid: 100, file: STDIO[0] }, 'x'.repeat(500));
     const r = replay([...plugin(100, 10 * ms, 11 * ms), header!, firstChunk!], { end: 'none' });
-    expect(r.assembler.heldState().ioInFlight).toBe(1);
+    expect(r.heldState().openFrames).toBe(1);
     r.tick(r.nowMs + AFTER_TTL_MS);
-    expect(r.assembler.heldState().ioInFlight).toBe(0);
+    expect(r.heldState().openFrames).toBe(0);
     r.feed([exitLine({ ts: 20 * ms, pid: 100, start: 10 * ms })]);
     r.tick(FAR_FUTURE_MS);
     expect(r.finished[0]!.stdin).toMatchObject({ totalBytes: 500, truncated: true });
@@ -33,14 +33,17 @@ describe('records whose chunks never come are not held for good', () => {
   it('a read of a process never seen is dropped and counted once its time is up', () => {
     const [header] = readLines({ ts: 12 * ms, pid: 4242, file: 7 }, 'y'.repeat(300));
     const r = replay([header!], { end: 'none' });
+    // Given up on (cut) once its lines are past due, then kept for its process's exec as long as records are.
     r.tick(r.nowMs + AFTER_TTL_MS);
-    expect(r.assembler.heldState()).toMatchObject({ ioInFlight: 0, earlyRecords: 0 });
-    expect(r.assembler.counters.orphanChunks).toBe(1);
+    expect(r.heldState()).toMatchObject({ openFrames: 0, earlyRecords: 1 });
+    r.tick(r.nowMs + 2 * AFTER_TTL_MS);
+    expect(r.heldState()).toMatchObject({ openFrames: 0, earlyRecords: 0 });
+    expect(r.assembler.counters.unattributed).toBe(1);
   });
 
   it('a zero-length read is filed at once: no chunk will ever complete it', () => {
     const r = replay([...plugin(100, 10 * ms, 11 * ms), `R ${12 * ms} 100 100 0 ${STDIO[0]} 0`], { end: 'none' });
-    expect(r.assembler.heldState().ioInFlight).toBe(0);
+    expect(r.heldState().openFrames).toBe(0);
   });
 
   it('an exec that lost its argv/env chunks is published after a while with what it has', () => {
@@ -48,7 +51,7 @@ describe('records whose chunks never come are not held for good', () => {
     const r = replay([header!], { end: 'none' });
     expect(r.started).toHaveLength(0);
     r.tick(r.nowMs + AFTER_TTL_MS);
-    expect(r.assembler.heldState().pendingExecs).toBe(0);
+    expect(r.heldState().openFrames).toBe(0);
     expect(r.started).toHaveLength(1);
     expect(r.started[0]!.path).toBe('/opt/cni/bin/bridge');
   });
@@ -63,18 +66,18 @@ describe('records whose chunks never come are not held for good', () => {
       ],
       { end: 'none' },
     );
-    r.tick(r.nowMs + 2_500); // past the grace and the wait for descendants not seen to end
+    r.tick(r.nowMs + 5_500); // past the grace and the wait for descendants not seen to end
     expect(r.finished).toHaveLength(1);
     expect(r.assembler.livePids().includes(150)).toBe(true);
     r.tick(r.nowMs + 30_000);
     expect(r.assembler.livePids().includes(150)).toBe(true);
-    r.tick(r.nowMs + 63_000);
+    r.tick(r.nowMs + 66_000);
     expect(r.assembler.heldState()).toMatchObject({ procs: 0, calls: 0 });
   });
 
   it('a forked child that exits after its call was published is forgotten', () => {
     const r = replay([...plugin(100, 10 * ms, 11 * ms), forkLine(12 * ms, 100, 150), exitLine({ ts: 13 * ms, pid: 100, start: 10 * ms })], { end: 'none' });
-    r.tick(r.nowMs + 2_500);
+    r.tick(r.nowMs + 5_500);
     expect(r.finished).toHaveLength(1);
     r.feed([exitLine({ ts: 20 * ms, pid: 150, start: 12 * ms })]);
     expect(r.assembler.heldState()).toMatchObject({ procs: 0, calls: 0 });

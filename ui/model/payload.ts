@@ -44,9 +44,6 @@ export function prettyJson(text: string): string | null {
   }
 }
 
-/** The redaction marker the daemon writes in place of a secret value. */
-export const REDACTED = '"[redacted]"';
-
 /** Text cut where the redaction markers are, so the page can mark them: odd indexes are markers. */
 export function splitRedacted(text: string): string[] {
   return text.split(/("\[redacted\]")/);

@@ -1,13 +1,16 @@
 /**
  * The busy-node case, shared by its e2e test (test/e2e/fidelity-busy.test.ts)
- * and its benchmark (bench/busy-node.ts): while shell loops exec `/bin/true`
- * as fast as they can (exec probes, cron, scripts: pids wrap every few
- * seconds with the default pid_max), bridge ADD/DEL pairs with a big config
- * run a few at a time against a recording daemon; once it has caught up,
- * every stored call is compared with what the caller really sent and got.
+ * and its results (bench/results/busy-node.md): while shell loops exec
+ * `/bin/true` as fast as they can (exec probes, cron, scripts: pids wrap
+ * every few seconds with the default pid_max), and optionally shell loops
+ * that only burn CPU (a node whose load average is far above its CPUs),
+ * bridge ADD/DEL pairs with a big config run a few at a time against a
+ * recording daemon; once it has caught up, every stored call is compared with
+ * what the caller really sent and got.
  */
 
 import { spawn, type ChildProcess } from 'node:child_process';
+import { loadavg } from 'node:os';
 import type { StoredCall } from '../../../store/index.js';
 import type { RunningDaemon } from './daemon.js';
 import { health, poll } from './faults.js';
@@ -20,6 +23,8 @@ export interface BusyNodeOptions {
   readonly padBytes: number;
   /** Shell loops exec'ing /bin/true beside the calls. */
   readonly execLoops: number;
+  /** Shell loops that only burn CPU (no exec: no records) beside the calls. */
+  readonly cpuLoops?: number;
 }
 
 export interface BusyNodeResult {
@@ -42,6 +47,8 @@ export interface BusyNodeResult {
   readonly wrongTrees: string[];
   readonly lostRecords: number;
   readonly seconds: number;
+  /** The node's 1-minute load average as the calls ended. */
+  readonly loadAverage: number;
 }
 
 interface Sent {
@@ -70,6 +77,7 @@ export async function runBusyNode(daemon: RunningDaemon, opts: BusyNodeOptions):
       namespaces.push(await withNetns('cnirec-busy'));
     }
     for (let i = 0; i < opts.execLoops; i++) loops.push(spawn('/bin/sh', ['-c', 'while :; do /bin/true; done'], { stdio: 'ignore' }));
+    for (let i = 0; i < (opts.cpuLoops ?? 0); i++) loops.push(spawn('/bin/sh', ['-c', 'while :; do :; done'], { stdio: 'ignore' }));
     const prefix = `busy${Date.now().toString(36)}`;
     const sent: Sent[] = [];
     let next = 0;
@@ -86,6 +94,7 @@ export async function runBusyNode(daemon: RunningDaemon, opts: BusyNodeOptions):
       }
     };
     await Promise.all(Array.from({ length: opts.workers }, (_, w) => worker(w)));
+    const loadAverage = loadavg()[0]!;
     for (const l of loops) l.kill('SIGKILL');
     const seconds = (performance.now() - began) / 1000;
 
@@ -127,7 +136,7 @@ export async function runBusyNode(daemon: RunningDaemon, opts: BusyNodeOptions):
       }
     }
     const h = await health(daemon.url);
-    return { calls: sent.length, ...result, lostRecords: h.tracer.lostEvents, markedBy: h.calls.callsMarked ?? {}, seconds };
+    return { calls: sent.length, ...result, lostRecords: h.tracer.lostEvents, markedBy: h.calls.callsMarked ?? {}, seconds, loadAverage };
   } finally {
     for (const l of loops) l.kill('SIGKILL');
     for (const ns of namespaces) await ns.remove();

@@ -3,22 +3,19 @@ import { parseTracerLine } from '../../../bpf/tracer-protocol.js';
 import { callChanges, NetlinkDecodeError, type KernelEntry } from '../../../collector/changes/index.js';
 import { parseAttributes, parseMessages } from '../../../collector/changes/netlink.js';
 import { decodeRtRequest } from '../../../collector/changes/rtnetlink.js';
+import { RecordFramer, type Framed } from '../../../collector/tracer/record-framer.js';
 import { traceLines } from '../../support/replay.js';
 
-/** The requests of the recorded bridge ADD, whole, as their L and M lines carried them. */
+/** The requests of the recorded bridge ADD, whole, as their L and M lines carried them (framed as the collector frames them). */
 function recordedRequests(): Buffer[] {
-  const sends = new Map<string, Buffer>();
+  const framer = new RecordFramer();
+  const frames: Framed[] = [];
   for (const l of traceLines('changes-bridge-full.trace')) {
     const r = parseTracerLine(l);
-    if (!r.ok) continue;
-    const rec = r.record;
-    if (rec.kind === 'netlink-send') sends.set(`${rec.tid}:${rec.ts}`, Buffer.alloc(rec.len));
-    if (rec.kind === 'netlink-chunk') {
-      const b = sends.get(`${rec.tid}:${rec.ts}`)!;
-      rec.data.copy(b, rec.off, 0, Math.min(rec.data.length, b.length - rec.off));
-    }
+    if (r.ok) framer.push(r.record, 0, frames);
   }
-  return [...sends.values()];
+  framer.closeAll(frames);
+  return frames.flatMap(({ frame: f }) => (f.kind === 'netlink-send' ? [f.bytes] : []));
 }
 
 const name = (i: number): string => `if${i}`;
@@ -83,8 +80,7 @@ describe('netlink decoders on the recorded requests', () => {
 
   it('keeps a hostile request in the call as undecodable, with the reason, and goes on', () => {
     const entries: KernelEntry[] = [
-      { atUs: 1, rec: { kind: 'netlink-send', ts: 1, pid: 5, tid: 5, netns: '9', len: 16 } },
-      { atUs: 1, rec: { kind: 'netlink-chunk', ts: 1, tid: 5, off: 0, data: Buffer.from([3, 0, 0, 0, 16, 0, 5, 4, 1, 0, 0, 0, 0, 0, 0, 0]) } },
+      { atUs: 1, rec: { kind: 'netlink-send', ts: 1, pid: 5, tid: 5, netns: '9', len: 16, bytes: Buffer.from([3, 0, 0, 0, 16, 0, 5, 4, 1, 0, 0, 0, 0, 0, 0, 0]), whole: true } },
     ];
     const [c] = callChanges(entries, [], { host: '9', pod: null, podPath: null });
     expect(c).toMatchObject({ netns: 'host', subject: '(undecodable netlink request of 16 bytes)', ok: null });

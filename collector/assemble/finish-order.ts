@@ -1,10 +1,11 @@
 /**
- * When a finished call may be published, and in what order. Pure: the
- * assembler's state of the calls, the time, and what the assembler knows is
- * still outstanding for each.
+ * When a call whose plugin ended may finish (its call.finished event), and
+ * in what order. Pure: the assembler's state of the calls, the time, and
+ * what the assembler knows is still outstanding for each.
  */
 
 import { markLost, type CallState } from './call-state.js';
+import { BUFFER_READ_LATE_US } from '../tracer/reorder-window.js';
 
 /**
  * How long past its exit (and grace) a call waits for payload records its
@@ -14,9 +15,9 @@ import { markLost, type CallState } from './call-state.js';
 const IO_WAIT_MS = 10_000;
 /**
  * How long past its exit (and grace) a call waits for the exits of descendants
- * not seen to end: about the longest bpftrace's output lags under a burst.
+ * not seen to end: as long as a CPU buffer may be read late.
  */
-const DESCENDANT_EXIT_WAIT_MS = 2_000;
+const DESCENDANT_EXIT_WAIT_MS = BUFFER_READ_LATE_US / 1000;
 
 /** What the assembler knows a call still waits for. */
 export interface KnownWaits {
@@ -24,6 +25,12 @@ export interface KnownWaits {
   missingIo(call: CallState): boolean;
   /** A helper or fork of the call has not been seen to end. */
   hasLiveDescendant(id: string, call: CallState): boolean;
+  /**
+   * Records dated before its exit are still held before the assembler (in
+   * order, or being put together): its exit came ahead of them (another CPU's
+   * buffer read first, the exit kept until its process was known).
+   */
+  recordsHeld(call: CallState): boolean;
 }
 
 /**
@@ -37,7 +44,7 @@ export interface KnownWaits {
  * runs on is a lingering one). A call waiting blocks the plugin that ran
  * it, so no reader sees a finished call whose delegate still looks running.
  */
-export function publicationOrder(calls: ReadonlyMap<string, CallState>, nowMs: number, known: KnownWaits): string[] {
+export function finishOrder(calls: ReadonlyMap<string, CallState>, nowMs: number, known: KnownWaits): string[] {
   const openChildren = new Set<string>();
   for (const call of calls.values()) if (call.endedAtUs === null && call.base.parentId !== null) openChildren.add(call.base.parentId);
   const ready = new Set<string>();
@@ -85,6 +92,8 @@ export function publicationOrder(calls: ReadonlyMap<string, CallState>, nowMs: n
 
 /** Whether a call whose exit came `waitingMs` ago still waits for something known to be on its way. */
 function waitsFor(id: string, call: CallState, waitingMs: number, openChildren: ReadonlySet<string>, known: KnownWaits): boolean {
+  // What the stream holds from before its exit goes in before it is published, lost records or not.
+  if (known.recordsHeld(call)) return true;
   if (call.lostRecords) return false;
   if (known.missingIo(call)) {
     // Payload records its exits announced are still on their way (a CPU buffer bpftrace drains late).

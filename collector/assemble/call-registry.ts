@@ -1,22 +1,22 @@
 /**
- * The calls the assembler holds, open and published lately, and their
- * publication: a finished call goes out when publication.ts says nothing
+ * The calls the assembler holds, open and finished lately, and their
+ * events: a call finishes (call.finished) when finish-order.ts says nothing
  * known is outstanding; one whose descendants still run lingers and is
- * published again, once, when they end; one a loss or a late record turns
- * out to concern after it went out is published again, marked or with the
- * bytes. What was published is remembered a while for that.
+ * updated (call.updated), once, when they end; one a loss or a late record
+ * turns out to concern after it finished is updated, marked or with the
+ * bytes. What finished is remembered a while for that.
  */
 
 import { markLost, snapshotCall, type CallState, type Proc } from './call-state.js';
 import { LossWindows, overlaps, type LossWindow } from './loss-windows.js';
 import { PidIndex } from './pid-index.js';
-import { publicationOrder } from './publication.js';
+import { finishOrder } from './finish-order.js';
 import { SOCKET_SHIM_PLUGINS } from './socket-shims.js';
 import { OUTLIVED_TTL_MS, type ProcessTable } from './process-table.js';
-import { EARLY_RECORDS_TTL_MS } from './early-records.js';
+import type { EarlyRecordStore } from './early-records.js';
 import type { AssemblyContext } from './assembly-context.js';
 import type { IoTally } from './io-tally.js';
-import type { CollectorEvent, LostRecordsCause } from '../types.js';
+import type { LostRecordsCause } from '../types.js';
 
 /**
  * How long (ms) a loss is remembered, and a published call kept to be marked
@@ -27,12 +27,12 @@ const LOSS_MEMORY_MS = 60_000;
 /** Ids of published calls remembered, so an exec record seen again after its call ended is not a second call. */
 const RECENT_IDS = 4096;
 
-export class CallPublisher {
+export class CallRegistry {
   private readonly calls = new Map<string, CallState>();
   /** The open calls of socket shims, apart: every new top-level call looks for its shim among them, not among all calls. */
   private readonly shimCalls = new Map<string, CallState>();
-  /** Ids of the last calls finished, oldest first (a Set keeps insertion order). */
-  private readonly recentIds = new Set<string>();
+  /** Ids of the last calls finished (a bounded set, oldest forgotten first). */
+  private readonly recentIds = new RecentIds(RECENT_IDS);
   /**
    * Calls published while descendants of their plugin still ran (a daemon it
    * started, `( sleep 3; echo late >&2 ) &`). What those do next (helpers,
@@ -44,23 +44,16 @@ export class CallPublisher {
   /** Spans of kernel time (µs) in which a tracer lost records, remembered for a while (see recordsLost). */
   private readonly lossWindows = new LossWindows();
   /** Calls published lately: a loss reported after their publication still marks them (published again). */
-  private readonly recentlyPublished = new Map<string, { call: CallState; atMs: number }>();
-  /** recentlyPublished by plugin pid (lateChildOf), and the top-level calls, open or recently published, by their ppid (adoptable). */
+  private readonly recentlyFinished = new Map<string, { call: CallState; atMs: number }>();
+  /** recentlyFinished by plugin pid (lateChildOf), and the top-level calls, open or recently published, by their ppid (adoptable). */
   private readonly publishedByPid = new PidIndex();
   private readonly topLevelByPpid = new PidIndex();
-  /** The exited processes of calls published lately, by pid: a read or write of theirs that comes late still goes in. */
-  private readonly publishedProcs = new Map<number, { proc: Proc; call: CallState; atMs: number }>();
-  /** Processes marked lostRecords before their exec came, and when (see markLostRecords). */
-  private readonly lostBeforeExec = new Map<number, { at: number; why: LostRecordsCause }>();
-  /** Published calls changed since (by descendants, a loss, late bytes): handed on with the next events. */
-  private readonly republished: CollectorEvent[] = [];
 
   constructor(
     private readonly ctx: AssemblyContext,
     private readonly procs: ProcessTable,
     private readonly ioTally: IoTally<Proc>,
-    /** Moves what the call's processes read and wrote, still in flight, into it before it goes out. */
-    private readonly settleIo: (call: CallState) => void,
+    private readonly early: EarlyRecordStore,
   ) {}
 
   get openCount(): number {
@@ -86,27 +79,12 @@ export class CallPublisher {
 
   /** A call published lately (still to be marked by a loss, or adopted). */
   recent(id: string): CallState | undefined {
-    return this.recentlyPublished.get(id)?.call;
+    return this.recentlyFinished.get(id)?.call;
   }
 
   /** Whether a call of this id is open or was published lately: an exec seen again is not a second call. */
   isKnown(id: string): boolean {
     return this.calls.has(id) || this.recentIds.has(id);
-  }
-
-  /** The exited process `pid` of a call published lately. */
-  publishedProc(pid: number): { proc: Proc; call: CallState } | undefined {
-    return this.publishedProcs.get(pid);
-  }
-
-  /**
-   * A fork entry that exited after its call was published: its exec may
-   * still come (another CPU's buffer read later), and takes it up
-   * (`takeExitedFork`).
-   */
-  keepExitedFork(proc: Proc): void {
-    const published = proc.callId === null ? undefined : this.recentlyPublished.get(proc.callId);
-    if (published) this.publishedProcs.set(proc.pid, { proc, call: published.call, atMs: this.ctx.nowMs });
   }
 
   /**
@@ -117,10 +95,10 @@ export class CallPublisher {
    * exec): nothing more is waited for.
    */
   takeExitedFork(pid: number, start: string): Proc | undefined {
-    const p = this.publishedProcs.get(pid);
-    if (!p || p.proc.role !== 'fork' || p.proc.start !== start || !p.proc.exited) return undefined;
-    this.publishedProcs.delete(pid);
-    return p.proc;
+    const proc = this.procs.remembered(pid);
+    if (!proc || proc.role !== 'fork' || proc.start !== start || !proc.exited || proc.callId === null || !this.recentlyFinished.has(proc.callId)) return undefined;
+    this.procs.unremember(pid);
+    return proc;
   }
 
   /** The top-level calls, open or published lately, that process `ppid` started. */
@@ -153,22 +131,15 @@ export class CallPublisher {
   /**
    * Marks the call `pid` works for as having lost records (the tracer that
    * captured its payloads died under it). A process whose exec has not come
-   * yet (another CPU's buffer) is remembered, and its call marked when it
-   * does (takeLostBeforeExec), for as long as records wait for their exec.
+   * yet (another CPU's buffer) is remembered with the records that came
+   * before it (EarlyRecordStore), and its call marked when it does.
    */
   markLostRecords(pid: number, why: LostRecordsCause): void {
     const callId = this.procs.get(pid)?.callId;
     const call = callId ? this.calls.get(callId) : undefined;
     if (call) markLost(call, why);
-    else this.lostBeforeExec.set(pid, { at: this.ctx.nowMs, why });
-  }
-
-  /** Why the process `pid`, whose exec came now, was marked before it did, if it was. */
-  takeLostBeforeExec(pid: number): LostRecordsCause | null {
-    const lost = this.lostBeforeExec.get(pid);
-    if (!lost) return null;
-    this.lostBeforeExec.delete(pid);
-    return lost.why;
+    // A process whose call went out already is no process whose exec is still to come.
+    else if (!this.procs.remembered(pid)) this.early.markLost(pid, why, this.ctx.nowMs);
   }
 
   /** A loss without a time (an older tracer's notice): every call open now may be hit. */
@@ -184,10 +155,10 @@ export class CallPublisher {
       markLost(l.call, 'tracer-lost');
       l.changed = true;
     }
-    for (const [id, p] of this.recentlyPublished) {
+    for (const [id, p] of this.recentlyFinished) {
       if (p.call.lostRecords || this.lingering.has(id) || !overlaps(p.call, window)) continue;
       markLost(p.call, 'tracer-lost');
-      this.republished.push({ type: 'call.updated', call: snapshotCall(p.call) });
+      this.ctx.emit({ type: 'call.updated', call: snapshotCall(p.call) });
     }
   }
 
@@ -198,10 +169,10 @@ export class CallPublisher {
   }
 
   /** A published call changed: published again now, or when its descendants are done if they still run. */
-  republish(call: CallState): void {
+  update(call: CallState): void {
     const l = this.lingering.get(call.base.id);
     if (l) l.changed = true;
-    else this.republished.push({ type: 'call.updated', call: snapshotCall(call) });
+    else this.ctx.emit({ type: 'call.updated', call: snapshotCall(call) });
   }
 
   /** A descendant of a published call ended: when it was the last, the call is published once more if it changed. */
@@ -218,7 +189,7 @@ export class CallPublisher {
    */
   lateChildOf(ppid: number, ts: number): string | null {
     for (const id of this.publishedByPid.get(ppid)) {
-      const p = this.recentlyPublished.get(id);
+      const p = this.recentlyFinished.get(id);
       if (!p) {
         this.publishedByPid.remove(ppid, id);
         continue;
@@ -234,91 +205,83 @@ export class CallPublisher {
   }
 
   /** A process whose pid was reused before its exit came: its call, if it was the plugin, ends incomplete. */
-  retire(proc: Proc, reason: string, events: CollectorEvent[]): void {
+  retire(proc: Proc, reason: string): void {
     this.procs.delete(proc.pid);
     if (proc.role !== 'plugin' || !proc.callId) return;
     const call = this.calls.get(proc.callId);
     if (call && call.base.pid === proc.pid && call.endedAtUs === null) {
       call.incompleteReason = reason;
-      events.push(this.finalize(proc.callId, call));
+      this.finish(proc.callId, call);
     }
   }
 
-  /** Publishes the finished calls nothing known is outstanding for, in publication.ts's order. */
-  publishDue(nowMs: number, events: CollectorEvent[]): void {
-    const waits = { missingIo: (c: CallState) => this.missingIo(c), hasLiveDescendant: (id: string, c: CallState) => this.procs.hasLiveDescendant(id, c) };
-    for (const id of publicationOrder(this.calls, nowMs, waits)) events.push(this.finalize(id, this.calls.get(id)!));
+  /** Finishes the ended calls nothing known is outstanding for, in finish-order.ts's order; `heldFromTs`: see CallAssembler.tick. */
+  finishDue(nowMs: number, heldFromTs: number): void {
+    // The calls a process of which waits for announced records: one pass over the tally, not one per call.
+    const awaitingIo = new Set<string>();
+    for (const proc of this.ioTally.waiting()) if (proc.callId !== null) awaitingIo.add(proc.callId);
+    const waits = {
+      missingIo: (c: CallState) => awaitingIo.has(c.base.id),
+      hasLiveDescendant: (id: string, c: CallState) => this.procs.hasLiveDescendant(id, c),
+      recordsHeld: (c: CallState) => c.exitTs !== null && c.exitTs >= heldFromTs,
+    };
+    for (const id of finishOrder(this.calls, nowMs, waits)) this.finish(id, this.calls.get(id)!);
   }
 
   /** The daemon found the plugin process gone without its exit record: its call ends. */
-  processGone(pid: number, start: string, reason: string): CollectorEvent[] {
+  processGone(pid: number, start: string, reason: string): void {
     for (const [id, call] of this.calls) {
       if (call.base.pid === pid && call.start === start && call.endedAtUs === null) {
         call.incompleteReason = reason;
-        return [this.finalize(id, call)];
+        this.finish(id, call);
+        return;
       }
     }
-    return [];
   }
 
-  /** Ends every open call (those still running incomplete) and lets every lingering one go. */
-  flushAll(reason: string, events: CollectorEvent[]): void {
+  /** Ends every open call (those still running incomplete) and lets every lingering one go; returns how many ended incomplete. */
+  endAll(reason: string): number {
+    let incomplete = 0;
     for (const [id, call] of this.calls) {
-      if (call.endedAtUs === null) call.incompleteReason = reason;
-      events.push(this.finalize(id, call));
+      if (call.endedAtUs === null) {
+        call.incompleteReason = reason;
+        incomplete++;
+      }
+      this.finish(id, call);
     }
     for (const id of [...this.lingering.keys()]) this.release(id);
+    return incomplete;
   }
 
   /** Lets lingering calls go after OUTLIVED_TTL_MS, and forgets losses and publications past LOSS_MEMORY_MS. */
   sweep(nowMs: number): void {
     for (const [id, l] of this.lingering) if (nowMs - l.since >= OUTLIVED_TTL_MS) this.release(id);
     this.lossWindows.forget(nowMs, LOSS_MEMORY_MS);
-    for (const [id, p] of this.recentlyPublished) {
+    for (const [id, p] of this.recentlyFinished) {
       if (nowMs - p.atMs < LOSS_MEMORY_MS) break;
-      this.recentlyPublished.delete(id);
+      this.recentlyFinished.delete(id);
       this.publishedByPid.remove(p.call.base.pid, id);
       this.topLevelByPpid.remove(p.call.base.ppid, id);
     }
-    for (const [pid, p] of this.publishedProcs) {
-      if (nowMs - p.atMs < LOSS_MEMORY_MS) break;
-      this.publishedProcs.delete(pid);
-    }
-    for (const [pid, { at }] of this.lostBeforeExec) if (nowMs - at >= EARLY_RECORDS_TTL_MS) this.lostBeforeExec.delete(pid);
   }
 
-  /** Adds the published calls changed since to `events`. */
-  takeRepublished(events: CollectorEvent[]): CollectorEvent[] {
-    if (this.republished.length === 0) return events;
-    events.push(...this.republished);
-    this.republished.length = 0;
-    return events;
-  }
-
-  /** Whether a process of the call exited with payload records announced that have not all come. */
-  private missingIo(call: CallState): boolean {
-    for (const proc of this.ioTally.waiting()) if (proc.callId === call.base.id) return true;
-    return false;
-  }
 
   private release(id: string): void {
     const l = this.lingering.get(id);
     if (!l) return;
     this.lingering.delete(id);
-    if (l.changed) this.republished.push({ type: 'call.updated', call: snapshotCall(l.call) });
+    if (l.changed) this.ctx.emit({ type: 'call.updated', call: snapshotCall(l.call) });
   }
 
-  private finalize(id: string, call: CallState): CollectorEvent {
+  private finish(id: string, call: CallState): void {
     const now = this.ctx.nowMs;
-    this.settleIo(call);
     this.calls.delete(id);
     this.shimCalls.delete(id);
     if (this.lossWindows.hit(call)) markLost(call, 'tracer-lost');
     if (call.lostWhy !== null) this.ctx.counters.callsMarked[call.lostWhy]++;
-    this.recentlyPublished.set(id, { call, atMs: now });
+    this.recentlyFinished.set(id, { call, atMs: now });
     this.publishedByPid.add(call.base.pid, id);
     this.recentIds.add(id);
-    if (this.recentIds.size > RECENT_IDS) this.recentIds.delete(this.recentIds.values().next().value!);
     let outlivedBy = 0;
     for (const pid of call.pids) {
       const proc = this.procs.get(pid);
@@ -326,10 +289,7 @@ export class CallPublisher {
       if (proc.exited || proc.pid === call.base.pid) {
         this.procs.delete(pid);
         this.ioTally.forget(proc);
-        if (proc.exited && proc.exitTs !== undefined) {
-          this.publishedProcs.delete(pid);
-          this.publishedProcs.set(pid, { proc, call, atMs: now });
-        }
+        if (proc.exited && proc.exitTs !== undefined) this.procs.remember(proc, now);
       } else {
         this.procs.outlive(proc, now);
         outlivedBy++;
@@ -337,6 +297,34 @@ export class CallPublisher {
     }
     if (outlivedBy > 0 && call.incompleteReason === null) this.lingering.set(id, { call, since: now, changed: false });
     this.ctx.counters.callsFinished++;
-    return { type: 'call.finished', call: snapshotCall(call) };
+    this.ctx.emit({ type: 'call.finished', call: snapshotCall(call) });
+  }
+}
+
+/**
+ * The last `size` ids added, in a ring: the oldest goes as a new one comes,
+ * without walking a Set from its start (whose deleted slots V8 skips one by
+ * one until it rehashes: a finish per call made that quadratic).
+ */
+class RecentIds {
+  private readonly ring: Array<string | undefined>;
+  private readonly set = new Set<string>();
+  private next = 0;
+
+  constructor(size: number) {
+    this.ring = new Array<string | undefined>(size);
+  }
+
+  add(id: string): void {
+    if (this.set.has(id)) return;
+    const oldest = this.ring[this.next];
+    if (oldest !== undefined) this.set.delete(oldest);
+    this.ring[this.next] = id;
+    this.next = (this.next + 1) % this.ring.length;
+    this.set.add(id);
+  }
+
+  has(id: string): boolean {
+    return this.set.has(id);
   }
 }
