@@ -253,6 +253,31 @@ describe('leaks the runtime confirms', () => {
     expect(metrics).not.toMatch(/^cnirec_runtime_condition\{/m);
   });
 
+  it('exports no reachable metric where there is nothing to alert on: off, not asked yet, no runtime ever found; 0 for a configured socket that does not answer', async () => {
+    const { app } = await start();
+    const reachable = async () => /^cnirec_runtime_reachable (\d)$/m.exec((await app.inject('/metrics')).body)?.[1] ?? null;
+    const down = (kind: 'off' | 'absent', endpoint: string | null): Partial<RuntimeSnapshot> => ({
+      endpoint,
+      reachable: false,
+      version: null,
+      conditions: null,
+      sandboxes: null,
+      listedAtMs: null,
+      answeringSinceMs: null,
+      problem: { kind, message: kind },
+    });
+    // Before the first poll (it comes once the tracer records).
+    expect(await reachable()).toBeNull();
+    tracker.onRuntimeSnapshot(snap(T0_MS, down('off', null)));
+    expect(await reachable()).toBeNull();
+    // The usual sockets, none there: a node without a CRI runtime (podman only).
+    tracker.onRuntimeSnapshot(snap(T0_MS + 1000, down('absent', null)));
+    expect(await reachable()).toBeNull();
+    // A socket set with --cri-endpoint that nothing answers on: the operator expects a runtime there.
+    tracker.onRuntimeSnapshot(snap(T0_MS + 2000, down('absent', '/run/containerd/containerd.sock')));
+    expect(await reachable()).toBe('0');
+  });
+
   it('makes the leaked-ip guess give way where the runtime judges, and keeps it where it cannot', async () => {
     const { db, cache } = await start();
     const judged = new Set<string>();
