@@ -29,6 +29,7 @@ export type { TailCacheEntry, TailGap, TailServerMessage } from './schemas/tail.
 export type { NetworkReadinessView, ReadinessList } from './schemas/readiness.js';
 export type { GcPlanBody, GcPlanItemBody, RuntimeStatusBody, SandboxRuntime } from './schemas/runtime.js';
 export { presentGcPlanItem, presentRuntime } from './present/runtime.js';
+export { doctorRuntimeFromAnswer, doctorRuntimeFromDaemon, type DoctorRuntime } from './present/doctor-runtime.js';
 export type { TracerStatusBody as TracerStatus, CaptureModeBody } from './schemas/tracer.js';
 export { captureModeBodySchema } from './schemas/tracer.js';
 export { BUNDLE_HEADER } from './routes/bundle.js';

@@ -18,11 +18,10 @@ import { createFindingsLog } from '../findings/index.js';
 import { createLeakSources, type StoredAttachment } from './leak-sources.js';
 import { readinessStep } from './readiness-rules.js';
 import { createRuntimeLog } from './runtime-log.js';
+import { RECENT_RUNTIME_TRANSITIONS } from './runtime-record.js';
 import { leakedAttachmentMessage, NETWORK_NOT_READY_SUBJECT, networkNotReadyMessage, runtimeName } from './runtime-text.js';
 import type { ConditionState, GcPlan, RuntimeReadinessListener, RuntimeTransition, RuntimeView, StoredSandbox } from './types.js';
 
-/** Transitions the view carries (the API's `transitions`). */
-export const RECENT_RUNTIME_TRANSITIONS = 50;
 
 export interface RuntimeTrackerOptions {
   readonly timing: LeakTiming;
@@ -65,9 +64,6 @@ export function createRuntimeTracker(db: Database, opts: RuntimeTrackerOptions):
   const findings = createFindingsLog(db);
   const sources = createLeakSources(db);
   const topic = createTopic<RuntimeReadinessListener>(opts.onError);
-  const openLeaks = db.prepare<[], { network: string | null; n: number }>(
-    "SELECT network, count(*) AS n FROM cache_findings WHERE kind = 'leaked-attachment' AND resolved_at_ms IS NULL GROUP BY network",
-  );
 
   const known = guard(() => log.lastKnown(), { conditions: new Map<string, ConditionState>(), reachable: null as boolean | null });
   let conditions: ReadonlyMap<string, ConditionState> = known.conditions;
@@ -219,6 +215,6 @@ export function createRuntimeTracker(db: Database, opts: RuntimeTrackerOptions):
       };
     },
     judges: (containerId) => containerId !== null && judged.has(containerId),
-    leakedByNetwork: () => new Map(guard(() => openLeaks.all(), []).map((r) => [r.network, r.n])),
+    leakedByNetwork: () => guard(() => log.openLeaksByNetwork(), new Map<string | null, number>()),
   };
 }
