@@ -141,7 +141,7 @@ export interface NodeCniDeps {
 }
 
 /** GET /healthz. */
-export type HealthDeps = Pick<ApiDeps, 'tracerStatus' | 'capture' | 'collectorStats' | 'storeStatus' | 'retentionStatus' | 'writeTiming' | 'cache' | 'otelStatus'>;
+export type HealthDeps = Pick<ApiDeps, 'tracerStatus' | 'capture' | 'collectorStats' | 'storeStatus' | 'retentionStatus' | 'writeTiming' | 'cache' | 'otelStatus' | 'runtime'>;
 
 /** GET /metrics: the daemon's numbers at scrape time, and the calls as they finish. */
 export type MetricsDeps = Pick<

@@ -131,9 +131,30 @@ describe('GET /api/v1/node/runtime', () => {
     expect(body).toMatchObject({ reachable: false, error: 'The runtime at /s did not answer Version within 5 s: it hangs.', errorKind: 'timeout', conditions: [{ type: 'RuntimeReady' }, { type: 'NetworkReady' }] });
   });
 
+  it('reports the runtime on /healthz: absent or down is the node’s state and leaves the daemon ok; a socket it may not open makes it degraded', async () => {
+    const { app } = await start();
+    const health = async () => (await getJson<{ status: string; problems: string[]; runtime: Record<string, unknown> | null }>(app, '/healthz')).body;
+    expect((await health()).runtime).toEqual({ endpoint: null, reachable: false, errorKind: null, error: null, lastCheckedAt: null, lastCheckedAgeMs: null, answeringSince: null });
+    tracker.onRuntimeSnapshot(snap(T0_MS));
+    expect(await health()).toMatchObject({
+      status: 'ok',
+      runtime: { endpoint: '/run/containerd/containerd.sock', reachable: true, errorKind: null, lastCheckedAt: new Date(T0_MS).toISOString(), answeringSince: new Date(T0_MS).toISOString() },
+    });
+    const down = (kind: 'refused' | 'denied', message: string): Partial<RuntimeSnapshot> => ({ reachable: false, version: null, conditions: null, sandboxes: null, listedAtMs: null, answeringSinceMs: null, problem: { kind, message } });
+    tracker.onRuntimeSnapshot(snap(T0_MS + 1000, down('refused', '/run/containerd/containerd.sock refuses connections: the runtime that made the socket is not running (or is restarting).')));
+    expect(await health()).toMatchObject({ status: 'ok', problems: [], runtime: { reachable: false, errorKind: 'refused', error: expect.stringContaining('refuses connections') } });
+    tracker.onRuntimeSnapshot(snap(T0_MS + 2000, down('denied', 'Cannot open /run/containerd/containerd.sock (EACCES): asking the runtime needs root.')));
+    const denied = await health();
+    expect(denied).toMatchObject({ status: 'degraded', runtime: { errorKind: 'denied' } });
+    expect(denied.problems).toEqual([
+      "The container runtime cannot be asked: Cannot open /run/containerd/containerd.sock (EACCES): asking the runtime needs root. The runtime's readiness and leaked attachments are not followed until this is fixed; calls are still recorded.",
+    ]);
+  });
+
   it('answers 501 when the daemon does not ask the runtime', async () => {
     h = await startApi();
     expect((await getJson(h.app, '/api/v1/node/runtime')).status).toBe(501);
+    expect((await getJson(h.app, '/healthz')).body).toMatchObject({ status: 'ok', runtime: null });
     expect((await getJson(h.app, '/api/v1/node/cni/gc-plan')).status).toBe(501);
   });
 });
