@@ -13,7 +13,7 @@
 
 import type { Database } from 'better-sqlite3';
 import { gcPlanOf, judgeLeaks, type LeakJudgement, type LeakTiming, type RuntimeSandbox, type RuntimeSnapshot, type RuntimeSnapshotListener } from '../../collector/index.js';
-import { createTopic } from '../../lib/index.js';
+import { createGuard, createTopic } from '../../lib/index.js';
 import { createFindingsLog } from '../findings/index.js';
 import { createLeakSources, type StoredAttachment } from './leak-sources.js';
 import { readinessStep } from './readiness-rules.js';
@@ -52,14 +52,7 @@ const sameSandbox = (a: RuntimeSandbox, b: RuntimeSandbox): boolean =>
   JSON.stringify([a.additionalIps, a.labels, a.annotations]) === JSON.stringify([b.additionalIps, b.labels, b.annotations]);
 
 export function createRuntimeTracker(db: Database, opts: RuntimeTrackerOptions): RuntimeTracker {
-  const guard = <T>(what: () => T, fallback: T): T => {
-    try {
-      return what();
-    } catch (err) {
-      opts.onError(err);
-      return fallback;
-    }
-  };
+  const guard = createGuard(opts.onError);
   const log = createRuntimeLog(db);
   const findings = createFindingsLog(db);
   const sources = createLeakSources(db);
