@@ -26,45 +26,17 @@ import { createRuntimeTracker, type RuntimeTracker } from '../../store/runtime/i
 import { startFakeCri, type FakeCri } from '../support/fake-cri.js';
 import { cacheEntry, makeCall, startApi, T0_MS, type ApiHarness } from './api-harness.js';
 import { cnirec } from './cli-harness.js';
+import { CONDITIONS_NOT_READY, runtimeSandbox, runtimeSnapshot } from './runtime-fixtures.js';
 
 const redactor = createRedactor({ keys: compileKeyPatterns([...DEFAULT_REDACT_KEYS]), keysExcept: compileKeyPatterns([...DEFAULT_REDACT_KEYS_EXCEPT]), pointers: [] });
 const quiet = pino({ level: 'silent' });
 const MIN = 60_000;
 const iso = (ms: number) => new Date(ms).toISOString();
-const READY = [
-  { type: 'RuntimeReady', status: true, reason: '', message: '' },
-  { type: 'NetworkReady', status: true, reason: '', message: '' },
-];
-const NOT_READY = [READY[0]!, { type: 'NetworkReady', status: false, reason: 'NetworkPluginNotReady', message: 'Network plugin returns error: cni plugin not initialized' }];
-
-const sandbox = (id: string, name: string, over: Partial<RuntimeSandbox> = {}): RuntimeSandbox => ({
-  id,
-  namespace: 'demo',
-  name,
-  uid: `uid-${name}`,
-  attempt: 0,
-  state: 'ready',
-  createdAtMs: T0_MS - MIN,
-  labels: { 'io.kubernetes.pod.name': name },
-  annotations: {},
-  runtimeHandler: '',
-  ip: '10.22.0.5',
-  additionalIps: [],
-  ...over,
-});
-
-const snap = (atMs: number, over: Partial<RuntimeSnapshot> = {}): RuntimeSnapshot => ({
-  atMs,
-  endpoint: '/run/containerd/containerd.sock',
-  reachable: true,
-  version: { name: 'containerd', version: '1.6.20', apiVersion: 'v1' },
-  conditions: READY,
-  sandboxes: [],
-  listedAtMs: atMs,
-  problem: null,
-  answeringSinceMs: T0_MS - 120 * MIN,
-  ...over,
-});
+const NOT_READY = CONDITIONS_NOT_READY;
+/** A sandbox of pod demo/`name`, made a minute before T0. */
+const sandbox = (id: string, name: string, over: Partial<RuntimeSandbox> = {}): RuntimeSandbox => runtimeSandbox(id, { name, uid: `uid-${name}`, createdAtMs: T0_MS - MIN, ...over });
+/** The runtime answering since two hours before T0. */
+const snap = (atMs: number, over: Partial<RuntimeSnapshot> = {}): RuntimeSnapshot => runtimeSnapshot(atMs, { answeringSinceMs: T0_MS - 120 * MIN, ...over });
 
 let dir: string;
 let live: ApiHarness;

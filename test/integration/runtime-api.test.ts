@@ -7,50 +7,17 @@
 
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTailHub } from '../../api/tail/tail-hub.js';
-import { leakTimingFor, type RuntimeSandbox, type RuntimeSnapshot } from '../../collector/index.js';
+import { leakTimingFor, type RuntimeSnapshot } from '../../collector/index.js';
 import { createCacheStore } from '../../store/cache/cache-store.js';
 import { createRuntimeTracker, type RuntimeTracker } from '../../store/runtime/index.js';
 import type { Database } from '../../store/index.js';
 import { cacheEntry, getJson, makeCall, startApi, T0_MS, type ApiHarness } from './api-harness.js';
+import { CONDITIONS_NOT_READY, runtimeSandbox, runtimeSnapshot } from './runtime-fixtures.js';
 
 const TIMING = leakTimingFor(1000);
-const CONDITIONS_READY = [
-  { type: 'RuntimeReady', status: true, reason: '', message: '' },
-  { type: 'NetworkReady', status: true, reason: '', message: '' },
-];
-const NOT_READY = [
-  { type: 'RuntimeReady', status: true, reason: '', message: '' },
-  { type: 'NetworkReady', status: false, reason: 'NetworkPluginNotReady', message: 'Network plugin returns error: cni plugin not initialized' },
-];
-
-const sandbox = (id: string, over: Partial<RuntimeSandbox> = {}): RuntimeSandbox => ({
-  id,
-  namespace: 'demo',
-  name: `pod-${id}`,
-  uid: `uid-${id}`,
-  attempt: 0,
-  state: 'ready',
-  createdAtMs: T0_MS,
-  labels: { 'io.kubernetes.pod.name': `pod-${id}` },
-  annotations: {},
-  runtimeHandler: '',
-  ip: '10.22.0.5',
-  additionalIps: [],
-  ...over,
-});
-
-const snap = (atMs: number, over: Partial<RuntimeSnapshot> = {}): RuntimeSnapshot => ({
-  atMs,
-  endpoint: '/run/containerd/containerd.sock',
-  reachable: true,
-  version: { name: 'containerd', version: '1.6.20', apiVersion: 'v1' },
-  conditions: CONDITIONS_READY,
-  sandboxes: [],
-  listedAtMs: atMs,
-  problem: null,
-  answeringSinceMs: T0_MS,
-  ...over,
-});
+const NOT_READY = CONDITIONS_NOT_READY;
+const sandbox = runtimeSandbox;
+const snap = runtimeSnapshot;
 
 let h: ApiHarness | null = null;
 let tracker: RuntimeTracker;
