@@ -53,15 +53,9 @@ beforeAll(async () => {
   live = await startApi({
     cache: true,
     runtime: (db) => {
+      // The tracker answers all the API reads of the runtime.
       tracker = createRuntimeTracker(db, { timing: leakTimingFor(1000), onError: (e) => errors.push(e) });
-      return {
-        view: () => tracker.view(),
-        subscribe: (l) => tracker.subscribe(l),
-        sandboxes: (ids) => tracker.sandboxes(ids),
-        sandboxesOfPod: (ns, n) => tracker.sandboxesOfPod(ns, n),
-        gcPlan: () => tracker.gcPlan(),
-        leakedByNetwork: () => tracker.leakedByNetwork(),
-      };
+      return tracker;
     },
     bundle: (db) => createBundleWiring(configFor(db.name, 'none'), redactor, () => ['{"msg":"a log line"}']),
   });

@@ -26,15 +26,9 @@ const start = async () => {
   h = await startApi({
     cache: true,
     runtime: (db: Database) => {
+      // The tracker answers all the API reads of the runtime.
       tracker = createRuntimeTracker(db, { timing: TIMING, onError: (e) => errors.push(e) });
-      return {
-        view: () => tracker.view(),
-        subscribe: (l) => tracker.subscribe(l),
-        sandboxes: (ids) => tracker.sandboxes(ids),
-        sandboxesOfPod: (ns, n) => tracker.sandboxesOfPod(ns, n),
-        gcPlan: () => tracker.gcPlan(),
-        leakedByNetwork: () => tracker.leakedByNetwork(),
-      };
+      return tracker;
     },
   });
   return h;
