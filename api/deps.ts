@@ -77,6 +77,10 @@ export interface DaemonReadings {
   readonly tracer: unknown;
   readonly nodeCni: unknown;
   readonly readiness: unknown;
+  /** GET /api/v1/node/runtime: the container runtime as the daemon saw it; null when it does not ask one. */
+  readonly runtime: unknown;
+  /** GET /api/v1/node/cni/gc-plan: what a GC would have freed then; null when the daemon does not ask a runtime. */
+  readonly gcPlan: unknown;
   readonly metrics: string | null;
 }
 
@@ -96,13 +100,14 @@ export interface RuntimeDeps {
   subscribe(listener: RuntimeReadinessListener): () => void;
   sandboxes(ids: readonly string[]): Map<string, StoredSandbox>;
   sandboxesOfPod(namespace: string, name: string): StoredSandbox[];
-  gcPlan(): GcPlan;
+  /** null: no plan can be given here (a bundle opened with `cnirec open` whose daemon did not answer when it was taken). */
+  gcPlan(): GcPlan | null;
   /** Open leaked-attachment findings by network (null: not known). */
   leakedByNetwork(): Map<string | null, number>;
 }
 
-/** GET /api/v1/node/runtime, GET /api/v1/node/cni/gc-plan. */
-export type RuntimeRouteDeps = Pick<ApiDeps, 'runtime'>;
+/** GET /api/v1/node/runtime, GET /api/v1/node/cni/gc-plan (the source: which bundle cannot give a plan). */
+export type RuntimeRouteDeps = Pick<ApiDeps, 'runtime' | 'source'>;
 
 /** The heartbeat sieve's read side: each network's readiness, and its checks and changes as they come. */
 export interface ReadinessDeps {
@@ -136,7 +141,7 @@ export interface NodeCniDeps {
 }
 
 /** GET /healthz. */
-export type HealthDeps = Pick<ApiDeps, 'tracerStatus' | 'capture' | 'collectorStats' | 'storeStatus' | 'retentionStatus' | 'writeTiming' | 'cache' | 'otelStatus'>;
+export type HealthDeps = Pick<ApiDeps, 'tracerStatus' | 'capture' | 'collectorStats' | 'storeStatus' | 'retentionStatus' | 'writeTiming' | 'cache' | 'otelStatus' | 'runtime'>;
 
 /** GET /metrics: the daemon's numbers at scrape time, and the calls as they finish. */
 export type MetricsDeps = Pick<

@@ -66,6 +66,12 @@ export const apiErrors = {
     new ApiError(404, 'not_found', `No calls are recorded for pod ${echo(namespace)}/${echo(name)}${scoped ? ' within the podUid, since and until asked for' : ''}.`),
   modeSwitchUnsupported: () => new ApiError(501, 'not_implemented', 'This daemon cannot switch the capture mode at runtime; restart it with --capture instead.'),
   nothingRecords: () => new ApiError(501, 'not_implemented', 'This is a bundle opened with `cnirec open`: nothing records here, so there is no capture mode to switch.'),
+  noGcPlanInBundle: (node: string, takenAt: string) =>
+    new ApiError(
+      501,
+      'not_implemented',
+      `This is a bundle of node ${echo(node)} taken at ${echo(takenAt)}, not a live node, and its daemon did not answer then, so no GC plan was recorded: \`cnirec gc\` on the node lists what a GC would free.`,
+    ),
   modeSwitchFailed: (cause: unknown) =>
     new ApiError(500, 'mode_switch_failed', 'Switching the capture mode failed; GET /api/v1/tracer shows the tracer’s lastError, the daemon log the details.', undefined, { cause }),
   storeUnavailable: (cause: unknown) => new ApiError(503, 'store_unavailable', 'The call database is busy or unavailable right now; try again shortly.', undefined, { cause, headers: { 'retry-after': '1' } }),

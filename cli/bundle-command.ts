@@ -3,7 +3,8 @@
  * When the daemon answers it makes the bundle (GET /api/v1/bundle: its
  * database, its settings, health and log); when none does, or --db is given,
  * the bundle is made here from the database read-only, with the node's files
- * read the same way. Either way the file is the same kind: `cnirec open` it.
+ * read the same way and the container runtime asked directly (as `cnirec
+ * doctor` and `cnirec gc` do, a short deadline on each call). Either way the file is the same kind: `cnirec open` it.
  */
 
 import { createReadStream, createWriteStream } from 'node:fs';
@@ -19,9 +20,10 @@ import { parseCommand, podFlag } from './flags.js';
 import { stderr } from './output.js';
 
 export const BUNDLE_USAGE = `usage: cnirec bundle [--since T] [--until T] [--pod NS/NAME]... [--pod-uid UID] [--call ID]...
-                     [-o FILE | -o -] [--max-size SIZE] [--no-payloads] [--db FILE]
+                     [-o FILE | -o -] [--max-size SIZE] [--no-payloads] [--db FILE] [--cri-endpoint PATH|none]
   The record of the last 6 hours (--since), of these pods or calls when given, with the node's CNI setup,
-  the daemon's health, settings and log: one .tar.gz to hand over (open it with cnirec open FILE).`;
+  the container runtime's side, the daemon's health, settings and log: one .tar.gz to hand over (open it
+  with cnirec open FILE). With no daemon answering, the runtime is asked directly (--cri-endpoint).`;
 
 /** A bundle takes seconds to make on a busy node: more than a request's --timeout. */
 const MIN_BUNDLE_TIMEOUT_MS = 10 * 60_000;
@@ -39,6 +41,7 @@ export async function bundleCommand(args: string[], client: ClientOptions): Prom
       'max-size': { type: 'string' },
       'no-payloads': { type: 'boolean' },
       db: { type: 'string' },
+      'cri-endpoint': { type: 'string' },
     },
     BUNDLE_USAGE,
     true,
@@ -66,7 +69,7 @@ export async function bundleCommand(args: string[], client: ClientOptions): Prom
       stderr.line(`cnirec: no daemon answers at ${client.api}: making the bundle from its database alone`);
     }
   }
-  const config = loadConfig(localFlags(values.db), process.env);
+  const config = loadConfig(localFlags(values.db, values['cri-endpoint']), process.env);
   const setup = { ...bundleSetup(config, createRedactor({ keys: config.redactKeys, keysExcept: config.redactKeysExcept, pointers: config.redactPointers })), fallbackLog: recentDaemonLog };
   const request = bundleRequest(ask, nowMs);
   const made = await makeBundle(request, setup, null, nowMs);
@@ -126,8 +129,8 @@ function sizeFlag(text: string | undefined): number | null {
   return r.value;
 }
 
-/** The daemon's settings a bundle made here needs, from --db and CNIREC_* as for `run`. */
-function localFlags(db: string | undefined): Partial<Record<SettingName, string>> {
-  return db === undefined ? {} : { db };
+/** The daemon's settings a bundle made here needs, from --db, --cri-endpoint and CNIREC_* as for `run`. */
+function localFlags(db: string | undefined, criEndpoint: string | undefined): Partial<Record<SettingName, string>> {
+  return { ...(db === undefined ? {} : { db }), ...(criEndpoint === undefined ? {} : { criEndpoint }) };
 }
 

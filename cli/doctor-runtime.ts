@@ -5,54 +5,18 @@
  * asked directly, read-only, so the doctor works without a daemon too.
  */
 
-import type { RuntimeStatusBody } from '../api/index.js';
-import { connectRuntime, createCriClient, CriCallError, type CriEndpointSetting } from '../collector/index.js';
+import { doctorRuntimeFromAnswer, doctorRuntimeFromDaemon, type DoctorRuntime } from '../api/index.js';
+import { askRuntimeOnce, type CriEndpointSetting } from '../collector/index.js';
 import { bold, dim, green, red, yellow } from './output.js';
 import { safe } from './terminal-text.js';
 
-/** What the doctor shows: the daemon's view, or the runtime asked now (no `since`, no leaks). */
-export interface DoctorRuntime {
-  readonly source: 'daemon' | 'runtime';
-  readonly endpoint: string | null;
-  readonly reachable: boolean;
-  readonly name: string | null;
-  readonly version: string | null;
-  readonly conditions: readonly { type: string; status: boolean; reason: string; message: string; since: string | null }[];
-  readonly error: string | null;
-  /** The endpoint was not set: a node without a runtime's socket (podman only) is no problem. */
-  readonly looked: boolean;
-  readonly leaks: RuntimeStatusBody['leaks'] | null;
-}
-
-export const fromDaemon = (r: RuntimeStatusBody, looked: boolean): DoctorRuntime => ({
-  source: 'daemon',
-  endpoint: r.endpoint,
-  reachable: r.reachable,
-  name: r.name,
-  version: r.version,
-  conditions: r.conditions,
-  error: r.errorKind === 'off' ? null : r.error,
-  looked: looked || r.errorKind === 'absent',
-  leaks: r.leaks,
-});
+export type { DoctorRuntime };
+export const fromDaemon = doctorRuntimeFromDaemon;
 
 /** Asks the runtime itself (Version, Status); null when the runtime's side is off. */
 export async function askRuntime(setting: CriEndpointSetting, timeoutMs: number): Promise<DoctorRuntime | null> {
   if (setting.kind === 'off') return null;
-  const looked = setting.kind === 'auto';
-  try {
-    const { client, version } = await connectRuntime(setting, (p) => createCriClient(p, { timeoutMs }));
-    try {
-      const status = await client.status();
-      return { source: 'runtime', endpoint: client.endpoint, reachable: true, name: version.name, version: version.version, conditions: status.conditions.map((c) => ({ ...c, since: null })), error: null, looked, leaks: null };
-    } finally {
-      client.close();
-    }
-  } catch (err) {
-    const message = err instanceof CriCallError ? err.problem.message : String(err);
-    const absent = err instanceof CriCallError && err.problem.kind === 'absent';
-    return { source: 'runtime', endpoint: setting.kind === 'fixed' ? setting.path : null, reachable: false, name: null, version: null, conditions: [], error: message, looked: looked && absent, leaks: null };
-  }
+  return doctorRuntimeFromAnswer(await askRuntimeOnce(setting, { timeoutMs }), setting.kind === 'auto');
 }
 
 /** The runtime says the node's network is not ready: a problem, as the kubelet sees it. */

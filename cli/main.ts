@@ -52,9 +52,11 @@ commands:
                [--for DURATION] [--pod NS/NAME | --namespace NS]   (full for one pod: its payloads only)
   replay ID    print a shell script that re-runs the call by hand
   bundle       the node's CNI story in one .tar.gz to hand over: the record of the last 6 hours
-               (or of pods, calls), the node's CNI setup, the daemon's health, settings and log
+               (or of pods, calls), the node's CNI setup, the container runtime's side, the daemon's
+               health, settings and log
                  [--since T] [--until T] [--pod NS/NAME]... [--pod-uid UID] [--call ID]...
-                 [-o FILE|-] [--max-size SIZE] [--no-payloads] [--db FILE]   (works with the daemon down)
+                 [-o FILE|-] [--max-size SIZE] [--no-payloads] [--db FILE] [--cri-endpoint PATH|none]
+                 (works with the daemon down: the runtime is then asked directly)
   open FILE    serve a bundle read-only anywhere (no root, bpftrace or CNI): web view, API, and the
                commands above with --api   [--listen HOST:PORT] [--token-file FILE]
   doctor       check the node's CNI setup: the conf dirs and bin dirs the

@@ -1,13 +1,14 @@
 /**
  * What the API is given over an opened bundle's record (daemon/open-bundle.ts): the store's readers on it,
  * the tracer as it was when the bundle was taken (when the daemon answered), the node's doctor report from
- * the bundle, readiness from its record, its source (node, time, window), and bundles cut from it. No
+ * the bundle, readiness from its record, the container runtime as recorded (bundle-runtime-view.ts), its
+ * source (node, time, window), and bundles cut from it. No
  * collector, no capture control, no watchers: nothing live.
  */
 
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { ApiDeps, BundleDeps, DoctorReportBody, NodeCniStatus, SourceBody } from '../api/index.js';
+import { gcPlanSchema, type ApiDeps, type BundleDeps, type DoctorReportBody, type NodeCniStatus, type RuntimeDeps, type SourceBody } from '../api/index.js';
 import type { Logger } from 'pino';
 import type { CollectorStats, Redactor, TracerStatus } from '../collector/index.js';
 import {
@@ -19,10 +20,13 @@ import {
   createHeartbeatSieve,
   createPluginBinaries,
   createRecordKnowledge,
+  createRuntimeRecord,
   type Database,
 } from '../store/index.js';
 import { buildInfo } from './build-info.js';
 import { EMPTY_REPORT, reportFromBody } from './bundle-doctor.js';
+import { ASKED_RUNTIME_FILE, askedRuntimeSchema, DAEMON_GC_PLAN_FILE, DAEMON_RUNTIME_FILE, daemonRuntimeOf, type RuntimeAtBundle } from './bundle-runtime.js';
+import { gcPlanFromBody, recordedRuntimeView, seenAtBundle, type BundleOrigin } from './bundle-runtime-view.js';
 import { bundleFileName, bundleRequest } from './bundle-request.js';
 import { makeBundle, refusalOf, type BundleSetup } from './make-bundle.js';
 import type { OpenedBundle } from './read-bundle.js';
@@ -91,9 +95,34 @@ export async function bundleDeps(bundle: OpenedBundle, db: Database, opts: OpenO
       status: () => nodeStatus,
     },
     readiness: { networks: () => sieve.networks(), subscribe: () => () => undefined },
+    runtime: await runtimeOfBundle(bundle, db),
     uiDir: findUiDir(),
     source: () => source,
     bundle: cutBundles(bundle, opts),
+  };
+}
+
+/**
+ * The runtime's side as the bundle recorded it: the record's transitions and sandboxes (store/runtime's record
+ * reader), how the runtime was when it was taken (daemon/runtime.json, else node/runtime.json), the daemon's GC
+ * plan then (daemon/gc-plan.json, else none). Nothing is asked: the machine serving it has no say.
+ */
+async function runtimeOfBundle(bundle: OpenedBundle, db: Database): Promise<RuntimeDeps> {
+  const origin: BundleOrigin = { atMs: Date.parse(bundle.manifest.takenAt), node: bundle.manifest.node };
+  const record = createRuntimeRecord(db);
+  const daemonView = daemonRuntimeOf(await readJson(bundle, DAEMON_RUNTIME_FILE));
+  const asked = askedRuntimeSchema.safeParse(await readJson(bundle, ASKED_RUNTIME_FILE));
+  const said: RuntimeAtBundle | null = daemonView ? { from: 'daemon', view: daemonView } : asked.success ? { from: 'runtime', answer: asked.data } : null;
+  const planBody = gcPlanSchema.omit({ recorded: true }).safeParse(await readJson(bundle, DAEMON_GC_PLAN_FILE));
+  const plan = planBody.success ? gcPlanFromBody(planBody.data, origin) : null;
+  const seen = seenAtBundle(said);
+  return {
+    view: () => recordedRuntimeView(record.view(), said, origin),
+    subscribe: () => () => undefined,
+    sandboxes: (ids) => new Map([...record.sandboxes(ids)].map(([id, s]) => [id, seen(s)] as const)),
+    sandboxesOfPod: (namespace, name) => record.sandboxesOfPod(namespace, name).map(seen),
+    gcPlan: () => plan,
+    leakedByNetwork: () => record.leakedByNetwork(),
   };
 }
 

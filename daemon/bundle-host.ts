@@ -1,7 +1,8 @@
 /**
  * What a bundle says of the host beyond cnirec's record: versions (cnirec,
  * Node.js, kernel, bpftrace, the container runtimes found, the CRI runtime's
- * own answer through crictl where installed), the plugin binaries of the bin
+ * own Version answer — crictl's only when neither the daemon nor the bundle
+ * could ask it), the plugin binaries of the bin
  * dirs (name, size, sha256, the CNI versions their recorded VERSION probes
  * reported and the Debian package they come from — never the binaries), and
  * the network state plugins leave behind (links, addresses, routes, rules,
@@ -40,14 +41,25 @@ export function run(file: string, args: readonly string[]): Promise<CommandResul
 
 const firstLine = (r: CommandResult) => (r.ok ? r.stdout.trim().split('\n')[0] ?? '' : null);
 
-export async function hostVersions(bpftrace: string): Promise<Record<string, unknown>> {
+/** The CRI runtime as the daemon or the bundle's own asking found it (bundle-runtime.ts's criVersionOf). */
+export interface CriVersion {
+  readonly from: 'daemon' | 'runtime';
+  readonly endpoint: string | null;
+  readonly name: string;
+  readonly version: string;
+  readonly apiVersion: string | null;
+}
+
+/** `cri`: the runtime's own Version answer; crictl is asked only without one. */
+export async function hostVersions(bpftrace: string, cri: CriVersion | null = null): Promise<Record<string, unknown>> {
+  const noAnswer: CommandResult = { ok: false, stdout: '', problem: 'not asked' };
   const [bpf, containerd, crio, podman, runc, crictl] = await Promise.all([
     run(bpftrace, ['--version']),
     run('containerd', ['--version']),
     run('crio', ['--version']),
     run('podman', ['--version']),
     run('runc', ['--version']),
-    run('crictl', ['version']),
+    cri ? Promise.resolve(noAnswer) : run('crictl', ['version']),
   ]);
   return {
     cnirec: buildInfo().version,
@@ -63,8 +75,9 @@ export async function hostVersions(bpftrace: string): Promise<Record<string, unk
       podman: firstLine(podman),
       runc: firstLine(runc),
     },
-    // The CRI runtime's own Version answer (RuntimeName, RuntimeVersion, RuntimeApiVersion), where crictl is set up.
-    cri: crictl.ok ? crictl.stdout.trim() : null,
+    // The CRI runtime's own Version answer: as the daemon (or the bundle, the daemon down) asked it; else
+    // crictl's, where it is set up; else null.
+    cri: cri ?? (crictl.ok ? { from: 'crictl', text: crictl.stdout.trim() } : null),
   };
 }
 

@@ -81,16 +81,21 @@ Inside (manifest.json lists every file with its size and sha256):
 
   record.db          the record: a SQLite database of cnirec's own schema (calls with their
                      payloads as stored, helpers, kernel changes, findings, libcni cache and
-                     host-local history, conf file versions, CNI STATUS readiness); its indexes
+                     host-local history, conf file versions, CNI STATUS readiness, the
+                     container runtime's condition changes and sandboxes); its indexes
                      are left out to keep this file small (cnirec open rebuilds them; sqlite3
                      reads it as it is)
   node/              the node's CNI setup when the bundle was taken: doctor.json (as
                      \`cnirec doctor --json\`), plugins.json (binaries: name, size, sha256,
                      versions), files/ (conf dir files, libcni cache and host-local files as
-                     they were), files.json, versions.json, net/ (links, addresses, routes,
-                     rules, iptables and nftables)
+                     they were), files.json, versions.json (the runtime and its CRI version
+                     among them), net/ (links, addresses, routes, rules, iptables and
+                     nftables); runtime.json when the daemon was down (the container runtime
+                     asked directly: its conditions and sandboxes, or why it could not be)
   daemon/            when the daemon answered: health.json (/healthz), settings.json,
-                     tracer.json, metrics.txt, node-cni.json, log.jsonl (its last lines)
+                     tracer.json, metrics.txt, node-cni.json, runtime.json (the container
+                     runtime as it saw it), gc-plan.json (what a CNI GC would have freed),
+                     log.jsonl (its last lines)
 
 Secrets: every payload, conf file and cache file went through the daemon's redaction rules
 (values under keys such as password, token, secret, key become "[redacted]"); only CNI_*

@@ -7,7 +7,8 @@
 
 import os from 'node:os';
 import type { BundleDeps } from '../api/index.js';
-import type { Redactor } from '../collector/index.js';
+import { askRuntimeOnce, type Redactor } from '../collector/index.js';
+import { BUNDLE_CRI_TIMEOUT_MS } from './bundle-runtime.js';
 import type { DaemonConfig } from './config.js';
 import { bundleFileName, bundleRequest } from './bundle-request.js';
 import { makeBundle, refusalOf, type BundleSetup } from './make-bundle.js';
@@ -28,6 +29,8 @@ export function bundleSetup(config: DaemonConfig, redactor: Redactor, env: NodeJ
     redactor,
     bpftrace: config.bpftrace,
     env,
+    criEndpointAuto: config.criEndpoint.kind === 'auto',
+    askRuntime: () => askRuntimeOnce(config.criEndpoint, { timeoutMs: BUNDLE_CRI_TIMEOUT_MS, sandboxes: true, redact: (m) => redactor.stringMap(m) }),
   };
 }
 

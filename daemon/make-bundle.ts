@@ -1,8 +1,10 @@
 /**
  * Makes a bundle: one .tar.gz with the record for a window or for pods and
  * calls (a consistent snapshot of the database, store/bundle/), the node's
- * CNI setup as it is now (bundle-node-state.ts), what the daemon adds when
- * it runs (health, settings, tracer, metrics, its last log lines), a
+ * CNI setup as it is now (bundle-node-state.ts), the container runtime as the
+ * daemon saw it or, with the daemon down, as asked here (bundle-runtime.ts),
+ * what the daemon adds when it runs (health, settings, tracer, metrics, its
+ * last log lines), a
  * manifest.json and a README.txt. The same function serves `cnirec bundle`
  * with no daemon (the database read alone) and the daemon's
  * GET /api/v1/bundle. `maxBytes` bounds the file: payloads go, oldest
@@ -14,9 +16,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { writeTarGz, isoFromMs, type TarSource } from '../lib/index.js';
+import type { RuntimeAnswer } from '../collector/index.js';
 import { ALL_PAYLOADS, NO_PAYLOADS, payloadCutFor, samplePayloads, snapshotRecord, type PayloadChoice, type PodSelector, type SnapshotSummary } from '../store/index.js';
 import { BUNDLE_FORMAT, BUNDLE_FORMAT_VERSION, MANIFEST_FILE, README_FILE, RECORD_FILE, readmeText, type BundleManifest, type BundlePayloads } from './bundle-manifest.js';
 import { stageNodeState, type NodeSetupInputs } from './bundle-node-state.js';
+import { ASKED_RUNTIME_FILE, askedRuntimeFile, askedRuntimeNotes, DAEMON_GC_PLAN_FILE, DAEMON_RUNTIME_FILE, daemonRuntimeOf, type RuntimeAtBundle } from './bundle-runtime.js';
 import { createStage, type Stage } from './bundle-stage.js';
 import { buildInfo } from './build-info.js';
 
@@ -43,6 +47,9 @@ export interface DaemonState {
   readonly tracer: unknown;
   readonly nodeCni: unknown;
   readonly readiness: unknown;
+  /** GET /api/v1/node/runtime and GET /api/v1/node/cni/gc-plan; null when the daemon asks no runtime. */
+  readonly runtime: unknown;
+  readonly gcPlan: unknown;
   readonly metrics: string | null;
   readonly settings: Readonly<Record<string, unknown>>;
   /** Its last log lines (pino JSON), oldest first. */
@@ -57,6 +64,8 @@ export interface BundleSetup extends NodeSetupInputs {
   readonly tmpDir?: string;
   /** When no daemon answers: its last log lines from elsewhere (a log file, the journal), and where they came from. */
   readonly fallbackLog?: () => Promise<{ lines: readonly string[]; source: string } | null>;
+  /** When no daemon answers: the container runtime asked directly (the collector's CRI client, a short deadline). */
+  readonly askRuntime?: () => Promise<RuntimeAnswer>;
   /** A bundle cut from an opened bundle: its node and daemon files are carried over, never read from this machine. */
   readonly carry?: { readonly dir: string; readonly manifest: BundleManifest };
 }
@@ -105,7 +114,7 @@ async function make(work: string, request: BundleRequest, setup: BundleSetup, da
     throw new BundleError(`No call ${first.missingCalls.join(', ')} is recorded on this node (a call id from \`cnirec calls\`; retention may have deleted it).`, 'not-found');
   }
   const stage = createStage(path.join(work, 'stage'));
-  const notes = setup.carry ? await carryOver(stage, setup.carry) : [...(await stageNodeState(stage, setup, setup.db, nowMs)), ...(await stageDaemon(stage, daemon, setup))];
+  const notes = setup.carry ? await carryOver(stage, setup.carry) : await stageNow(stage, setup, daemon, nowMs);
 
   const base: Omit<BundleManifest, 'schemaVersion' | 'rows' | 'files' | 'payloads'> = {
     format: BUNDLE_FORMAT,
@@ -198,6 +207,24 @@ async function carryOver(stage: Stage, carry: NonNullable<BundleSetup['carry']>)
   return [...carry.manifest.notes, `Cut from a bundle of node ${carry.manifest.node} taken at ${carry.manifest.takenAt}: node/ and daemon/ are that bundle's.`];
 }
 
+/** The node's setup, the runtime and the daemon's state as they are now. */
+async function stageNow(stage: Stage, setup: BundleSetup, daemon: DaemonState | null, nowMs: number): Promise<string[]> {
+  const runtime = await runtimeNow(stage, setup, daemon);
+  return [...runtime.notes, ...(await stageNodeState(stage, setup, setup.db, nowMs, runtime.said)), ...(await stageDaemon(stage, daemon, setup))];
+}
+
+/** What the daemon saw of the runtime, else the runtime asked here (node/runtime.json), else nothing. */
+async function runtimeNow(stage: Stage, setup: BundleSetup, daemon: DaemonState | null): Promise<{ said: RuntimeAtBundle | null; notes: string[] }> {
+  if (daemon !== null) {
+    const view = daemonRuntimeOf(daemon.runtime);
+    return { said: view ? { from: 'daemon', view } : null, notes: [] };
+  }
+  if (!setup.askRuntime) return { said: null, notes: [] };
+  const answer = askedRuntimeFile(await setup.askRuntime());
+  await stage.addJson(ASKED_RUNTIME_FILE, answer, 'the container runtime asked by `cnirec bundle` itself (no daemon answered): Version, Status, its sandboxes');
+  return { said: { from: 'runtime', answer }, notes: askedRuntimeNotes(answer) };
+}
+
 async function stageDaemon(stage: Stage, daemon: DaemonState | null, setup: BundleSetup): Promise<string[]> {
   if (daemon === null) {
     const found = await setup.fallbackLog?.().catch(() => null);
@@ -209,6 +236,8 @@ async function stageDaemon(stage: Stage, daemon: DaemonState | null, setup: Bund
   await stage.addJson('daemon/tracer.json', daemon.tracer, 'GET /api/v1/tracer: the tracer and the capture mode');
   await stage.addJson('daemon/node-cni.json', daemon.nodeCni, "GET /api/v1/node/cni: the daemon's own doctor report (the conf dirs it follows)");
   await stage.addJson('daemon/readiness.json', daemon.readiness, 'GET /api/v1/node/cni/status: CNI STATUS readiness per network');
+  if (daemon.runtime !== null) await stage.addJson(DAEMON_RUNTIME_FILE, daemon.runtime, "GET /api/v1/node/runtime: the container runtime as the daemon saw it (CRI conditions, transitions, leaks)");
+  if (daemon.gcPlan !== null) await stage.addJson(DAEMON_GC_PLAN_FILE, daemon.gcPlan, 'GET /api/v1/node/cni/gc-plan: what a CNI GC would have freed, as the daemon judged it');
   await stage.addJson('daemon/settings.json', daemon.settings, "the daemon's settings (the token left out)");
   if (daemon.metrics !== null) await stage.add('daemon/metrics.txt', daemon.metrics, 'GET /metrics');
   await stage.add('daemon/log.jsonl', daemon.log.map((l) => `${l}\n`).join(''), `the daemon's last ${daemon.log.length} log lines (pino JSON)`);

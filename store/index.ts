@@ -41,6 +41,11 @@ export { createExportOutbox, EXPORT_SIGNALS, type ExportOutbox, type ExportSigna
 export { BUNDLE_TABLES, ALL_PAYLOADS, NO_PAYLOADS, type PayloadChoice, type PodSelector, type RecordSelection, type SnapshotSummary, openRecordReadOnly, payloadCutFor, restoreIndexes, samplePayloads, snapshotRecord } from './bundle/index.js';
 export {
   createRuntimeTracker,
+  createRuntimeRecord,
+  readinessStep,
+  RECENT_RUNTIME_TRANSITIONS,
+  type RuntimeRecord,
+  type RecordedOrigin,
   type RuntimeTracker,
   type RuntimeView,
   type RuntimeTransition,

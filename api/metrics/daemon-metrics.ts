@@ -10,6 +10,7 @@ import { FINDING_SEVERITY, type CacheStatus } from '../../store/index.js';
 import type { MetricsDeps } from '../deps.js';
 import { FINDING_KINDS } from '../schemas/findings.js';
 import { scrapedMetrics, type ScrapedMetric } from './scraped-metrics.js';
+import { noSample } from './no-sample.js';
 
 type DaemonDeps = Pick<MetricsDeps, 'tracerStatus' | 'collectorStats' | 'storeStatus' | 'store' | 'cache' | 'capture'>;
 
@@ -81,6 +82,7 @@ function registerCacheMetrics(registry: Registry, status: () => CacheStatus, gau
       this.reset();
       const at = status().lastRescanAt;
       if (at !== null) this.set((Date.now() - Date.parse(at)) / 1000);
+      else noSample(this);
     },
   });
   new Gauge({

@@ -1,7 +1,8 @@
 /**
  * The container runtime's side on /metrics, for the fleet's alerts:
  * - `cnirec_runtime_reachable`: 1 while the runtime answers the CRI, 0 while it does not (absent with
- *   `--cri-endpoint none`, and while none of the usual sockets ever answered: a node without a CRI runtime);
+ *   `--cri-endpoint none`, before the first poll, and while none of the usual sockets ever answered: a node
+ *   without a CRI runtime; a configured socket that does not answer is 0);
  * - `cnirec_runtime_condition{type}`: 1 while the condition's status is true, 0 while false, one series per
  *   condition the runtime reports (RuntimeReady, NetworkReady), only while it answers (a value it no longer
  *   vouches for is not exported: alert on `cnirec_runtime_reachable == 0` for that);
@@ -14,6 +15,7 @@
 import { Gauge, type Registry } from 'prom-client';
 import type { RuntimeDeps } from '../deps.js';
 import { OTHER } from './metric-labels.js';
+import { noSample } from './no-sample.js';
 
 const MAX_LABELS = 32;
 
@@ -32,14 +34,16 @@ export function registerRuntimeMetrics(registry: Registry, runtime: RuntimeDeps)
   const networkLabel = boundedLabels();
   new Gauge({
     name: 'cnirec_runtime_reachable',
-    help: 'The container runtime answers the CRI (1) or not (0); absent when the runtime is not asked (--cri-endpoint none) or none was ever found at the usual sockets',
+    help: 'The container runtime answers the CRI (1) or not (0); absent when the runtime is not asked (--cri-endpoint none), before the first poll, or when none was ever found at the usual sockets',
     registers: [registry],
     collect() {
       this.reset();
       const v = runtime.view();
-      // Off, or no runtime ever found at the usual sockets (a node without one): nothing to alert on.
+      // Off, not asked yet (the first poll comes once the tracer records), or no runtime ever found at the usual
+      // sockets (a node without one): nothing to alert on. A runtime that answered once and is gone is 0.
       const neverFound = !v.reachable && v.endpoint === null && v.transitions.length === 0;
-      if (v.problem?.kind !== 'off' && !neverFound) this.set(v.reachable ? 1 : 0);
+      if (v.problem?.kind !== 'off' && v.lastCheckedAtMs !== null && !neverFound) this.set(v.reachable ? 1 : 0);
+      else noSample(this);
     },
   });
   new Gauge({

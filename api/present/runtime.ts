@@ -2,10 +2,26 @@
 
 import type { GcPlanItem } from '../../collector/index.js';
 import { isoFromMs } from '../../lib/index.js';
-import type { GcPlan, RuntimeView, StoredSandbox } from '../../store/index.js';
-import type { GcPlanBody, GcPlanItemBody, RuntimeStatusBody, SandboxRuntime } from '../schemas/runtime.js';
+import type { GcPlan, RecordedOrigin, RuntimeView, StoredSandbox } from '../../store/index.js';
+import type { GcPlanBody, GcPlanItemBody, RecordedBody, RuntimeStatusBody, SandboxRuntime } from '../schemas/runtime.js';
 
 const iso = (ms: number | null): string | null => (ms === null ? null : isoFromMs(ms));
+
+const RECORDED_NOTES: Readonly<Record<RecordedOrigin['from'], (node: string, at: string) => string>> = {
+  daemon: (node, at) => `As the daemon on node ${node} saw the container runtime when the bundle was taken (${at}): recorded, not live.`,
+  runtime: (node, at) => `As \`cnirec bundle\` found the container runtime on node ${node} when the bundle was taken (${at}; the daemon was down): recorded, not live.`,
+  record: (node, at) => `As the record of node ${node} last had it (nothing asked the container runtime when the bundle was taken, ${at}): recorded, not live.`,
+};
+
+export function presentRecorded(r: RecordedOrigin | undefined, what: 'runtime' | 'gc-plan' = 'runtime'): RecordedBody {
+  if (!r) return null;
+  const at = isoFromMs(r.atMs);
+  const note =
+    what === 'gc-plan'
+      ? `The GC plan as the daemon on node ${r.node} judged it when the bundle was taken (${at}): recorded, not live; \`cnirec gc\` on the node lists what a GC would free now.`
+      : RECORDED_NOTES[r.from](r.node, at);
+  return { takenAt: at, node: r.node, from: r.from, note };
+}
 
 export function presentRuntime(v: RuntimeView): RuntimeStatusBody {
   return {
@@ -21,6 +37,7 @@ export function presentRuntime(v: RuntimeView): RuntimeStatusBody {
     error: v.problem?.message ?? null,
     errorKind: v.problem?.kind ?? null,
     leaks: { judging: v.leaks.judging, why: v.leaks.why, confirmed: v.leaks.confirmed, suspected: v.leaks.suspected, lastJudgedAt: iso(v.leaks.lastJudgedAtMs) },
+    recorded: presentRecorded(v.recorded),
   };
 }
 
@@ -50,6 +67,7 @@ export function presentGcPlan(p: GcPlan): GcPlanBody {
     judgedAt: iso(p.judgedAtMs),
     suspected: p.suspected,
     items: p.items.map(presentGcPlanItem),
+    recorded: presentRecorded(p.recorded, 'gc-plan'),
   };
 }
 

@@ -1,9 +1,10 @@
 /**
  * GET /api/v1/bundle: a bundle of the record (a window, pods or calls) as a
  * .tar.gz download, made by the daemon (daemon/make-bundle.ts) with its own
- * state read from its routes (health, tracer, doctor, readiness, metrics) as
- * a client would see them. One at a time: a bundle reads the whole window,
- * and a second one at once would only compete with it and with recording.
+ * state read from its routes (health, tracer, doctor, readiness, the
+ * container runtime's view and GC plan, metrics) as a client would see them.
+ * One at a time: a bundle reads the whole window, and a second one at once
+ * would only compete with it and with recording.
  *
  * GET /api/v1/source: what the record is of — this node, live, or a bundle
  * opened with `cnirec open` (its node, when it was taken, its window).
@@ -103,6 +104,15 @@ async function readOwnState(app: FastifyInstance, authorization: string | undefi
     }
     return { json, text: res.body };
   };
-  const [health, tracer, nodeCni, readiness, metrics] = await Promise.all(['/healthz', '/api/v1/tracer', '/api/v1/node/cni', '/api/v1/node/cni/status', '/metrics'].map(get));
-  return { health: health?.json ?? null, tracer: tracer?.json ?? null, nodeCni: nodeCni?.json ?? null, readiness: readiness?.json ?? null, metrics: metrics?.text ?? null };
+  const routes = ['/healthz', '/api/v1/tracer', '/api/v1/node/cni', '/api/v1/node/cni/status', '/api/v1/node/runtime', '/api/v1/node/cni/gc-plan', '/metrics'];
+  const [health, tracer, nodeCni, readiness, runtime, gcPlan, metrics] = await Promise.all(routes.map(get));
+  return {
+    health: health?.json ?? null,
+    tracer: tracer?.json ?? null,
+    nodeCni: nodeCni?.json ?? null,
+    readiness: readiness?.json ?? null,
+    runtime: runtime?.json ?? null,
+    gcPlan: gcPlan?.json ?? null,
+    metrics: metrics?.text ?? null,
+  };
 }

@@ -2,7 +2,9 @@
  * GET /healthz: "ok" when the tracer records and the store writes,
  * "degraded" otherwise, with `problems` saying why in sentences an operator
  * can act on and the numbers behind them; and the CNI cache watcher's state
- * (null when the daemon watches no cache directory).
+ * (null when the daemon watches no cache directory), and the container
+ * runtime's (present/runtime-health.ts: absent or down is the node's state,
+ * not degraded; only cnirec's own setup that keeps it from asking is).
  *
  * Plain /healthz answers 200 whenever the daemon answers at all: a degraded
  * daemon still serves what it has, so only a wedged process (no answer)
@@ -21,6 +23,7 @@ import type { StoreStatus } from '../../store/index.js';
 import type { HealthDeps } from '../deps.js';
 import { plainJsonSerializer } from '../present/fast-json.js';
 import { createLossWindow, LOSS_WINDOW_MS } from '../present/loss-window.js';
+import { runtimeHealth, runtimeProblems } from '../present/runtime-health.js';
 import { errorResponses } from '../schemas/error.js';
 import { healthQuerySchema, healthSchema, type Health } from '../schemas/health.js';
 
@@ -44,7 +47,8 @@ export function registerHealth(app: FastifyInstance, deps: HealthDeps): void {
         summary: 'Whether the daemon records and stores: ok or degraded, why, and the numbers behind it',
         description:
           'Always 200 while the daemon answers (a liveness probe), degraded or not; with probe=readiness, 503 (same body) while the tracer is not recording. ' +
-          'Degraded while the tracer is not recording, the database refuses writes, OpenTelemetry export fails, or the tracer lost records within the last 10 minutes. Needs no token.',
+          'Degraded while the tracer is not recording, the database refuses writes, OpenTelemetry export fails, the tracer lost records within the last 10 minutes, ' +
+          "or cnirec's own setup keeps it from asking the container runtime (its socket may not be opened, or --cri-endpoint names no CRI runtime); a runtime that is absent or down is reported in `runtime`, not degraded. Needs no token.",
         querystring: healthQuerySchema,
         response: { 200: healthSchema, 503: healthSchema, ...errorResponses(400) },
         security: [],
@@ -65,7 +69,8 @@ export function registerHealth(app: FastifyInstance, deps: HealthDeps): void {
       if (request.query.probe === 'readiness' && !recording) void reply.code(503);
       const otel = deps.otelStatus?.() ?? null;
       const capture = deps.capture?.status() ?? null;
-      const problems = [...healthProblems(tracer, store, recentLostEvents), ...otelProblems(otel), ...captureProblems(capture)];
+      const runtime = deps.runtime?.view() ?? null;
+      const problems = [...healthProblems(tracer, store, recentLostEvents), ...otelProblems(otel), ...captureProblems(capture), ...runtimeProblems(runtime)];
       const lastRecordAgeMs = tracer.lastRecordAt === null ? null : nowMs - Date.parse(tracer.lastRecordAt);
       // The CNI cache. Problems and findings are the node's, not the daemon's: they do not make it degraded.
       const cache = deps.cache?.status?.() ?? null;
@@ -80,6 +85,8 @@ export function registerHealth(app: FastifyInstance, deps: HealthDeps): void {
         retention: retentionView(deps),
         // OpenTelemetry export; null when the daemon exports nothing.
         otel: otel === null ? null : { ...otel },
+        // The container runtime (CRI); null when the daemon asks none. Absent or down is the node's state, not degraded.
+        runtime: runtime === null ? null : runtimeHealth(runtime, nowMs),
       };
     },
   );

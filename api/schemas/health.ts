@@ -5,6 +5,7 @@
  */
 
 import { z } from 'zod';
+import { RUNTIME_PROBLEM_KINDS } from '../../collector/index.js';
 import { component } from './registry.js';
 import { tracerStatusSchema } from './tracer.js';
 
@@ -73,6 +74,20 @@ export const healthSchema = component(
       .looseObject({ failingSince: z.string().nullable(), backlog: z.number().int() })
       .nullable()
       .describe('OpenTelemetry export: its state, what it sent, dropped and failed, and its lag; null when the daemon exports nothing'),
+    runtime: z
+      .object({
+        endpoint: z.string().nullable().describe('The CRI socket asked'),
+        reachable: z.boolean().describe('It answered the last poll'),
+        errorKind: z.enum(RUNTIME_PROBLEM_KINDS).nullable().describe('Why not: off (--cri-endpoint none), absent, refused, denied, timeout, not-cri, v1alpha2-only, error'),
+        error: z.string().nullable(),
+        lastCheckedAt: z.string().nullable().describe('The last poll; null before the first'),
+        lastCheckedAgeMs: z.number().nullable(),
+        answeringSince: z.string().nullable(),
+      })
+      .nullable()
+      .describe(
+        "The container runtime (CRI), as GET /api/v1/node/runtime says in full; null when the daemon asks none. Absent or down is the node's state, not degraded; denied and not-cri (cnirec's own setup) make the daemon degraded",
+      ),
   }),
 );
 

@@ -33,6 +33,20 @@ export const runtimeTransitionSchema = component(
     .describe('A condition changed (status, reason or message), or the runtime started or stopped answering'),
 );
 
+export const recordedSchema = z
+  .object({
+    takenAt: z.string().describe('When the bundle was taken'),
+    node: z.string().describe('The node it was taken on'),
+    from: z
+      .enum(['daemon', 'runtime', 'record'])
+      .describe(
+        "What said how the runtime was then: daemon (the daemon's own view), runtime (`cnirec bundle` asked the runtime itself: the daemon was down), record (the record's transitions alone: nothing was asked)",
+      ),
+    note: z.string().describe('One sentence for a person: as recorded, not live'),
+  })
+  .nullable()
+  .describe('null on a live node. From a bundle opened with `cnirec open`: as recorded on that node when the bundle was taken, not live, and nothing about the machine serving it');
+
 export const runtimeStatusSchema = component(
   'RuntimeStatus',
   z.object({
@@ -56,6 +70,7 @@ export const runtimeStatusSchema = component(
         lastJudgedAt: z.string().nullable(),
       })
       .describe('Leaked attachments the runtime confirms (the leaked-attachment findings)'),
+    recorded: recordedSchema,
   }),
 );
 
@@ -87,6 +102,7 @@ export const gcPlanSchema = component(
     judgedAt: z.string().nullable(),
     suspected: z.number().int(),
     items: z.array(gcPlanItemSchema).describe('Attachments the runtime confirms leaked (checked twice); `cnirec gc --apply` on the node runs their DELs'),
+    recorded: recordedSchema,
   }),
 );
 
@@ -109,6 +125,7 @@ export const sandboxRuntimeSchema = component(
     .describe('What the runtime says of this sandbox (CRI ListPodSandbox and PodSandboxStatus)'),
 );
 
+export type RecordedBody = z.infer<typeof recordedSchema>;
 export type RuntimeStatusBody = z.infer<typeof runtimeStatusSchema>;
 export type GcPlanBody = z.infer<typeof gcPlanSchema>;
 export type GcPlanItemBody = z.infer<typeof gcPlanItemSchema>;

@@ -83,7 +83,9 @@ export const nodeCni: Tool<typeof noInput> = {
     report: z.record(z.string(), z.unknown()).describe("The doctor's report: ok, runtimes, views, problems, record"),
     readiness: z.unknown().describe('The networks\' readiness as the daemon reports it; null when it does not'),
     readinessNote: z.string().nullable(),
-    runtime: z.unknown().describe("The container runtime's side (GET /api/v1/node/runtime); null when the daemon does not ask it"),
+    runtime: z
+      .unknown()
+      .describe("The container runtime's side (GET /api/v1/node/runtime); null when the daemon does not ask it; from a bundle, as recorded when it was taken (runtime.recorded)"),
   }),
   async run(_args, client): Promise<Answer> {
     const report: DoctorReportBody = await getJson(client, '/api/v1/node/cni');
@@ -101,14 +103,18 @@ export const nodeCni: Tool<typeof noInput> = {
     });
     const problems = report.problems.length;
     const networkNotReady = runtime?.reachable === true && runtime.conditions.some((c) => c.type === 'NetworkReady' && !c.status);
+    // From an opened bundle: as recorded when it was taken (runtime.recorded), in the past tense.
+    const then = runtime?.recorded ? ' when the bundle was taken' : '';
     const runtimeText =
       runtime === null || runtime.errorKind === 'off'
         ? 'the container runtime is not asked by this daemon'
         : !runtime.reachable
-          ? 'the container runtime cannot be asked (see runtime.error)'
+          ? `the container runtime ${then ? 'could not be asked' : 'cannot be asked'}${then} (see runtime.error)`
           : networkNotReady
-            ? 'the container runtime reports NetworkReady=false: the node is NotReady (see runtime.conditions)'
-            : `the container runtime answers, ${plural(runtime.leaks.confirmed, 'leaked attachment')} confirmed`;
+            ? then
+              ? `the container runtime reported NetworkReady=false${then}: the node was NotReady (see runtime.conditions)`
+              : 'the container runtime reports NetworkReady=false: the node is NotReady (see runtime.conditions)'
+            : `the container runtime ${then ? 'answered' : 'answers'}${then}, ${plural(runtime.leaks.confirmed, 'leaked attachment')} confirmed`;
     return {
       summary: `Node CNI setup: ${report.ok ? 'no problem found' : `${plural(problems, 'problem')} (see report.problems)`}; ${plural(report.views.length, 'conf dir view')}; network readiness ${readiness === null ? 'not reported by this daemon' : 'given (see readiness)'}; ${runtimeText}.`,
       data: { report, readiness, readinessNote, runtime },

@@ -10,6 +10,7 @@ export { createCriClient, CriCallError, DEFAULT_CRI_TIMEOUT_MS, type CriClient, 
 export { pluginDirsOf } from './cri-decode.js';
 export { CRI_PROTO, CRI_PACKAGE, CRI_SERVICE, criRoot, criType, DECODE_OPTIONS } from './cri-proto.js';
 export { connectRuntime, createRuntimePoller, type RuntimePoller, type RuntimePollerOptions } from './runtime-poller.js';
+export { askRuntimeOnce, type AskOptions, type RuntimeAnswer } from './ask-runtime.js';
 export { attachmentKey, cachedAttachmentOf, reservationOf, mergeAttachments, type AttachmentPod, type NodeAttachment, type CachedAttachment, type Reservation } from './attachments.js';
 export { judgeLeaks, leakTimingFor, type AttachmentVerdict, type LeakJudgement, type LeakTiming, type LeakVerdict, type SandboxList } from './leak-rules.js';
 export { cniVersionAtLeast, delPlanOf, type DelPlan, type DelPlanResult, type DelStep } from './gc-del.js';

@@ -15,7 +15,7 @@
 
 import type { Database } from 'better-sqlite3';
 import { callSucceeded, type CallListener, type CniCall, type CollectorEvent } from '../../collector/index.js';
-import { createTopic } from '../../lib/index.js';
+import { createGuard, createTopic } from '../../lib/index.js';
 import { networkOfStdin } from '../calls/index.js';
 import { createFindingsLog } from '../findings/index.js';
 import { createConfNetworks } from './conf-networks.js';
@@ -61,14 +61,7 @@ export function createHeartbeatSieve(db: Database, opts: HeartbeatSieveOptions):
   const kept = createTopic<CallListener>(opts.onError);
   const readinessTopic = createTopic<ReadinessListener>(opts.onError);
 
-  const guard = <T>(what: () => T, fallback: T): T => {
-    try {
-      return what();
-    } catch (err) {
-      opts.onError(err);
-      return fallback;
-    }
-  };
+  const guard = createGuard(opts.onError);
 
   const plugins = new Map<string, PluginReadiness>();
   for (const p of guard(() => log.plugins(), [])) plugins.set(pluginKey(p.network, p.plugin), p);

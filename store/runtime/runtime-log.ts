@@ -70,6 +70,10 @@ export interface RuntimeLog {
   addTransitions(ts: readonly NewTransition[]): RuntimeTransition[];
   /** Each condition as its latest transition left it, and whether the runtime answered last (null: never asked). */
   lastKnown(): { conditions: Map<string, ConditionState>; reachable: boolean | null };
+  /** The latest transition of each type (a condition, or Reachable), oldest type first. */
+  latestPerType(): RuntimeTransition[];
+  /** Open leaked-attachment findings by network. */
+  openLeaksByNetwork(): Map<string | null, number>;
   /** Sandboxes still listed at the last poll. */
   liveSandboxes(): StoredSandbox[];
   saveSandbox(s: RuntimeSandbox, firstSeenMs: number, seenAtMs: number): void;
@@ -89,6 +93,9 @@ export function createRuntimeLog(db: Database): RuntimeLog {
     'SELECT t.* FROM runtime_transitions t WHERE t.id = (SELECT u.id FROM runtime_transitions u WHERE u.type = t.type ORDER BY u.at_ms DESC, u.id DESC LIMIT 1) ORDER BY t.id',
   );
   const live = db.prepare<[], SandboxRow>('SELECT * FROM runtime_sandboxes WHERE gone_at_ms IS NULL');
+  const openLeaks = db.prepare<[], { network: string | null; n: number }>(
+    "SELECT network, count(*) AS n FROM cache_findings WHERE kind = 'leaked-attachment' AND resolved_at_ms IS NULL GROUP BY network",
+  );
   const upsert = db.prepare(`
     INSERT INTO runtime_sandboxes (id, namespace, name, uid, attempt, state, created_at_ms, ip, additional_ips_json, labels_json, annotations_json, runtime_handler, first_seen_ms, seen_at_ms, gone_at_ms)
     VALUES (@id, @namespace, @name, @uid, @attempt, @state, @createdAtMs, @ip, @additionalIps, @labels, @annotations, @runtimeHandler, @firstSeenMs, @seenAtMs, NULL)
@@ -121,12 +128,14 @@ export function createRuntimeLog(db: Database): RuntimeLog {
     lastKnown() {
       const conditions = new Map<string, ConditionState>();
       let reachable: boolean | null = null;
-      for (const r of latestPerType.all()) {
-        if (r.type === REACHABLE) reachable = r.status === 1;
-        else conditions.set(r.type, { type: r.type, status: r.status === 1, reason: r.reason, message: r.message, sinceMs: r.at_ms });
+      for (const t of latestPerType.all().map(toTransition)) {
+        if (t.type === REACHABLE) reachable = t.status;
+        else conditions.set(t.type, { type: t.type, status: t.status, reason: t.reason, message: t.message, sinceMs: t.atMs });
       }
       return { conditions, reachable };
     },
+    latestPerType: () => latestPerType.all().map(toTransition),
+    openLeaksByNetwork: () => new Map(openLeaks.all().map((r) => [r.network, r.n] as const)),
     liveSandboxes: () => live.all().map(toSandbox),
     saveSandbox(s, firstSeenMs, seenAtMs) {
       upsert.run({

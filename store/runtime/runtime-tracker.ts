@@ -13,16 +13,15 @@
 
 import type { Database } from 'better-sqlite3';
 import { gcPlanOf, judgeLeaks, type LeakJudgement, type LeakTiming, type RuntimeSandbox, type RuntimeSnapshot, type RuntimeSnapshotListener } from '../../collector/index.js';
-import { createTopic } from '../../lib/index.js';
+import { createGuard, createTopic } from '../../lib/index.js';
 import { createFindingsLog } from '../findings/index.js';
 import { createLeakSources, type StoredAttachment } from './leak-sources.js';
 import { readinessStep } from './readiness-rules.js';
 import { createRuntimeLog } from './runtime-log.js';
+import { RECENT_RUNTIME_TRANSITIONS } from './runtime-record.js';
 import { leakedAttachmentMessage, NETWORK_NOT_READY_SUBJECT, networkNotReadyMessage, runtimeName } from './runtime-text.js';
 import type { ConditionState, GcPlan, RuntimeReadinessListener, RuntimeTransition, RuntimeView, StoredSandbox } from './types.js';
 
-/** Transitions the view carries (the API's `transitions`). */
-export const RECENT_RUNTIME_TRANSITIONS = 50;
 
 export interface RuntimeTrackerOptions {
   readonly timing: LeakTiming;
@@ -53,21 +52,11 @@ const sameSandbox = (a: RuntimeSandbox, b: RuntimeSandbox): boolean =>
   JSON.stringify([a.additionalIps, a.labels, a.annotations]) === JSON.stringify([b.additionalIps, b.labels, b.annotations]);
 
 export function createRuntimeTracker(db: Database, opts: RuntimeTrackerOptions): RuntimeTracker {
-  const guard = <T>(what: () => T, fallback: T): T => {
-    try {
-      return what();
-    } catch (err) {
-      opts.onError(err);
-      return fallback;
-    }
-  };
+  const guard = createGuard(opts.onError);
   const log = createRuntimeLog(db);
   const findings = createFindingsLog(db);
   const sources = createLeakSources(db);
   const topic = createTopic<RuntimeReadinessListener>(opts.onError);
-  const openLeaks = db.prepare<[], { network: string | null; n: number }>(
-    "SELECT network, count(*) AS n FROM cache_findings WHERE kind = 'leaked-attachment' AND resolved_at_ms IS NULL GROUP BY network",
-  );
 
   const known = guard(() => log.lastKnown(), { conditions: new Map<string, ConditionState>(), reachable: null as boolean | null });
   let conditions: ReadonlyMap<string, ConditionState> = known.conditions;
@@ -219,6 +208,6 @@ export function createRuntimeTracker(db: Database, opts: RuntimeTrackerOptions):
       };
     },
     judges: (containerId) => containerId !== null && judged.has(containerId),
-    leakedByNetwork: () => new Map(guard(() => openLeaks.all(), []).map((r) => [r.network, r.n])),
+    leakedByNetwork: () => guard(() => log.openLeaksByNetwork(), new Map<string | null, number>()),
   };
 }

@@ -41,6 +41,17 @@ export interface LeakStatus {
   readonly lastJudgedAtMs: number | null;
 }
 
+/**
+ * Where a view read back from a record comes from (an opened bundle): the node and the time the bundle was
+ * taken, and what said how the runtime was then — `daemon`: the daemon's own view; `runtime`: the runtime
+ * asked by `cnirec bundle` itself (no daemon answered); `record`: the record's transitions alone.
+ */
+export interface RecordedOrigin {
+  readonly atMs: number;
+  readonly node: string;
+  readonly from: 'daemon' | 'runtime' | 'record';
+}
+
 export interface RuntimeView {
   /** The socket asked; null before it is found (or when off). */
   readonly endpoint: string | null;
@@ -55,6 +66,8 @@ export interface RuntimeView {
   readonly problem: RuntimeProblem | null;
   readonly answeringSinceMs: number | null;
   readonly leaks: LeakStatus;
+  /** Set when read from a record (an opened bundle), not kept live: as it was then, never about the machine serving it. */
+  readonly recorded?: RecordedOrigin;
 }
 
 /** What the runtime tracker publishes: a change of the runtime's readiness (a condition, or whether it answers). */
@@ -76,4 +89,6 @@ export interface GcPlan {
   readonly items: readonly GcPlanItem[];
   readonly suspected: number;
   readonly judgedAtMs: number | null;
+  /** Set when read from a record (an opened bundle): the plan as the daemon judged it then. */
+  readonly recorded?: RecordedOrigin;
 }

@@ -6,7 +6,7 @@
  * and with the daemon stopped, the bundle made from its database alone holds the same record.
  */
 
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,6 +15,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readBundle, type BundleManifest } from '../../daemon/index.js';
 import { startDaemon, type RunningDaemon } from './support/daemon.js';
+import { openBundle } from './support/open-bundle.js';
 import { ECHO, FIXTURE_PLUGINS } from './support/faults.js';
 import { configBytes, createTestBridgeNetwork, withNetns, type Netns, type TestBridgeNetwork } from './support/netns.js';
 import { CNI_BIN_DIR, execPlugin, podCniArgs } from './support/plugin-driver.js';
@@ -40,22 +41,6 @@ async function recordOf(file: string): Promise<{ db: BetterSqlite3.Database; man
 }
 
 const callIds = (db: BetterSqlite3.Database, where = '1') => (db.prepare(`SELECT id FROM calls WHERE ${where} ORDER BY id`).all() as { id: string }[]).map((r) => r.id);
-
-/** `cnirec open FILE --listen 127.0.0.1:0`, until stopped: its URL from what it prints. */
-async function openBundle(file: string): Promise<{ url: string; stop(): Promise<void> }> {
-  const child: ChildProcess = spawn(process.execPath, [CLI, 'open', file, '--listen', '127.0.0.1:0'], { env: ENV, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
-  child.stderr!.on('data', (b: Buffer) => (out += b.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const url = /web view\s+(http:\/\/[^/\s]+)/.exec(out)?.[1];
-    if (url) return { url, stop: async () => void (child.kill('SIGTERM'), expect(await exited).toBe(0)) };
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`cnirec open did not serve ${file}:\n${out}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe.runIf(canRun)('bundles of a recording daemon, opened elsewhere', () => {
   let scratch: string;

@@ -15,6 +15,9 @@
  *   flagged; `cnirec gc` lists it and frees nothing; refuses while containerd
  *   is stopped; `--apply` frees it (cache entry and reservation gone, the DEL
  *   recorded with cnirec as its caller) and the finding resolves;
+ * - a bundle of the daemon, opened with `cnirec open`: the runtime's view,
+ *   each sandbox's runtime and the gc plan as the live daemon's, marked
+ *   recorded, on the API, `cnirec pod` and the status page;
  * - bad runtimes: no socket, a socket that is no CRI runtime, a v1alpha2-only
  *   one and one that hangs (which never delays recording).
  */
@@ -27,10 +30,12 @@ import { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cnirec } from '../integration/cli-harness.js';
 import type { Browser } from 'playwright-core';
+import type { StoredCallSummary } from '../../store/index.js';
 import { startFakeCri, type FakeCri } from '../support/fake-cri.js';
 import { launchChromium, openPage } from './support/browser.js';
 import { containerdProblem, startContainerd, type Containerd } from './support/containerd.js';
 import { startDaemon, type RunningDaemon } from './support/daemon.js';
+import { openBundle } from './support/open-bundle.js';
 import { execPlugin } from './support/plugin-driver.js';
 import { requirePrivilegedSuite } from './support/privileged.js';
 import { run } from './support/proc.js';
@@ -108,12 +113,12 @@ describe.runIf(canRun)("the runtime's side, with the real containerd", () => {
   let daemon: RunningDaemon;
   let tail: WebSocket;
   let browser: Browser | null = null;
-  /** The web view's page at `route`, its text once `selector` shows, and what went wrong in it. */
-  const webPage = async (route: string, selector: string) => {
+  /** The web view's page at `route` (of the daemon, or of `base`), its text once `selector` shows, and what went wrong in it. */
+  const webPage = async (route: string, selector: string, base = daemon.url) => {
     browser ??= await launchChromium();
     const { page, problems, close } = await openPage(browser);
     try {
-      await page.goto(`${daemon.url}${route}`);
+      await page.goto(`${base}${route}`);
       const el = page.locator(selector).first();
       await el.waitFor({ timeout: 20_000 });
       return { text: await el.innerText(), attrs: await el.evaluate((n) => Object.fromEntries([...n.attributes].map((a) => [a.name, a.value]))), problems: [...problems] };
@@ -151,8 +156,35 @@ describe.runIf(canRun)("the runtime's side, with the real containerd", () => {
   const gc = (args: string[]) => cnirec(['gc', '--cri-endpoint', ctrd.socket, '--cni-bin-dir', '/usr/lib/cni', ...args], { timeoutMs: 60_000 });
   const cacheFilesOf = (id: string) => (existsSync(RESULTS) ? readdirSync(RESULTS).filter((f) => f.includes(id)) : []);
   const reservationsOf = (ip: string) => existsSync(path.join(RESERVATIONS, ip));
+  /** The test network's libcni cache files (`<network>-<container>-<ifname>`) and host-local reservations, whoever left them. */
+  const clearNetworkFiles = () => {
+    if (existsSync(RESULTS)) for (const f of readdirSync(RESULTS)) if (f.startsWith(`${NETWORK}-`)) rmSync(path.join(RESULTS, f), { force: true });
+    rmSync(RESERVATIONS, { recursive: true, force: true });
+  };
+  /**
+   * A gc plan's items that are not the leak this test made: each with whether containerd lists it (it never may)
+   * and what the daemon recorded for its container id (who ran ADD and DEL, when, how it ended), after every ADD
+   * and DEL recorded in the test's network — so an unexpected item explains itself in the failure.
+   */
+  const othersIn = async (items: readonly GcItem[]) => {
+    const listed = await ctrd.sandboxIds();
+    const others = items.filter((i) => i.containerId !== ids.leaky);
+    if (others.length === 0) return { others, listed, explain: '' };
+    const line = (c: Pick<StoredCallSummary, 'startedAtUs' | 'command' | 'plugin' | 'containerId' | 'podNamespace' | 'podName' | 'parentComm' | 'ppid' | 'ok'>) =>
+      `${new Date(c.startedAtUs / 1000).toISOString()} ${c.command} ${c.plugin} ${c.containerId?.slice(0, 12)} pod ${c.podNamespace}/${c.podName} by ${c.parentComm} (${c.ppid}) ok=${c.ok}`;
+    const explain = [
+      `gc plan items other than the leak made (${ids.leaky}); containerd lists: ${listed.join(', ') || 'none'}`,
+      ...others.map((i) => [`- ${i.containerId} ${i.network} ${i.addresses.join(',')} cache ${i.cachePath} reservations ${i.reservationPaths.join(',')}`, ...daemon.callsFor(i.containerId).map((c) => `    ${line(c)}`)].join('\n')),
+      `every call recorded in ${NETWORK}:`,
+      ...daemon.store.listCalls({ network: NETWORK }, 1000).items.map((c) => `    ${line(c)}`),
+      `--- containerd:\n${ctrd.logs().slice(-4000)}`,
+    ].join('\n');
+    return { others, listed, explain };
+  };
 
   beforeAll(async () => {
+    // What an earlier run left in this network (a reservation host-local would skip, a cache entry gc would list) goes first.
+    clearNetworkFiles();
     ctrd = await startContainerd();
     daemon = await startDaemon({
       extraArgs: ['--cri-endpoint', `unix://${ctrd.socket}`, '--cri-poll-interval', '1s', '--cni-conf-dir', ctrd.confDir, '--cni-bin-dir', '/usr/lib/cni', '--cache-rescan-ms', '1000'],
@@ -181,8 +213,7 @@ describe.runIf(canRun)("the runtime's side, with the real containerd", () => {
       ['delete the bridge', async () => run('ip', ['link', 'del', BRIDGE])],
     ];
     for (const [what, step] of steps) await step().catch((err: unknown) => console.warn(`cleanup: cannot ${what}: ${String(err)}`));
-    for (const id of [ids.web, ids.leaky]) if (id) for (const f of cacheFilesOf(id)) rmSync(path.join(RESULTS, f), { force: true });
-    rmSync(RESERVATIONS, { recursive: true, force: true });
+    clearNetworkFiles();
   }, 60_000);
 
   it('keeps the runtime’s readiness as a timeline: not ready without a conf, ready with one, not ready again once it is moved away', async () => {
@@ -287,9 +318,71 @@ describe.runIf(canRun)("the runtime's side, with the real containerd", () => {
     expect(story.sandboxes.find((s) => s.containerId === leaky)?.runtime).toMatchObject({ state: expect.stringMatching(/^(ready|notready)$/), goneAt: expect.any(String) });
     const plan = await get<{ judging: boolean; items: GcItem[] }>('/api/v1/node/cni/gc-plan');
     expect(plan.judging).toBe(true);
-    expect(plan.items.map((i) => i.containerId)).not.toContain(ids.web);
-    expect(plan.items.find((i) => i.network === NETWORK)).toMatchObject({ containerId: leaky, ifName: 'eth0', addresses: [entry.ips[0]], freeable: true });
-    expect(await metrics()).toMatch(new RegExp(`^cnirec_leaked_attachments\\{network="${NETWORK}"\\} 1$`, 'm'));
+    const { others, listed, explain } = await othersIn(plan.items);
+    if (others.length > 0) console.warn(explain);
+    // No sandbox containerd lists is ever in the plan, the live pod's least of all.
+    expect(listed).toContain(ids.web);
+    expect(plan.items.filter((i) => listed.includes(i.containerId)), explain).toEqual([]);
+    expect(plan.items.find((i) => i.containerId === leaky && i.network === NETWORK), explain).toMatchObject({ ifName: 'eth0', addresses: [entry.ips[0]], freeable: true });
+    // Per network, as many as the plan has there: the leak made here, and any other containerd itself left.
+    const inNetwork = plan.items.filter((i) => i.network === NETWORK).length;
+    expect(await metrics()).toMatch(new RegExp(`^cnirec_leaked_attachments\\{network="${NETWORK}"\\} ${inNetwork}$`, 'm'));
+  }, 90_000);
+
+  it('takes a bundle of the daemon that, opened elsewhere, tells the runtime’s side as the live daemon did, marked recorded', async () => {
+    const file = path.join(ctrd.dir, 'runtime-bundle.tar.gz');
+    const made = await cnirec(['bundle', '--since', '30m', '-o', file], { api: daemon.url, timeoutMs: 120_000 });
+    expect(made.code, made.stderr).toBe(0);
+    const liveView = await runtime();
+    const liveStory = async (pod: string) => get<{ sandboxes: { containerId: string; runtime: Record<string, unknown> | null }[] }>(`/api/v1/pods/${NS}/${pod}`);
+    const livePlan = await get<{ items: GcItem[] }>('/api/v1/node/cni/gc-plan');
+    const opened = await openBundle(file);
+    try {
+      const from = async <T>(route: string): Promise<T> => (await (await fetch(`${opened.url}${route}`)).json()) as T;
+      const view = await from<RuntimeBody & { lastCheckedAt: string; recorded: { from: string; takenAt: string; note: string } }>('/api/v1/node/runtime');
+      // What does not move between two polls of a runtime that did not change.
+      const steady = (r: RuntimeBody) => ({ endpoint: r.endpoint, reachable: r.reachable, name: r.name, version: r.version, conditions: r.conditions, transitions: r.transitions, errorKind: r.errorKind, confirmed: r.leaks.confirmed });
+      expect(steady(view)).toEqual(steady(liveView));
+      expect(view.recorded).toMatchObject({ from: 'daemon' });
+      expect(Date.parse(view.lastCheckedAt)).toBeLessThanOrEqual(Date.parse(view.recorded.takenAt));
+      for (const pod of ['web', 'leaky']) {
+        const [bundled, lived] = [await from<Awaited<ReturnType<typeof liveStory>>>(`/api/v1/pods/${NS}/${pod}`), await liveStory(pod)];
+        const runtimeOf = (s: typeof bundled) => s.sandboxes.map((x) => x.runtime && { ...x.runtime, seenAt: undefined });
+        expect(runtimeOf(bundled), pod).toEqual(runtimeOf(lived));
+      }
+      const plan = await from<{ items: GcItem[]; recorded: { from: string } }>('/api/v1/node/cni/gc-plan');
+      expect(plan.items).toEqual(livePlan.items);
+      expect(plan.recorded.from).toBe('daemon');
+      const pod = await cnirec(['pod', `${NS}/web`], { api: opened.url });
+      expect(pod.stdout).toMatch(/runtime: ready, 10\.97\.41\.\d+/);
+      const status = await webPage('/ui/status', '.runtime[data-recorded="daemon"]', opened.url);
+      expect(status.text).toContain('containerd 1.6.');
+      expect(status.text).toContain('recorded, not live');
+      expect(status.problems).toEqual([]);
+    } finally {
+      await opened.stop();
+      rmSync(file, { force: true });
+    }
+
+    // From the database alone (as with the daemon down): the command asks containerd itself.
+    const alone = path.join(ctrd.dir, 'runtime-db-bundle.tar.gz');
+    const unpacked = mkdtempSync(path.join(ctrd.dir, 'unpacked-'));
+    try {
+      const r = await cnirec(['bundle', '--db', daemon.dbPath, '--cri-endpoint', `unix://${ctrd.socket}`, '--since', '30m', '--no-payloads', '-o', alone], { timeoutMs: 120_000 });
+      expect(r.code, r.stderr).toBe(0);
+      expect((await run('tar', ['-xzf', alone, '-C', unpacked])).code).toBe(0);
+      const read = (name: string) => JSON.parse(readFileSync(path.join(unpacked, name), 'utf8')) as Record<string, unknown>;
+      const asked = read('node/runtime.json') as { reachable: boolean; name: string; conditions: Condition[]; sandboxes: { id: string; name: string; state: string }[] };
+      expect(asked).toMatchObject({ reachable: true, name: 'containerd', endpoint: ctrd.socket, errorKind: null });
+      expect(asked.conditions.find((c) => c.type === 'NetworkReady')?.status).toBe(true);
+      expect(asked.sandboxes.map((x) => x.id)).toContain(ids.web);
+      expect(asked.sandboxes.map((x) => x.id)).not.toContain(ids.leaky);
+      expect(read('node/versions.json')).toMatchObject({ cri: { from: 'runtime', name: 'containerd', version: liveView.version, apiVersion: 'v1' } });
+      expect(read('manifest.json')).toMatchObject({ daemon: { answered: false } });
+    } finally {
+      rmSync(alone, { force: true });
+      rmSync(unpacked, { recursive: true, force: true });
+    }
   }, 90_000);
 
   it('lists the leak on a dry run of cnirec gc, and frees nothing', async () => {
@@ -297,8 +390,10 @@ describe.runIf(canRun)("the runtime's side, with the real containerd", () => {
     expect(dry.code, dry.stderr).toBe(0);
     const body = JSON.parse(dry.stdout) as { applied: boolean; items: GcItem[] };
     expect(body.applied).toBe(false);
-    expect(body.items.map((i) => i.containerId)).not.toContain(ids.web);
-    expect(body.items.find((i) => i.network === NETWORK)).toMatchObject({ containerId: ids.leaky, freeable: true });
+    const { listed, explain } = await othersIn(body.items);
+    expect(listed).toContain(ids.web);
+    expect(body.items.filter((i) => listed.includes(i.containerId)), explain).toEqual([]);
+    expect(body.items.find((i) => i.containerId === ids.leaky && i.network === NETWORK), explain).toMatchObject({ freeable: true });
     const text = await gc(['--min-age', '5s']);
     expect(text.stdout).toContain('dry run, nothing was freed');
     expect(cacheFilesOf(ids.leaky!).length).toBeGreaterThan(0);
@@ -327,8 +422,12 @@ describe.runIf(canRun)("the runtime's side, with the real containerd", () => {
     const applied = await gc(['--apply', '--min-age', '5s', '--json']);
     expect(applied.code, applied.stdout + applied.stderr).toBe(0);
     const items = (JSON.parse(applied.stdout) as { items: GcItem[] }).items;
-    expect(items.find((i) => i.network === NETWORK)?.outcome).toEqual({ result: 'freed', plugins: ['bridge'], reservationsLeft: [] });
-    expect(items.every((i) => i.containerId === leaky && i.outcome?.result === 'freed')).toBe(true);
+    const { listed, explain } = await othersIn(items);
+    expect(items.find((i) => i.containerId === leaky && i.network === NETWORK)?.outcome, explain).toEqual({ result: 'freed', plugins: ['bridge'], reservationsLeft: [] });
+    // It ran no DEL for a sandbox containerd lists; whatever else it found containerd no longer has, and freed it too.
+    expect(listed).toContain(ids.web);
+    expect(items.filter((i) => listed.includes(i.containerId)), explain).toEqual([]);
+    expect(items.filter((i) => i.outcome?.result !== 'freed'), explain).toEqual([]);
     expect(cacheFilesOf(leaky)).toEqual([]);
     expect(reservationsOf(entry.ips[0]!)).toBe(false);
     // The live pod is untouched.

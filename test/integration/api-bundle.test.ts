@@ -45,6 +45,8 @@ describe('GET /api/v1/bundle', () => {
     expect(asked[0]!.readings.health).toMatchObject({ status: expect.any(String) });
     expect(asked[0]!.readings.tracer).toMatchObject({ running: true });
     expect(asked[0]!.readings.metrics).toContain('cnirec_build_info');
+    // A daemon that asks no runtime (501 on its routes) has none to give: the bundle says nothing of it.
+    expect(asked[0]!.readings).toMatchObject({ runtime: null, gcPlan: null });
     await new Promise((r) => setTimeout(r, 50));
     expect(cleaned).toBe(true);
     expect((await a.inject({ method: 'GET', url: '/api/v1/bundle' })).statusCode).toBe(401);

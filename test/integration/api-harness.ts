@@ -88,6 +88,8 @@ export interface HarnessOptions {
   readonly uiDir?: string | null;
   /** The container runtime's side, made on the harness's database (a tracker fed by the test). */
   readonly runtime?: (db: Database) => NonNullable<ApiDeps['runtime']>;
+  /** Makes bundles of the harness's database (GET /api/v1/bundle), as the daemon's bundle wiring does. */
+  readonly bundle?: (db: Database) => NonNullable<ApiDeps['bundle']>;
 }
 
 export async function startApi(options: HarnessOptions = {}): Promise<ApiHarness> {
@@ -117,6 +119,7 @@ export async function startApi(options: HarnessOptions = {}): Promise<ApiHarness
     ...(options.capture ? { capture: options.capture } : {}),
     uiDir: options.uiDir ?? null,
     ...(options.runtime ? { runtime: options.runtime(db) } : {}),
+    ...(options.bundle ? { bundle: options.bundle(db) } : {}),
   });
   await app.ready();
   return Object.assign(state, {

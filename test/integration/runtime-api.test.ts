@@ -7,50 +7,17 @@
 
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTailHub } from '../../api/tail/tail-hub.js';
-import { leakTimingFor, type RuntimeSandbox, type RuntimeSnapshot } from '../../collector/index.js';
+import { leakTimingFor, type RuntimeSnapshot } from '../../collector/index.js';
 import { createCacheStore } from '../../store/cache/cache-store.js';
 import { createRuntimeTracker, type RuntimeTracker } from '../../store/runtime/index.js';
 import type { Database } from '../../store/index.js';
 import { cacheEntry, getJson, makeCall, startApi, T0_MS, type ApiHarness } from './api-harness.js';
+import { CONDITIONS_NOT_READY, runtimeSandbox, runtimeSnapshot } from './runtime-fixtures.js';
 
 const TIMING = leakTimingFor(1000);
-const CONDITIONS_READY = [
-  { type: 'RuntimeReady', status: true, reason: '', message: '' },
-  { type: 'NetworkReady', status: true, reason: '', message: '' },
-];
-const NOT_READY = [
-  { type: 'RuntimeReady', status: true, reason: '', message: '' },
-  { type: 'NetworkReady', status: false, reason: 'NetworkPluginNotReady', message: 'Network plugin returns error: cni plugin not initialized' },
-];
-
-const sandbox = (id: string, over: Partial<RuntimeSandbox> = {}): RuntimeSandbox => ({
-  id,
-  namespace: 'demo',
-  name: `pod-${id}`,
-  uid: `uid-${id}`,
-  attempt: 0,
-  state: 'ready',
-  createdAtMs: T0_MS,
-  labels: { 'io.kubernetes.pod.name': `pod-${id}` },
-  annotations: {},
-  runtimeHandler: '',
-  ip: '10.22.0.5',
-  additionalIps: [],
-  ...over,
-});
-
-const snap = (atMs: number, over: Partial<RuntimeSnapshot> = {}): RuntimeSnapshot => ({
-  atMs,
-  endpoint: '/run/containerd/containerd.sock',
-  reachable: true,
-  version: { name: 'containerd', version: '1.6.20', apiVersion: 'v1' },
-  conditions: CONDITIONS_READY,
-  sandboxes: [],
-  listedAtMs: atMs,
-  problem: null,
-  answeringSinceMs: T0_MS,
-  ...over,
-});
+const NOT_READY = CONDITIONS_NOT_READY;
+const sandbox = runtimeSandbox;
+const snap = runtimeSnapshot;
 
 let h: ApiHarness | null = null;
 let tracker: RuntimeTracker;
@@ -59,15 +26,9 @@ const start = async () => {
   h = await startApi({
     cache: true,
     runtime: (db: Database) => {
+      // The tracker answers all the API reads of the runtime.
       tracker = createRuntimeTracker(db, { timing: TIMING, onError: (e) => errors.push(e) });
-      return {
-        view: () => tracker.view(),
-        subscribe: (l) => tracker.subscribe(l),
-        sandboxes: (ids) => tracker.sandboxes(ids),
-        sandboxesOfPod: (ns, n) => tracker.sandboxesOfPod(ns, n),
-        gcPlan: () => tracker.gcPlan(),
-        leakedByNetwork: () => tracker.leakedByNetwork(),
-      };
+      return tracker;
     },
   });
   return h;
@@ -131,9 +92,30 @@ describe('GET /api/v1/node/runtime', () => {
     expect(body).toMatchObject({ reachable: false, error: 'The runtime at /s did not answer Version within 5 s: it hangs.', errorKind: 'timeout', conditions: [{ type: 'RuntimeReady' }, { type: 'NetworkReady' }] });
   });
 
+  it('reports the runtime on /healthz: absent or down is the node’s state and leaves the daemon ok; a socket it may not open makes it degraded', async () => {
+    const { app } = await start();
+    const health = async () => (await getJson<{ status: string; problems: string[]; runtime: Record<string, unknown> | null }>(app, '/healthz')).body;
+    expect((await health()).runtime).toEqual({ endpoint: null, reachable: false, errorKind: null, error: null, lastCheckedAt: null, lastCheckedAgeMs: null, answeringSince: null });
+    tracker.onRuntimeSnapshot(snap(T0_MS));
+    expect(await health()).toMatchObject({
+      status: 'ok',
+      runtime: { endpoint: '/run/containerd/containerd.sock', reachable: true, errorKind: null, lastCheckedAt: new Date(T0_MS).toISOString(), answeringSince: new Date(T0_MS).toISOString() },
+    });
+    const down = (kind: 'refused' | 'denied', message: string): Partial<RuntimeSnapshot> => ({ reachable: false, version: null, conditions: null, sandboxes: null, listedAtMs: null, answeringSinceMs: null, problem: { kind, message } });
+    tracker.onRuntimeSnapshot(snap(T0_MS + 1000, down('refused', '/run/containerd/containerd.sock refuses connections: the runtime that made the socket is not running (or is restarting).')));
+    expect(await health()).toMatchObject({ status: 'ok', problems: [], runtime: { reachable: false, errorKind: 'refused', error: expect.stringContaining('refuses connections') } });
+    tracker.onRuntimeSnapshot(snap(T0_MS + 2000, down('denied', 'Cannot open /run/containerd/containerd.sock (EACCES): asking the runtime needs root.')));
+    const denied = await health();
+    expect(denied).toMatchObject({ status: 'degraded', runtime: { errorKind: 'denied' } });
+    expect(denied.problems).toEqual([
+      "The container runtime cannot be asked: Cannot open /run/containerd/containerd.sock (EACCES): asking the runtime needs root. The runtime's readiness and leaked attachments are not followed until this is fixed; calls are still recorded.",
+    ]);
+  });
+
   it('answers 501 when the daemon does not ask the runtime', async () => {
     h = await startApi();
     expect((await getJson(h.app, '/api/v1/node/runtime')).status).toBe(501);
+    expect((await getJson(h.app, '/healthz')).body).toMatchObject({ status: 'ok', runtime: null });
     expect((await getJson(h.app, '/api/v1/node/cni/gc-plan')).status).toBe(501);
   });
 });
@@ -251,6 +233,31 @@ describe('leaks the runtime confirms', () => {
     const metrics = (await h!.app.inject('/metrics')).body;
     expect(metrics).toMatch(/^cnirec_runtime_reachable 0$/m);
     expect(metrics).not.toMatch(/^cnirec_runtime_condition\{/m);
+  });
+
+  it('exports no reachable metric where there is nothing to alert on: off, not asked yet, no runtime ever found; 0 for a configured socket that does not answer', async () => {
+    const { app } = await start();
+    const reachable = async () => /^cnirec_runtime_reachable (\d)$/m.exec((await app.inject('/metrics')).body)?.[1] ?? null;
+    const down = (kind: 'off' | 'absent', endpoint: string | null): Partial<RuntimeSnapshot> => ({
+      endpoint,
+      reachable: false,
+      version: null,
+      conditions: null,
+      sandboxes: null,
+      listedAtMs: null,
+      answeringSinceMs: null,
+      problem: { kind, message: kind },
+    });
+    // Before the first poll (it comes once the tracer records).
+    expect(await reachable()).toBeNull();
+    tracker.onRuntimeSnapshot(snap(T0_MS, down('off', null)));
+    expect(await reachable()).toBeNull();
+    // The usual sockets, none there: a node without a CRI runtime (podman only).
+    tracker.onRuntimeSnapshot(snap(T0_MS + 1000, down('absent', null)));
+    expect(await reachable()).toBeNull();
+    // A socket set with --cri-endpoint that nothing answers on: the operator expects a runtime there.
+    tracker.onRuntimeSnapshot(snap(T0_MS + 2000, down('absent', '/run/containerd/containerd.sock')));
+    expect(await reachable()).toBe('0');
   });
 
   it('makes the leaked-ip guess give way where the runtime judges, and keeps it where it cannot', async () => {

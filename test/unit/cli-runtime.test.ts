@@ -27,6 +27,7 @@ const status = (over: Partial<RuntimeStatusBody> = {}): RuntimeStatusBody => ({
   error: null,
   errorKind: null,
   leaks: { judging: true, why: null, confirmed: 2, suspected: 0, lastJudgedAt: null },
+  recorded: null,
   ...over,
 });
 

@@ -6,17 +6,25 @@ import { Time } from './bits.js';
 export function RuntimeSection({ runtime }: { runtime: RuntimeStatusBody }) {
   if (runtime.errorKind === 'off') return <p class="muted">The runtime is not asked (--cri-endpoint none).</p>;
   const notReady = runtime.reachable && runtime.conditions.some((c) => c.type === 'NetworkReady' && !c.status);
+  // From an opened bundle: as recorded on its node when it was taken, never about this machine.
+  const recorded = runtime.recorded;
   return (
-    <div class="runtime" data-reachable={String(runtime.reachable)} data-network-ready={String(!notReady)}>
+    <div class="runtime" data-reachable={String(runtime.reachable)} data-network-ready={String(!notReady)} data-recorded={recorded?.from ?? 'live'}>
       <h3>
         {runtime.name ? `${runtime.name} ${runtime.version ?? ''}` : 'Container runtime'}{' '}
-        <span class={`badge ${!runtime.reachable || notReady ? 'failed' : 'ok'}`}>{!runtime.reachable ? 'cannot be asked' : notReady ? 'network not ready' : 'ready'}</span>
+        <span class={`badge ${!runtime.reachable || notReady ? 'failed' : 'ok'}`}>{!runtime.reachable ? (recorded ? 'could not be asked' : 'cannot be asked') : notReady ? 'network not ready' : 'ready'}</span>
       </h3>
+      {recorded && <p class="muted recorded-note">{recorded.note}</p>}
       <p>
         {runtime.endpoint ?? 'no socket found'}; last asked <Time iso={runtime.lastCheckedAt} />
         {runtime.error && <span class="error-text">. {runtime.error}</span>}
       </p>
-      {notReady && <p class="error-text">NetworkReady is false: the kubelet reports the node NotReady and no new pod gets a network.</p>}
+      {notReady &&
+        (recorded ? (
+          <p class="error-text">NetworkReady was false: the kubelet reported the node NotReady and no new pod got a network.</p>
+        ) : (
+          <p class="error-text">NetworkReady is false: the kubelet reports the node NotReady and no new pod gets a network.</p>
+        ))}
       {runtime.conditions.length > 0 && (
         <table class="conditions">
           <thead>

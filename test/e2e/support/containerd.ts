@@ -67,6 +67,8 @@ export interface Containerd {
   runPodSandbox(pod: PodSpec, timeoutMs?: number): Promise<string>;
   stopPodSandbox(id: string): Promise<void>;
   removePodSandbox(id: string): Promise<void>;
+  /** The ids of every sandbox it lists (ListPodSandbox, any state), as the kubelet would see them. */
+  sandboxIds(): Promise<string[]>;
   /** `ctr` against this containerd, in the CRI's namespace. */
   ctr(args: readonly string[]): Promise<string>;
   /** Forgets a sandbox behind the runtime's back, as real leaks happen: its task killed, its container removed, containerd restarted. */
@@ -249,6 +251,7 @@ state = "${dir}/state"
     },
     stopPodSandbox: async (id) => void (await call('StopPodSandbox', 'StopPodSandboxRequest', 'StopPodSandboxResponse', { pod_sandbox_id: id })),
     removePodSandbox: async (id) => void (await call('RemovePodSandbox', 'RemovePodSandboxRequest', 'RemovePodSandboxResponse', { pod_sandbox_id: id })),
+    sandboxIds,
     ctr,
     async leak(id) {
       await ctr(['tasks', 'kill', '-s', 'SIGKILL', id]).catch(() => '');
