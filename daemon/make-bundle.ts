@@ -17,6 +17,7 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { writeTarGz, isoFromMs, type TarSource } from '../lib/index.js';
 import type { RuntimeAnswer } from '../collector/index.js';
+import type { DaemonReadings } from '../api/index.js';
 import { ALL_PAYLOADS, NO_PAYLOADS, payloadCutFor, samplePayloads, snapshotRecord, type PayloadChoice, type PodSelector, type SnapshotSummary } from '../store/index.js';
 import { BUNDLE_FORMAT, BUNDLE_FORMAT_VERSION, MANIFEST_FILE, README_FILE, RECORD_FILE, readmeText, type BundleManifest, type BundlePayloads } from './bundle-manifest.js';
 import { stageNodeState, type NodeSetupInputs } from './bundle-node-state.js';
@@ -42,15 +43,7 @@ export interface BundleRequest {
 }
 
 /** What a running daemon adds; null when none answered. */
-export interface DaemonState {
-  readonly health: unknown;
-  readonly tracer: unknown;
-  readonly nodeCni: unknown;
-  readonly readiness: unknown;
-  /** GET /api/v1/node/runtime and GET /api/v1/node/cni/gc-plan; null when the daemon asks no runtime. */
-  readonly runtime: unknown;
-  readonly gcPlan: unknown;
-  readonly metrics: string | null;
+export interface DaemonState extends DaemonReadings {
   readonly settings: Readonly<Record<string, unknown>>;
   /** Its last log lines (pino JSON), oldest first. */
   readonly log: readonly string[];
